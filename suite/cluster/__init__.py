@@ -1,0 +1,1 @@
+"""Cluster targets: a kubeconfig (real cluster), kind, and the embedded local cluster."""

@@ -1,0 +1,1 @@
+"""The `winsuite` subcommands, one module each, every one exposing `register(subparsers)`."""

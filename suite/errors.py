@@ -1,0 +1,42 @@
+"""Errors meant for the person running winsuite, and the documented exit codes."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of the `winsuite` CLI (documented in the README)."""
+
+    OK = 0
+    TESTS_FAILED = 1
+    INTERRUPTED = 2
+    INTERNAL_ERROR = 3
+    USAGE_ERROR = 4
+    NO_TESTS_SELECTED = 5
+    CLUSTER_UNREACHABLE = 6
+    TIMED_OUT = 7
+    LINT_FAILED = 8
+
+
+class UsageError(Exception):
+    """A user mistake: printed as one line (input, location, fix), never as a traceback."""
+
+    exit_code = ExitCode.USAGE_ERROR
+
+
+class DataError(UsageError):
+    """A bad data file: names the file, the field and what is allowed."""
+
+    def __init__(self, path: object, field: str, problem: str) -> None:
+        self.path = str(path)
+        self.field = field
+        self.problem = problem
+        where = f"{self.path}: {field}" if field else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+class ClusterUnreachable(UsageError):
+    """The cluster could not be reached: says which server and which error."""
+
+    exit_code = ExitCode.CLUSTER_UNREACHABLE

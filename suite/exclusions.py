@@ -1,0 +1,215 @@
+"""Exclusion lists (jobs/exclusions/*.yaml): tests known not to work, each with reason, issue, expiry, scope."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from suite.errors import DataError
+from suite.errors import UsageError
+from suite.regex import RegexError
+from suite.regex import compile_re2
+
+API_VERSION = "winsuite.io/v1alpha1"
+KIND = "ExclusionList"
+_ENTRY_KEYS = ("id", "pattern", "name", "reason", "issue", "expires", "scope")
+_SCOPE_KEYS = ("kubernetes", "windowsBuilds", "cni", "containerRuntimes")
+_CONSTRAINT = re.compile(r"^\s*(>=|<=|>|<|==|=)?\s*v?(\d+)\.(\d+)(?:\.(\d+))?\s*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class ScopeFacts:
+    """What a run knows about its cluster; None means unknown (a scoped entry then applies, to be safe)."""
+
+    kubernetes_version: str | None = None
+    windows_builds: frozenset[str] | None = None
+    cni: str | None = None
+    container_runtimes: frozenset[str] | None = None
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if m is None:
+        raise ValueError(text)
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+def version_in_range(version: str, constraint: str) -> bool:
+    """'v1.36.3' against '>=1.31, <1.37' (comma-separated comparators, all must hold)."""
+    have = _version_tuple(version)
+    for part in constraint.split(","):
+        m = _CONSTRAINT.match(part)
+        if m is None:
+            raise ValueError(part)
+        op = m.group(1) or "=="
+        want = tuple(int(g) for g in m.groups()[1:] if g is not None)
+        mine = have[: len(want)]
+        ok = {">=": mine >= want, "<=": mine <= want, ">": mine > want, "<": mine < want}.get(op, mine == want)
+        if not ok:
+            return False
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class Scope:
+    kubernetes: str | None = None
+    windows_builds: tuple[str, ...] = ()
+    cni: tuple[str, ...] = ()
+    container_runtimes: tuple[str, ...] = ()
+
+    def applies(self, facts: ScopeFacts | None) -> bool:
+        if facts is None:
+            return True
+        checks = [
+            self.kubernetes is None or facts.kubernetes_version is None
+            or version_in_range(facts.kubernetes_version, self.kubernetes),
+            not self.windows_builds or facts.windows_builds is None
+            or bool(set(self.windows_builds) & facts.windows_builds),
+            not self.cni or facts.cni is None or facts.cni in self.cni,
+            not self.container_runtimes or facts.container_runtimes is None
+            or any(r.startswith(p) for r in facts.container_runtimes for p in self.container_runtimes),
+        ]
+        return all(checks)
+
+    def describe(self) -> str:
+        parts = [f"kubernetes {self.kubernetes}"] if self.kubernetes else []
+        parts += [f"{label} {', '.join(values)}" for label, values in (
+            ("Windows builds", self.windows_builds), ("CNI", self.cni), ("runtimes", self.container_runtimes))
+            if values]
+        return "; ".join(parts)
+
+
+@dataclasses.dataclass(frozen=True)
+class Exclusion:
+    source: str  # file#index, for messages
+    reason: str
+    issue: str
+    pattern: str | None = None  # RE2, matched anywhere in the full name (like --skip)
+    name: str | None = None  # an exact full name
+    id: str | None = None
+    expires: datetime.date | None = None
+    scope: Scope = Scope()
+    problem: str | None = None  # set when the entry is unusable (kept for lint)
+
+    def matches(self, full_name: str) -> bool:
+        if self.problem is not None:
+            return False
+        if self.name is not None:
+            return full_name == self.name
+        assert self.pattern is not None
+        return compile_re2(self.pattern).search(full_name) is not None
+
+    def expired(self, today: datetime.date) -> bool:
+        return self.expires is not None and self.expires < today
+
+    def applies(self, facts: ScopeFacts | None, today: datetime.date) -> bool:
+        return not self.expired(today) and self.scope.applies(facts)
+
+    def skip_reason(self) -> str:
+        return f"excluded: {self.reason} ({self.issue})"
+
+    @property
+    def label(self) -> str:
+        return self.id or self.name or self.pattern or self.source
+
+
+def _entry(raw: Any, source: str) -> Exclusion:
+    if not isinstance(raw, dict):
+        raise DataError(source, "", "each exclusion is a mapping with pattern or name, reason and issue")
+    unknown = sorted(set(raw) - set(_ENTRY_KEYS))
+    if unknown:
+        raise DataError(source, unknown[0], f"unknown key; known keys: {', '.join(_ENTRY_KEYS)}")
+    if ("pattern" in raw) == ("name" in raw):
+        raise DataError(source, "pattern/name", "give exactly one of pattern (a regex) or name (an exact test name)")
+    for key in ("reason", "issue"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise DataError(source, key, "required (a non-empty string)")
+    expires = raw.get("expires")
+    if expires is not None and not isinstance(expires, datetime.date):
+        raise DataError(source, "expires", f"expected a date like 2027-01-31, got {expires!r}")
+    entry = Exclusion(
+        source=source, reason=raw["reason"].strip(), issue=raw["issue"].strip(),
+        pattern=raw.get("pattern"), name=raw.get("name"), id=raw.get("id"),
+        expires=expires, scope=_scope(raw.get("scope"), source),
+    )
+    if entry.pattern is not None:
+        try:
+            compile_re2(entry.pattern)
+        except RegexError as err:
+            return dataclasses.replace(entry, problem=f"pattern {entry.pattern!r}: {err.problem}")
+    return entry
+
+
+def _scope(raw: Any, source: str) -> Scope:
+    if raw is None:
+        return Scope()
+    if not isinstance(raw, dict) or set(raw) - set(_SCOPE_KEYS):
+        raise DataError(source, "scope", f"expected a mapping with keys among {', '.join(_SCOPE_KEYS)}")
+    kubernetes = raw.get("kubernetes")
+    if kubernetes is not None:
+        try:
+            version_in_range("v1.0.0", str(kubernetes))
+        except ValueError:
+            raise DataError(source, "scope.kubernetes",
+                            f"invalid version range {kubernetes!r}; use e.g. '>=1.31, <1.37'") from None
+    lists = {}
+    for key in ("windowsBuilds", "cni", "containerRuntimes"):
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise DataError(source, f"scope.{key}", "expected a list of strings")
+        lists[key] = tuple(value)
+    return Scope(str(kubernetes) if kubernetes is not None else None,
+                 lists["windowsBuilds"], lists["cni"], lists["containerRuntimes"])
+
+
+def read_exclusion_file(path: Path) -> list[Exclusion]:
+    """All entries of one file; entries with an invalid regex carry `.problem` instead of failing."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise UsageError(f"cannot read exclusion list {path}: {err.strerror}") from err
+    except yaml.YAMLError as err:
+        raise DataError(path, "", f"not valid YAML ({err})".replace("\n", " ")) from err
+    if not isinstance(raw, dict) or raw.get("apiVersion") != API_VERSION or raw.get("kind") != KIND:
+        raise DataError(path, "apiVersion/kind", f"expected apiVersion: {API_VERSION} and kind: {KIND}")
+    entries = raw.get("exclusions")
+    if not isinstance(entries, list):
+        raise DataError(path, "exclusions", "expected a list of entries")
+    return [_entry(e, f"{path}#exclusions[{i}]") for i, e in enumerate(entries)]
+
+
+def load_exclusions(paths: Iterable[str | Path]) -> tuple[Exclusion, ...]:
+    """Entries of every file, for a run: an unusable entry is an error, not a silent gap."""
+    entries: list[Exclusion] = []
+    for path in paths:
+        entries += read_exclusion_file(Path(path))
+    for entry in entries:
+        if entry.problem is not None:
+            raise DataError(entry.source, "pattern", entry.problem)
+    return tuple(entries)
+
+
+def lint(entries: Iterable[Exclusion], known_names: Iterable[str], today: datetime.date) -> list[str]:
+    """Expired entries, invalid regexes, duplicate ids and entries that match no known test."""
+    names = list(known_names)
+    problems = []
+    seen_ids: dict[str, str] = {}
+    for entry in entries:
+        if entry.problem is not None:
+            problems.append(f"{entry.source}: invalid regex: {entry.problem}")
+            continue
+        if entry.expired(today):
+            problems.append(f"{entry.source}: expired on {entry.expires} ({entry.label})")
+        if entry.id is not None:
+            if entry.id in seen_ids:
+                problems.append(f"{entry.source}: duplicate id {entry.id!r} (first at {seen_ids[entry.id]})")
+            seen_ids.setdefault(entry.id, entry.source)
+        if not any(entry.matches(n) for n in names):
+            problems.append(f"{entry.source}: matches no known test ({entry.label})")
+    return problems

@@ -1,0 +1,37 @@
+"""Where winsuite's data lives: the checkout's `jobs/` and `test_images/`, the package's own data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def project_root() -> Path:
+    """The checkout that holds `jobs/` and `test_images/` (override: WINSUITE_HOME)."""
+    override = os.environ.get("WINSUITE_HOME")
+    if override:
+        return Path(override).resolve()
+    return PACKAGE_DIR.parent
+
+
+def jobs_dir() -> Path:
+    return project_root() / "jobs"
+
+
+def test_images_dir() -> Path:
+    return project_root() / "test_images"
+
+
+def plan_dir() -> Path:
+    return PACKAGE_DIR / "plan"
+
+
+def cache_dir() -> Path:
+    """winsuite's cache (built binaries, images); override: WINSUITE_CACHE_DIR."""
+    override = os.environ.get("WINSUITE_CACHE_DIR")
+    if override:
+        return Path(override).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "winsuite"

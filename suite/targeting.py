@@ -1,0 +1,85 @@
+"""Places any pod spec on the target OS: nodeSelector, tolerations, runtimeClassName and spec.os."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+OS_LABEL = "kubernetes.io/os"
+WINDOWS_BUILD_LABEL = "node.kubernetes.io/windows-build"
+# kwok's simulated nodes carry this taint so that only scheduling/admission tests land on them.
+SIMULATED_NODE_TAINT_KEY = "kwok.x-k8s.io/node"
+SIMULATED_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+
+
+@dataclasses.dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def toleration(self) -> dict[str, str]:
+        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
+
+
+DEFAULT_WINDOWS_TAINT = Taint("os", "windows", "NoSchedule")
+SIMULATED_NODE_TAINT = Taint(SIMULATED_NODE_TAINT_KEY, "fake", "NoSchedule")
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """Where a run's pods go: the target OS and how its nodes are told apart."""
+
+    target_os: str = "windows"
+    windows_build: str | None = None  # pin a build when the image or test needs one
+    windows_taint: Taint | None = DEFAULT_WINDOWS_TAINT
+    runtime_class: str | None = None
+    # Only scheduling and admission tests set this: a pod on a simulated node runs nothing.
+    tolerate_simulated_nodes: bool = False
+
+    def with_build(self, build: str | None) -> Placement:
+        return dataclasses.replace(self, windows_build=build)
+
+    def for_scheduling_only(self) -> Placement:
+        return dataclasses.replace(self, tolerate_simulated_nodes=True)
+
+    def node_selector(self) -> dict[str, str]:
+        selector = {OS_LABEL: self.target_os}
+        if self.target_os == "windows" and self.windows_build:
+            selector[WINDOWS_BUILD_LABEL] = self.windows_build
+        return selector
+
+    def tolerations(self) -> list[dict[str, str]]:
+        tolerations = []
+        if self.target_os == "windows" and self.windows_taint is not None:
+            tolerations.append(self.windows_taint.toleration())
+        if self.tolerate_simulated_nodes:
+            tolerations.append(SIMULATED_NODE_TAINT.toleration())
+        return tolerations
+
+
+def place_pod_spec(spec: dict[str, Any], placement: Placement) -> dict[str, Any]:
+    """A copy of `spec` (a PodSpec as a dict) that lands on the target OS; existing settings are kept."""
+    placed = copy.deepcopy(spec)
+    placed["nodeSelector"] = {**placement.node_selector(), **placed.get("nodeSelector", {})}
+    tolerations = list(placed.get("tolerations", []))
+    tolerations += [t for t in placement.tolerations() if t not in tolerations]
+    if tolerations:
+        placed["tolerations"] = tolerations
+    if placement.runtime_class and "runtimeClassName" not in placed:
+        placed["runtimeClassName"] = placement.runtime_class
+    placed.setdefault("os", {"name": placement.target_os})
+    return placed
+
+
+def place_pod(obj: dict[str, Any], placement: Placement) -> dict[str, Any]:
+    """A copy of a Pod, or of a workload with a pod template (Deployment, Job, CronJob …), placed on the target OS."""
+    placed = copy.deepcopy(obj)
+    holder = placed
+    if "jobTemplate" in holder["spec"]:  # CronJob: spec.jobTemplate.spec.template
+        holder = holder["spec"]["jobTemplate"]
+    if "template" in holder["spec"]:
+        holder = holder["spec"]["template"]
+    holder["spec"] = place_pod_spec(holder["spec"], placement)
+    return placed

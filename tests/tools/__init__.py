@@ -1,0 +1,1 @@
+"""Maintenance tools for the project's own tests (golden files from upstream binaries)."""
