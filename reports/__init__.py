@@ -1,0 +1,1 @@
+"""Dashboard from stored results: reads the prow layout, writes TestGrid-style pages; never imports suite."""

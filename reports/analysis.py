@@ -1,0 +1,109 @@
+"""Everything the pages and the markdown summary show, computed once from a History."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+
+from reports.diff import RunDiff
+from reports.diff import diff_between
+from reports.diff import latest_diff
+from reports.flakiness import DEFAULT_DAYS
+from reports.flakiness import RowFlakiness
+from reports.flakiness import TabFlakiness
+from reports.flakiness import analyze
+from reports.model import History
+from reports.model import Job
+from reports.model import PlanItem
+from reports.model import ReportError
+from reports.readiness import Criteria
+from reports.readiness import Readiness
+from reports.readiness import assess
+from reports.status import TabSummary
+from reports.status import Thresholds
+from reports.status import summarize
+from reports.svg import Point
+from reports.svg import trend_points
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    criteria: Criteria = field(default_factory=Criteria)
+    flake_days: float = DEFAULT_DAYS
+    blocking: tuple[str, ...] = ()  # judge these jobs as release-blocking instead of their metadata
+    diffs: tuple[tuple[str, str, str], ...] = ()  # (job, old build, new build) asked for besides the latest
+    top_flaky: int = 10
+
+
+@dataclass(frozen=True)
+class TabReport:
+    job: Job
+    slug: str  # directory name of the tab's pages
+    summary: TabSummary
+    flakiness: TabFlakiness
+    diffs: list[RunDiff]  # the latest pair first, then the ones asked for
+    trend: list[Point]
+
+
+@dataclass(frozen=True)
+class Report:
+    history: History
+    tabs: list[TabReport]
+    readiness: Readiness
+    generated: float
+    options: ReportOptions
+
+    def dashboards(self) -> dict[str, list[TabReport]]:
+        grouped: dict[str, list[TabReport]] = {}
+        for tab in self.tabs:
+            grouped.setdefault(tab.job.dashboard, []).append(tab)
+        return grouped
+
+    def top_flaky(self) -> list[tuple[TabReport, RowFlakiness]]:
+        ranked = [(tab, test) for tab in self.tabs for test in tab.flakiness.flaky_tests]
+        ranked.sort(key=lambda pair: (-pair[1].flakiness, pair[1].row, pair[0].job.name))
+        return ranked[: self.options.top_flaky]
+
+
+def build_report(
+    history: History, options: ReportOptions, *, now: float, plan_items: Sequence[PlanItem] | None = None
+) -> Report:
+    """Raises ReportError when the options name a job or build that the history does not hold."""
+    unknown = [job for job, _, _ in options.diffs if history.job(job) is None]
+    unknown += [job for job in options.blocking if history.job(job) is None]
+    if unknown:
+        known = ", ".join(job.name for job in history.jobs)
+        raise ReportError(f"no job {unknown[0]} under {history.root} (jobs: {known})")
+    slugs: set[str] = set()
+    tabs = [_tab(job, options, now, _slug(job.name, slugs)) for job in history.jobs]
+    readiness = assess(history, options.criteria, plan_items, options.blocking)
+    return Report(history, tabs, readiness, now, options)
+
+
+def _tab(job: Job, options: ReportOptions, now: float, slug: str) -> TabReport:
+    latest = latest_diff(job)
+    asked = [diff_between(job, old, new) for name, old, new in options.diffs if name == job.name]
+    return TabReport(
+        job=job,
+        slug=slug,
+        summary=summarize(job, options.thresholds, now),
+        flakiness=analyze(job, days=options.flake_days),
+        diffs=([latest] if latest else []) + asked,
+        trend=trend_points(job),
+    )
+
+
+def _slug(name: str, taken: set[str]) -> str:
+    """A file-system and URL safe directory name, unique among the tabs."""
+    base = _UNSAFE.sub("-", name).strip("-.") or "job"
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    taken.add(slug)
+    return slug

@@ -1,0 +1,88 @@
+"""A tab's grid as compact data for the page's script: run-length encoded rows over a shared string table.
+
+500 builds x 1,000 tests is half a million cells; as HTML that is megabytes, as runs of equal cells
+(TestGrid stores its grid the same way) a healthy row is a dozen bytes. Each row is a flat list of runs,
+five integers each: status code, length, message, diagnostics path, icon (the last three index `strings`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from collections.abc import Iterable
+from urllib.parse import quote
+
+from reports.model import Build
+from reports.model import Cell
+from reports.model import Job
+from reports.model import Status
+
+# The script indexes this string with each run's status code.
+CODES = "".join(status.value for status in Status)
+_CODE = {status: i for i, status in enumerate(Status)}
+
+
+class StringTable:
+    """Every message, path and label once; index 0 is the empty string."""
+
+    def __init__(self) -> None:
+        self.strings: list[str] = [""]
+        self._index: dict[str, int] = {"": 0}
+
+    def __call__(self, text: str) -> int:
+        index = self._index.get(text)
+        if index is None:
+            index = self._index[text] = len(self.strings)
+            self.strings.append(text)
+        return index
+
+
+def encode_row(cells: Iterable[Cell], strings: StringTable) -> list[int]:
+    runs: list[int] = []
+    previous: Cell | None = None
+    for cell in cells:
+        if cell is previous or cell == previous:
+            runs[-4] += 1
+            continue
+        previous = cell
+        diagnostics = quote(cell.diagnostics, safe="/") if cell.diagnostics else ""
+        runs += [_CODE[cell.status], 1, strings(cell.message), strings(diagnostics), strings(cell.icon)]
+    return runs
+
+
+def column_time(epoch: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(epoch)) if epoch else "—"
+
+
+def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dict[str, object]:
+    """The JSON the grid page embeds; `build_href` links a build's directory from the page."""
+    strings = StringTable()
+    builds = [
+        {
+            "id": build.id,
+            "h": build_href(build),
+            "t": column_time(build.started),
+            "k": build.meta("kubernetes-version", "job-version", "revision") or "missing",
+            "w": build.meta("windows-builds") or "—",
+            "r": build.meta("container-runtime") or "—",
+        }
+        for build in job.builds
+    ]
+    rows = [
+        [
+            info.name,
+            strings(",".join(info.tags)),
+            strings(info.tier),
+            strings(info.category),
+            encode_row(job.cells(key), strings),
+        ]
+        for key, info in job.rows.items()
+    ]
+    return {
+        "codes": CODES,
+        "columns": columns,
+        "builds": builds,
+        "overall": encode_row((build.overall for build in job.builds), strings),
+        "rows": rows,
+        "strings": strings.strings,
+    }

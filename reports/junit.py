@@ -1,0 +1,149 @@
+"""JUnit XML as TestGrid reads it: every testcase is one attempt; same-named attempts merge into one cell."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from reports.model import PASS
+from reports.model import SEVERITY
+from reports.model import Cell
+from reports.model import Status
+
+# TestGrid's util/gcs/read.go: junit_CONTEXT_TIMESTAMP_THREAD.xml, any other junit*.xml, or test.xml.
+JUNIT_FILE = re.compile(r"^(?:junit((_[^_]+)?(_\d+-\d+)?(_\d+)?|.+)?\.xml|test\.xml)$")
+MAX_JUNIT_BYTES = 100 * 1024 * 1024  # TestGrid rejects larger files as "too large"
+MESSAGE_CHARS = 140  # TestGrid keeps this much of a cell's message
+IT_PREFIX = "[It] "
+
+
+class MalformedJunit(Exception):
+    """A JUnit file TestGrid would refuse; shown as "Malformed artifacts" on the build's Overall cell."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One testcase element: the row it belongs to, its cell and its testcase-level properties."""
+
+    key: str
+    cell: Cell
+    properties: dict[str, str]
+
+
+def is_junit(filename: str) -> bool:
+    return JUNIT_FILE.match(filename) is not None
+
+
+def row_key(testcase_name: str) -> str:
+    """The row a testcase lands on: its name without the `[It] ` that e2e.test and winsuite write."""
+    return testcase_name.removeprefix(IT_PREFIX)
+
+
+def read_attempts(path: Path) -> list[Attempt]:
+    """Every attempt in one JUnit file; a testcase TestGrid drops (bare skip) yields nothing."""
+    if path.stat().st_size > MAX_JUNIT_BYTES:
+        raise MalformedJunit(f"{path.name}: too large")
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as err:
+        raise MalformedJunit(f"{path.name}: {err}") from err
+    if root.tag not in ("testsuites", "testsuite"):
+        raise MalformedJunit(f"{path.name}: root element is <{root.tag}>, not <testsuites> or <testsuite>")
+    attempts = []
+    for testcase in root.iter("testcase"):
+        attempt = _attempt(testcase)
+        if attempt is not None:
+            attempts.append(attempt)
+    return attempts
+
+
+def _attempt(testcase: ET.Element) -> Attempt | None:
+    properties = {
+        prop.get("name", ""): prop.get("value", "")
+        for props in testcase.iterfind("properties")
+        for prop in props.iterfind("property")
+    }
+    key = row_key(testcase.get("name", ""))
+    problem = testcase.find("error")
+    if problem is None:
+        problem = testcase.find("failure")
+    skipped = testcase.find("skipped")
+    if problem is not None:
+        status = Status.FAIL
+    elif skipped is not None:
+        # A bare skip is Ginkgo's focus/skip artifact: TestGrid leaves no cell at all.
+        if not (skipped.text or "").strip() and skipped.get("message", "") in ("", "skipped"):
+            return None
+        status = Status.SKIP
+    else:
+        status = Status.PASS
+    return Attempt(
+        key, _cell(testcase, status, problem if problem is not None else skipped, properties), properties
+    )
+
+
+def _cell(
+    testcase: ET.Element, status: Status, detail: ET.Element | None, properties: dict[str, str]
+) -> Cell:
+    interrupted = properties.get("interrupted") == "true"
+    if status is Status.PASS:
+        return Cell(status, interrupted=True) if interrupted else PASS
+    message = _message(testcase, detail)
+    if interrupted:
+        message = f"interrupted: {message}"
+    elif properties.get("timed-out") == "true":
+        message = f"timed out: {message}"
+    icon = "S" if status is Status.SKIP else ("F" if message else "")
+    return Cell(status, elide(message), icon, properties.get("diagnostics", ""), interrupted)
+
+
+def _message(testcase: ET.Element, detail: ET.Element | None) -> str:
+    """TestGrid's choice: the detail's message and body, else system-err, else system-out."""
+    if detail is not None:
+        text = "\n".join(part for part in (detail.get("message", ""), (detail.text or "").strip()) if part)
+        if text:
+            return text
+    for stream in ("system-err", "system-out"):
+        text = (testcase.findtext(stream) or "").strip()
+        if text:
+            return text
+    return ""
+
+
+def elide(message: str, limit: int = MESSAGE_CHARS) -> str:
+    """Keep the start and the end of a long message, as TestGrid does."""
+    if len(message) <= limit:
+        return message
+    head = (limit - 3) // 2
+    return message[:head] + "..." + message[len(message) - (limit - 3 - head) :]
+
+
+def merge(cells: Sequence[Cell]) -> Cell:
+    """TestGrid's MergeCells(flaky=true): a pass/fail mix is FLAKY; the icon is `passes/attempts`."""
+    if len(cells) == 1:
+        return cells[0]
+    current = Status.NO_RESULT
+    passes = failures = 0
+    fail_message = pass_message = diagnostics = ""
+    for cell in cells:
+        if SEVERITY[cell.status] >= SEVERITY[current]:
+            current = cell.status
+        if cell.status.passing:
+            passes += 1
+            pass_message = pass_message or cell.message
+        elif cell.status.failing:
+            failures += 1
+            fail_message = fail_message or cell.message
+            diagnostics = diagnostics or cell.diagnostics
+    icon = f"{passes}/{len(cells)}"
+    detail = fail_message or pass_message
+    return Cell(
+        Status.FLAKY if passes and failures else current,
+        elide(f"{icon} runs passed" + (f": {detail}" if detail else "")),
+        icon,
+        diagnostics,
+        any(cell.interrupted for cell in cells),
+    )

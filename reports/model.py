@@ -1,0 +1,128 @@
+"""The results as data: cells, builds, jobs, and the plan items the readiness page groups tests by."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+
+class ReportError(ValueError):
+    """A request names a job or build that the results do not hold; the message says what they hold."""
+
+
+class Status(enum.Enum):
+    """A cell's result under TestGrid's names; the value is the one-letter code the grid page uses."""
+
+    NO_RESULT = "_"
+    PASS = "P"
+    SKIP = "S"  # TestGrid's PASS_WITH_SKIPS: counts as passing everywhere but is drawn pale
+    RUNNING = "R"
+    FAIL = "F"
+    FLAKY = "K"
+
+    @property
+    def passing(self) -> bool:
+        return self in (Status.PASS, Status.SKIP)
+
+    @property
+    def failing(self) -> bool:
+        return self in (Status.FAIL, Status.FLAKY)
+
+
+# TestGrid's result.GTE order: when attempts merge without a pass/fail mix, the most severe one wins.
+SEVERITY = {status: rank for rank, status in enumerate(Status)}
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One test in one build (all of its attempts merged), or a build's Overall cell."""
+
+    status: Status
+    message: str = ""
+    icon: str = ""
+    diagnostics: str = ""  # relative to the build directory, e.g. "artifacts/<slug>/"
+    interrupted: bool = False  # cut off by an interrupt: not the test's own flakiness
+
+
+NO_RESULT = Cell(Status.NO_RESULT)
+# Most cells of a healthy history are plain passes; sharing one object keeps large histories small.
+PASS = Cell(Status.PASS)
+
+
+@dataclass(frozen=True, slots=True)
+class RowInfo:
+    """What a row is: its full name and the facts winsuite records about it (from its newest result)."""
+
+    name: str
+    tags: tuple[str, ...] = ()
+    tier: str = ""
+    category: str = ""
+    plan_items: tuple[str, ...] = ()
+    excluded: str = ""  # the exclusion's reason when the test matched one
+
+
+@dataclass(slots=True)
+class Build:
+    """One run of a job: a column of the grid."""
+
+    id: str
+    started: int  # epoch seconds; 0 when started.json is missing or malformed
+    finished: int | None  # None while running (no finished.json)
+    overall: Cell
+    metadata: Mapping[str, object]
+    cells: dict[str, Cell] = field(default_factory=dict)
+    excluded: dict[str, str] = field(default_factory=dict)  # row -> exclusion reason, in this build
+
+    @property
+    def running(self) -> bool:
+        return self.overall.status is Status.RUNNING
+
+    def meta(self, *keys: str) -> str:
+        """The first non-empty string value among `keys` of the build's metadata, or ""."""
+        for key in keys:
+            value = self.metadata.get(key)
+            if isinstance(value, str | int | float) and not isinstance(value, bool) and str(value):
+                return str(value)
+        return ""
+
+
+@dataclass(slots=True)
+class Job:
+    """One job directory: a dashboard tab."""
+
+    name: str  # the directory name under the results root
+    path: Path  # the job directory, which build links point into
+    dashboard: str
+    tab: str
+    release_blocking: bool
+    builds: list[Build]  # newest first
+    rows: dict[str, RowInfo]  # row key -> info, sorted by key
+
+    def cells(self, key: str) -> list[Cell]:
+        """The row's cells, newest build first; NO_RESULT where the build has none."""
+        return [build.cells.get(key, NO_RESULT) for build in self.builds]
+
+
+@dataclass(slots=True)
+class History:
+    """Everything under one results root."""
+
+    root: Path
+    jobs: list[Job]
+
+    def job(self, name: str) -> Job | None:
+        return next((job for job in self.jobs if job.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanItem:
+    """A KEP plan item as the caller hands it over: which tests cover it."""
+
+    id: str
+    tier: str
+    title: str
+    tests: Sequence[str] = ()

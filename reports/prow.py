@@ -1,0 +1,143 @@
+"""One build directory of the prow layout (started.json, finished.json, JUnit files) read as a grid column."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from reports.junit import MalformedJunit
+from reports.junit import is_junit
+from reports.junit import merge
+from reports.junit import read_attempts
+from reports.model import Build
+from reports.model import Cell
+from reports.model import RowInfo
+from reports.model import Status
+
+# TestGrid fails a build that has no finished.json this long after it started.
+DEADLINE_SECONDS = 24 * 3600
+BRACKETED = re.compile(r"\[([^\[\]]+)\]")
+
+
+def read_build(build_dir: Path, *, now: float, rows: dict[str, RowInfo]) -> Build:
+    """Read one build; a row seen for the first time (builds are read newest first) is added to `rows`."""
+    malformed: list[str] = []
+    started = _read_object(build_dir / "started.json", malformed, required=True)
+    finished = _read_object(build_dir / "finished.json", malformed, required=False)
+    # started.json's metadata is deprecated, artifacts/metadata.json is what finished.json will carry.
+    metadata = _nested_metadata(started)
+    metadata.update(_read_object(build_dir / "artifacts" / "metadata.json", malformed, required=False) or {})
+    metadata.update(_nested_metadata(finished))
+    start = _timestamp(started, "started.json", malformed) or 0
+    end = _timestamp(finished, "finished.json", malformed)
+
+    attempts: dict[str, list[Cell]] = {}
+    excluded: dict[str, str] = {}
+    for path in _junit_files(build_dir):
+        try:
+            file_attempts = read_attempts(path)
+        except (MalformedJunit, OSError) as err:
+            malformed.append(str(err))
+            continue
+        for attempt in file_attempts:
+            attempts.setdefault(attempt.key, []).append(attempt.cell)
+            if attempt.key not in rows:
+                rows[attempt.key] = row_info(attempt.key, attempt.properties)
+            if "excluded" in attempt.properties:
+                excluded[attempt.key] = attempt.properties["excluded"]
+    cells = {key: merge(cell_list) for key, cell_list in attempts.items()}
+    overall = _overall(finished, start, end, malformed, now)
+    if overall.status is Status.FAIL and not overall.message:
+        overall = _explain_failure(overall, metadata, cells)
+    return Build(build_dir.name, start, end, overall, metadata, cells, excluded)
+
+
+def row_info(key: str, properties: dict[str, str]) -> RowInfo:
+    """Row facts from winsuite's testcase properties; upstream rows only have the `[Tag]`s in their name."""
+    tags = _split(properties["tags"]) if "tags" in properties else tuple(BRACKETED.findall(key))
+    return RowInfo(
+        name=key,
+        tags=tags,
+        tier=properties.get("tier", ""),
+        category=properties.get("category", ""),
+        plan_items=_split(properties.get("plan-items", "")),
+        excluded=properties.get("excluded", ""),
+    )
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _read_object(path: Path, malformed: list[str], *, required: bool) -> dict[str, object] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        if required:
+            malformed.append(f"{path.name}: missing")
+        return None
+    except (OSError, ValueError) as err:
+        malformed.append(f"{path.name}: {err}")
+        return None
+    if not isinstance(data, dict):
+        malformed.append(f"{path.name}: not a JSON object")
+        return None
+    return data
+
+
+def _nested_metadata(document: dict[str, object] | None) -> dict[str, object]:
+    nested = document.get("metadata") if document is not None else None
+    return dict(nested) if isinstance(nested, dict) else {}
+
+
+def _timestamp(document: dict[str, object] | None, name: str, malformed: list[str]) -> int | None:
+    if document is None or document.get("timestamp") is None:
+        return None
+    value = document["timestamp"]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        malformed.append(f"{name}: timestamp is not a number")
+        return None
+    return int(value)
+
+
+def _junit_files(build_dir: Path) -> Iterator[Path]:
+    """Every JUnit file anywhere under the build, as TestGrid lists the whole build prefix."""
+    for directory, subdirs, files in os.walk(build_dir):
+        subdirs.sort()
+        for name in sorted(files):
+            if is_junit(name):
+                yield Path(directory, name)
+
+
+def _overall(
+    finished: dict[str, object] | None, start: int, end: int | None, malformed: list[str], now: float
+) -> Cell:
+    """TestGrid's overallCell: malformed, completed, timed out or still running."""
+    if malformed:
+        return Cell(Status.FAIL, "Malformed artifacts: " + ", ".join(malformed), "E")
+    if finished is not None and end:
+        passed = finished.get("passed")
+        if isinstance(passed, bool):
+            return Cell(Status.PASS if passed else Status.FAIL)
+        result = finished.get("result")
+        if not result:
+            return Cell(Status.FAIL)
+        passed = result == "SUCCESS"
+        message = f'finished.json missing "passed": {str(passed).lower()}'
+        return Cell(Status.PASS if passed else Status.FAIL, message, "E")
+    if now > start + DEADLINE_SECONDS:
+        return Cell(Status.FAIL, "Build did not complete within 24 hours", "T")
+    return Cell(Status.RUNNING, "Build still running...", "R")
+
+
+def _explain_failure(overall: Cell, metadata: dict[str, object], cells: dict[str, Cell]) -> Cell:
+    """A failed build says why: its interrupt reason, or TestGrid's "failed outside of test results"."""
+    reason = metadata.get("interrupted")
+    if isinstance(reason, str) and reason:
+        return Cell(Status.FAIL, f"interrupted: {reason}", "F")
+    if any(cell.status.failing for cell in cells.values()):
+        return overall
+    return Cell(Status.FAIL, "Build failed outside of test results", "F")

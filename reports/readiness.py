@@ -1,0 +1,260 @@
+"""The release verdict: KEP-116's graduation criterion plus SIG Release's criteria for blocking jobs.
+
+KEP-116: "100 % green/passing conformance tests that are applicable to Windows … adequate, non flaky,
+and continuously run". Read over the last N finished runs of every release-blocking job: a test that ran
+(passed or failed) in that window is applicable; it must pass in every one of those runs. A test that only
+ever skipped there is not part of that job, an excluded one is documented as not applicable.
+SIG Release (release-blocking-jobs.md): ≥ 75 % of a week's runs pass, no more than 10 failures in a row,
+and three green runs in a row at decision time.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reports.flakiness import flip_flakiness
+from reports.model import NO_RESULT
+from reports.model import Build
+from reports.model import History
+from reports.model import Job
+from reports.model import PlanItem
+from reports.model import Status
+
+NEVER_WORKS = "never-works"  # a plan tier whose outcome is documented, not tested green
+
+
+class RowState(enum.Enum):
+    """A test's state over the window, worst first (the order aggregates across jobs)."""
+
+    FAILING = "FAILING"  # its newest result is a failure
+    FLAKY = "FLAKY"  # flipped (TestGrid's flip rule) or needed a retry
+    RECOVERED = "FAILED, NOW PASSING"  # a hard break inside the window, fixed since
+    NOT_CONTINUOUS = "NOT RUN EVERY TIME"
+    GREEN = "GREEN"
+    SKIPPED = "SKIPPED"
+    EXCLUDED = "EXCLUDED"
+    NO_RESULT = "NO RESULT"
+
+    @property
+    def blocks(self) -> bool:
+        return self in (RowState.FAILING, RowState.FLAKY, RowState.RECOVERED, RowState.NOT_CONTINUOUS)
+
+
+RANK = {state: rank for rank, state in enumerate(RowState)}
+_RAN = (Status.PASS, Status.FAIL, Status.FLAKY)
+UNTESTED = "UNTESTED"
+
+
+@dataclass(frozen=True)
+class Criteria:
+    runs: int = 10  # the last N finished runs the KEP criterion reads
+    min_pass_rate: float = 0.75
+    max_consecutive_failures: int = 10
+    min_consecutive_greens: int = 3
+    week_days: float = 7.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class JobReadiness:
+    job: str
+    checks: list[Check]
+
+
+@dataclass(frozen=True)
+class RowReadiness:
+    row: str
+    state: RowState
+    detail: str  # e.g. "failed 2 of 10 runs of job-x"
+    category: str
+
+
+@dataclass(frozen=True)
+class ItemReadiness:
+    item: PlanItem
+    state: str  # a RowState value, or UNTESTED when none of its tests ran
+    tests: list[RowReadiness]
+    blocks: bool
+
+
+@dataclass(frozen=True)
+class Readiness:
+    ready: bool
+    reasons: list[str]
+    blocking_jobs: list[str]
+    assumed_blocking: bool  # no job is marked release-blocking: every job was judged
+    jobs: list[JobReadiness]
+    tests: list[RowReadiness]
+    items: list[ItemReadiness] | None
+    categories: dict[str, Counter[RowState]]
+
+
+def assess(
+    history: History,
+    criteria: Criteria,
+    plan_items: Sequence[PlanItem] | None = None,
+    blocking: Sequence[str] = (),
+) -> Readiness:
+    jobs = [job for job in history.jobs if job.name in blocking or (not blocking and job.release_blocking)]
+    assumed = not jobs and not blocking
+    if assumed:
+        jobs = list(history.jobs)
+    job_results = [_job_readiness(job, criteria) for job in jobs]
+    tests = _aggregate([_row_states(job, criteria) for job in jobs])
+    items = _items(plan_items, tests) if plan_items is not None else None
+    categories: dict[str, Counter[RowState]] = {}
+    for test in tests:
+        categories.setdefault(test.category or "(none)", Counter())[test.state] += 1
+    reasons = _reasons(jobs, job_results, tests, items)
+    return Readiness(
+        ready=not reasons,
+        reasons=reasons,
+        blocking_jobs=[job.name for job in jobs],
+        assumed_blocking=assumed,
+        jobs=job_results,
+        tests=tests,
+        items=items,
+        categories=dict(sorted(categories.items())),
+    )
+
+
+def _finished(job: Job) -> list[Build]:
+    return [build for build in job.builds if not build.running]
+
+
+def _job_readiness(job: Job, criteria: Criteria) -> JobReadiness:
+    finished = _finished(job)
+    passed = [build.overall.status is Status.PASS for build in finished]
+    newest = finished[0].started if finished else 0
+    week = [
+        ok
+        for build, ok in zip(finished, passed, strict=True)
+        if newest - build.started <= criteria.week_days * 86400
+    ]
+    greens = next((i for i, ok in enumerate(passed) if not ok), len(passed))
+    worst_streak = _longest_failure_streak(week)
+    rate = sum(week) / len(week) if week else 0.0
+    return JobReadiness(
+        job.name,
+        [
+            Check(
+                f"runs continuously: ≥ {criteria.runs} finished runs",
+                len(finished) >= criteria.runs,
+                f"{len(finished)} finished runs",
+            ),
+            Check(
+                f"≥ {100 * criteria.min_pass_rate:.0f} % of a week's runs pass",
+                bool(week) and rate >= criteria.min_pass_rate,
+                f"{sum(week)} of {len(week)} runs passed ({100 * rate:.1f} %)",
+            ),
+            Check(
+                f"≤ {criteria.max_consecutive_failures} failed runs in a row",
+                worst_streak <= criteria.max_consecutive_failures,
+                f"longest failure streak in the week: {worst_streak}",
+            ),
+            Check(
+                f"≥ {criteria.min_consecutive_greens} green runs in a row",
+                greens >= criteria.min_consecutive_greens,
+                f"latest green streak: {greens}",
+            ),
+        ],
+    )
+
+
+def _longest_failure_streak(passed: Sequence[bool]) -> int:
+    longest = current = 0
+    for ok in passed:
+        current = 0 if ok else current + 1
+        longest = max(longest, current)
+    return longest
+
+
+def _row_states(job: Job, criteria: Criteria) -> dict[str, RowReadiness]:
+    builds = _finished(job)[: criteria.runs]
+    return {key: _row_state(job, key, builds) for key in job.rows}
+
+
+def _row_state(job: Job, key: str, builds: Sequence[Build]) -> RowReadiness:
+    info = job.rows[key]
+    ran = [status for build in builds if (status := build.cells.get(key, NO_RESULT).status) in _RAN]
+    failures, where = ran.count(Status.FAIL), f"{len(builds)} runs of {job.name}"
+    if info.excluded:
+        state, detail = RowState.EXCLUDED, f"excluded: {info.excluded}"
+    elif not ran:
+        state, detail = RowState.SKIPPED, f"did not run in the last {where}"
+    elif ran[0] is Status.FAIL:
+        streak = next((i for i, status in enumerate(ran) if status is not Status.FAIL), len(ran))
+        state, detail = RowState.FAILING, f"failed in the newest {streak} and {failures} of the last {where}"
+    elif Status.FLAKY in ran or flip_flakiness(ran) > 0:
+        flaky = ran.count(Status.FLAKY)
+        state, detail = RowState.FLAKY, f"flaky in {flaky}, failed in {failures} of the last {where}"
+    elif failures:
+        state, detail = RowState.RECOVERED, f"failed in {failures} of the last {where}, passes since"
+    elif len(ran) < len(builds):
+        state, detail = RowState.NOT_CONTINUOUS, f"ran in {len(ran)} of the last {where}"
+    else:
+        state, detail = RowState.GREEN, f"passed in all of the last {where}"
+    return RowReadiness(key, state, detail, info.category)
+
+
+def _aggregate(per_job: list[dict[str, RowReadiness]]) -> list[RowReadiness]:
+    """A test in several blocking jobs takes its worst state."""
+    worst: dict[str, RowReadiness] = {}
+    for states in per_job:
+        for key, state in states.items():
+            if key not in worst or RANK[state.state] < RANK[worst[key].state]:
+                worst[key] = state
+    return sorted(worst.values(), key=lambda test: (RANK[test.state], test.row))
+
+
+def _items(plan_items: Sequence[PlanItem], tests: list[RowReadiness]) -> list[ItemReadiness]:
+    by_row = {test.row: test for test in tests}
+    items = []
+    for item in plan_items:
+        rows = [
+            by_row.get(name) or RowReadiness(name, RowState.NO_RESULT, "no result", "") for name in item.tests
+        ]
+        ran = [row for row in rows if row.state.blocks or row.state is RowState.GREEN]
+        state = min(ran, key=lambda row: RANK[row.state]).state.value if ran else UNTESTED
+        blocks = any(row.state.blocks for row in ran) or (state == UNTESTED and item.tier != NEVER_WORKS)
+        items.append(ItemReadiness(item, state, rows, blocks))
+    return items
+
+
+def _reasons(
+    jobs: list[Job],
+    job_results: list[JobReadiness],
+    tests: list[RowReadiness],
+    items: list[ItemReadiness] | None,
+) -> list[str]:
+    if not jobs:
+        return ["none of the jobs named as release-blocking has results"]
+    reasons = [
+        f"{result.job}: {check.name} — {check.detail}"
+        for result in job_results
+        for check in result.checks
+        if not check.ok
+    ]
+    for state in (RowState.FAILING, RowState.FLAKY, RowState.RECOVERED, RowState.NOT_CONTINUOUS):
+        rows = [test.row for test in tests if test.state is state]
+        if rows:
+            reasons.append(f"{len(rows)} applicable tests {state.value}: {_some(rows)}")
+    if not any(test.state is RowState.GREEN for test in tests):
+        reasons.append("no applicable test passed in the blocking jobs")
+    untested = [item.item.id for item in items or [] if item.blocks and item.state == UNTESTED]
+    if untested:
+        reasons.append(f"{len(untested)} plan items have no test that ran: {_some(untested)}")
+    return reasons
+
+
+def _some(names: Sequence[str], shown: int = 3) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")

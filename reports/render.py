@@ -1,0 +1,93 @@
+"""Writes the dashboard: the index, the readiness page, and per tab its grid, flakiness and diff pages."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import jinja2
+from markupsafe import Markup
+
+from reports.analysis import Report
+from reports.analysis import TabReport
+from reports.flakiness import IGNORE_FAILURES_IN_A_ROW
+from reports.grid import grid_data
+from reports.model import Build
+from reports.readiness import RowState
+from reports.svg import trend_chart
+
+COLUMN_CHOICES = (25, 50, 100, 200)
+DEFAULT_GRID_COLUMNS = 50  # the grid draws this many builds at first; the page can show all
+SPARKLINE_BUILDS = 60
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("reports", "templates"),
+        autoescape=True,  # every name, message and reason from the artifacts is text, never markup
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = when
+    env.filters["pct"] = pct
+    return env
+
+
+def when(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch)) if epoch else "—"
+
+
+def pct(fraction: float | None) -> str:
+    return "—" if fraction is None else f"{100 * fraction:.1f} %"
+
+
+def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLUMNS) -> Path:
+    """Write every page under `output`; returns the index page."""
+    env = environment()
+    output.mkdir(parents=True, exist_ok=True)
+    _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline)
+    _write(env, "readiness.html.j2", output / "readiness.html", report=report, root="", states=list(RowState))
+    for tab in report.tabs:
+        _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns)
+    return output / "index.html"
+
+
+def _write_tab(
+    env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, grid_columns: int
+) -> None:
+    page_dir.mkdir(parents=True, exist_ok=True)
+    job_href = quote(Path(os.path.relpath(tab.job.path.resolve(), page_dir.resolve())).as_posix())
+
+    def build_href(build: Build) -> str:
+        return f"{job_href}/{quote(build.id)}"
+
+    common = {"report": report, "tab": tab, "root": "../../"}
+    rows = tab.job.rows.values()
+    filters = [
+        ("tag", sorted({tag for info in rows for tag in info.tags})),
+        ("tier", sorted({info.tier for info in rows} - {""})),
+        ("category", sorted({info.category for info in rows} - {""})),
+    ]
+    _write(
+        env,
+        "grid.html.j2",
+        page_dir / "grid.html",
+        data=grid_data(tab.job, build_href, grid_columns),
+        chart=trend_chart(tab.trend),
+        filters=filters,
+        column_choices=sorted({*COLUMN_CHOICES, grid_columns} - {0}),
+        **common,
+    )
+    _write(env, "flaky.html.j2", page_dir / "flaky.html", ignore_in_a_row=IGNORE_FAILURES_IN_A_ROW, **common)
+    _write(env, "diff.html.j2", page_dir / "diff.html", **common)
+
+
+def _sparkline(tab: TabReport) -> Markup:
+    return trend_chart(tab.trend[-SPARKLINE_BUILDS:], width=160, height=30, compact=True)
+
+
+def _write(env: jinja2.Environment, template: str, path: Path, **context: object) -> None:
+    path.write_text(env.get_template(template).render(**context), encoding="utf-8")

@@ -1,0 +1,222 @@
+"""A tab's status as TestGrid's summarizer computes it: alerts, BROKEN > STALE > FAILING > FLAKY > PASSING."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reports.model import Build
+from reports.model import Cell
+from reports.model import Job
+from reports.model import Status
+
+OVERALL = "Overall"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """TestGrid's tab options, with the Kubernetes defaults (config/testgrids/default.yaml)."""
+
+    num_columns_recent: int = 10
+    num_failures_to_alert: int = 3  # 0 = never alert
+    num_passes_to_disable_alert: int = 1
+    stale_hours: float = 0  # alert_stale_results_hours; 0 = no staleness
+    broken_column_threshold: float = 0  # fraction of failed cells in one column; 0 = off
+
+
+class TabStatus(enum.Enum):
+    PASSING = "PASSING"
+    FLAKY = "FLAKY"
+    FAILING = "FAILING"
+    STALE = "STALE"
+    BROKEN = "BROKEN"
+    UNKNOWN = "UNKNOWN"
+
+
+def coalesce(status: Status, *, ignore_running: bool) -> Status:
+    """TestGrid's result.Coalesce: reduce to PASS, FAIL, FLAKY or NO_RESULT."""
+    if status is Status.NO_RESULT or (status is Status.RUNNING and ignore_running):
+        return Status.NO_RESULT
+    if status in (Status.FAIL, Status.RUNNING):
+        return Status.FAIL
+    if status is Status.FLAKY:
+        return status
+    return Status.PASS
+
+
+@dataclass(frozen=True)
+class Alert:
+    """An open alert on one row: at least num_failures_to_alert consecutive failures."""
+
+    row: str
+    fail_count: int
+    first_fail: str  # oldest failing build of the outage
+    latest_fail: str
+    last_pass: str  # newest pass before the outage, "" when none in the history
+    message: str
+
+
+def row_alert(row: str, columns: Sequence[tuple[str, Cell]], thresholds: Thresholds) -> Alert | None:
+    """TestGrid's alertRow, walking the row's (build id, cell) pairs newest first."""
+    to_open, to_close = thresholds.num_failures_to_alert, thresholds.num_passes_to_disable_alert
+    if to_open == 0:
+        return None
+    consecutive = passes = 0
+    failed: list[tuple[str, Cell]] = []
+    last_pass = ""
+    for build_id, cell in columns:
+        status = coalesce(cell.status, ignore_running=True)
+        if status is Status.PASS:
+            passes += 1
+            if consecutive >= to_open:
+                last_pass = last_pass or build_id
+                if passes >= to_close:
+                    break
+            elif passes >= to_close:
+                return None
+            else:
+                consecutive = 0
+                failed.clear()
+        elif status is Status.FLAKY:
+            passes = 0
+            if consecutive >= to_open:
+                break  # cannot say which build is at fault
+            consecutive = 0
+            failed.clear()
+        elif status is Status.FAIL:
+            passes = 0
+            consecutive += 1
+            failed.append((build_id, cell))
+    if consecutive < to_open:
+        return None
+    return Alert(row, len(failed), failed[-1][0], failed[0][0], last_pass, failed[0][1].message)
+
+
+@dataclass(frozen=True)
+class TabSummary:
+    """What the index shows for one tab."""
+
+    status: TabStatus
+    reason: str
+    alerts: list[Alert]
+    passing_columns: int
+    completed_columns: int
+    passing_cells: int
+    filled_cells: int
+    latest_green: str  # build id, "" when no recent greens
+    last_run: int  # epoch seconds of the newest build's start, 0 when none
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Share of recent (non-running) columns that passed, as the index's pass rate."""
+        return self.passing_columns / self.completed_columns if self.completed_columns else None
+
+    @property
+    def stats(self) -> str:
+        """TestGrid's status line."""
+        if not self.filled_cells:
+            return "no completed results"
+        return (
+            f"{self.passing_columns} of {self.completed_columns} "
+            f"({100 * self.passing_columns / self.completed_columns:.1f}%) recent columns passed "
+            f"({self.passing_cells} of {self.filled_cells} or "
+            f"{100 * self.passing_cells / self.filled_cells:.1f}% cells)"
+        )
+
+
+def column_cells(build: Build) -> Iterator[Cell]:
+    """Every row of a column, the Overall row included (TestGrid treats it as a row like any other)."""
+    yield build.overall
+    yield from build.cells.values()
+
+
+def recent_builds(job: Job, thresholds: Thresholds) -> list[Build]:
+    """The newest num_columns_recent columns, skipping those still running."""
+    return [build for build in job.builds if not build.running][: thresholds.num_columns_recent]
+
+
+def summarize(job: Job, thresholds: Thresholds, now: float) -> TabSummary:
+    recent = recent_builds(job, thresholds)
+    alerts = job_alerts(job, thresholds)
+    passing_columns = completed_columns = passing_cells = filled_cells = 0
+    worst_column: tuple[float, str] = (0.0, "")
+    flaky = found = False
+    for build in recent:
+        statuses = [coalesce(cell.status, ignore_running=True) for cell in column_cells(build)]
+        passes = statuses.count(Status.PASS)
+        failures = len(statuses) - passes - statuses.count(Status.NO_RESULT)
+        passing_cells, filled_cells = passing_cells + passes, filled_cells + passes + failures
+        completed_columns += passes + failures > 0
+        passing_columns += failures == 0 and passes > 0
+        flaky = flaky or failures > 0
+        found = found or passes > 0
+        if passes + failures:
+            worst_column = max(worst_column, (failures / (passes + failures), build.id))
+    status, reason = _status(job, thresholds, now, alerts, worst_column, flaky=flaky, found=found)
+    return TabSummary(
+        status=status,
+        reason=reason,
+        alerts=alerts,
+        passing_columns=passing_columns,
+        completed_columns=completed_columns,
+        passing_cells=passing_cells,
+        filled_cells=filled_cells,
+        latest_green=latest_green(job),
+        last_run=job.builds[0].started if job.builds else 0,
+    )
+
+
+def job_alerts(job: Job, thresholds: Thresholds) -> list[Alert]:
+    """Open alerts, the Overall row first."""
+    ids = [build.id for build in job.builds]
+    overall = row_alert(OVERALL, list(zip(ids, (b.overall for b in job.builds), strict=True)), thresholds)
+    alerts = [overall] if overall else []
+    for key in job.rows:
+        alert = row_alert(key, list(zip(ids, job.cells(key), strict=True)), thresholds)
+        if alert:
+            alerts.append(alert)
+    return alerts
+
+
+def _status(
+    job: Job,
+    thresholds: Thresholds,
+    now: float,
+    alerts: list[Alert],
+    worst_column: tuple[float, str],
+    *,
+    flaky: bool,
+    found: bool,
+) -> tuple[TabStatus, str]:
+    ratio, column = worst_column
+    if thresholds.broken_column_threshold and ratio > thresholds.broken_column_threshold:
+        return TabStatus.BROKEN, (
+            f"column {column}: {100 * ratio:.0f}% of cells failed "
+            f"(threshold {100 * thresholds.broken_column_threshold:.0f}%)"
+        )
+    if not job.builds:
+        return TabStatus.STALE, "no completed results"
+    if not job.builds[0].started:
+        return TabStatus.STALE, f"latest column {job.builds[0].id} has no start time"
+    age_hours = (now - job.builds[0].started) / 3600
+    if thresholds.stale_hours and age_hours > thresholds.stale_hours:
+        return TabStatus.STALE, f"latest column {job.builds[0].id} is {age_hours:.0f} h old"
+    if alerts:
+        names = ", ".join(alert.row for alert in alerts[:3]) + (" …" if len(alerts) > 3 else "")
+        return TabStatus.FAILING, f"{len(alerts)} consistently failing: {names}"
+    if flaky:
+        return TabStatus.FLAKY, "failures in recent columns that are not consistent"
+    if found:
+        return TabStatus.PASSING, f"no failures in the {thresholds.num_columns_recent} most recent columns"
+    return TabStatus.UNKNOWN, "no results in recent columns"
+
+
+def latest_green(job: Job) -> str:
+    """The newest column with at least one pass and no FAIL/FLAKY cell (a running column is not green)."""
+    for build in job.builds:
+        statuses = {coalesce(cell.status, ignore_running=False) for cell in column_cells(build)}
+        if Status.PASS in statuses and not statuses & {Status.FAIL, Status.FLAKY}:
+            return build.id
+    return ""

@@ -1,0 +1,71 @@
+"""Pass-rate trend charts drawn as inline SVG: numbers and escaped titles only, no script."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from markupsafe import Markup
+from markupsafe import escape
+
+from reports.model import Build
+from reports.model import Job
+from reports.model import Status
+
+AXIS_WIDTH, MARGIN = 34, 5  # room for the axis labels and the dots at 0 % and 100 %
+
+
+@dataclass(frozen=True)
+class Point:
+    build: str
+    rate: float | None  # share of the build's tests that passed; None when none ran
+    overall: Status
+
+
+def pass_rate(build: Build) -> float | None:
+    """Passed / (passed + failed + flaky) over the build's tests; skips do not count either way."""
+    passed = failed = 0
+    for cell in build.cells.values():
+        if cell.status is Status.PASS:
+            passed += 1
+        elif cell.status.failing:
+            failed += 1
+    return passed / (passed + failed) if passed + failed else None
+
+
+def trend_points(job: Job) -> list[Point]:
+    """Oldest first, as a chart reads left to right."""
+    return [Point(build.id, pass_rate(build), build.overall.status) for build in reversed(job.builds)]
+
+
+def trend_chart(
+    points: Sequence[Point], *, width: int = 720, height: int = 150, compact: bool = False
+) -> Markup:
+    """Per-build pass rates as a line; unless `compact`, with axes and a dot per build coloured by Overall."""
+    left = 0 if compact else AXIS_WIDTH
+    plot_w, plot_h = width - left - MARGIN, height - 2 * MARGIN
+    step = plot_w / max(len(points) - 1, 1)
+
+    def y(rate: float) -> float:
+        return MARGIN + plot_h * (1 - rate)
+
+    parts = [
+        f'<svg class="trend" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">'
+    ]
+    for rate in () if compact else (0.0, 0.5, 1.0):
+        parts.append(
+            f'<line class="axis" x1="{left}" x2="{width - MARGIN}" y1="{y(rate):.1f}" y2="{y(rate):.1f}"/>'
+            f'<text x="{left - 4}" y="{y(rate) + 4:.1f}" text-anchor="end">{rate:.0%}</text>'
+        )
+    coords = [(left + i * step, y(point.rate or 0.0)) for i, point in enumerate(points)]
+    line = " ".join(
+        f"{x:.1f},{yy:.1f}" for (x, yy), point in zip(coords, points, strict=True) if point.rate is not None
+    )
+    parts.append(f'<polyline class="rate" points="{line}"/>')
+    for (x, yy), point in [] if compact else zip(coords, points, strict=True):
+        share = "no test ran" if point.rate is None else f"{100 * point.rate:.1f} % of tests passed"
+        title = escape(f"{point.build}: {share} (Overall {point.overall.name})")
+        parts.append(f'<circle class="s{point.overall.value}" cx="{x:.1f}" cy="{yy:.1f}" r="3">')
+        parts.append(f"<title>{title}</title></circle>")
+    parts.append("</svg>")
+    return Markup("".join(parts))

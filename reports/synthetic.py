@@ -1,0 +1,118 @@
+"""Made-up histories written in the prow layout, for the benchmark and the tests (as pytest ships pytester).
+
+A history is one string of cell codes per test, newest build first: P pass · F fail ·
+K flaky (a failed attempt, then a passing one) · I infrastructure failure (one-word message) ·
+S skip with a reason · X excluded but run and passed · _ no result.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+CODES = "PFKISX_"
+START = 1_767_225_600  # 2026-01-01 00:00 UTC: the oldest build's start unless told otherwise
+FAILURE = "expected the pod to be Running, found Pending"
+_FAILING = frozenset("FI")
+
+
+def build_id(epoch: int) -> str:
+    """winsuite's build id: the start time as 14-digit UTC."""
+    return time.strftime("%Y%m%d%H%M%S", time.gmtime(epoch))
+
+
+def write_job(
+    root: Path,
+    job: str,
+    rows: Mapping[str, str],
+    *,
+    start: int = START,
+    every: int = 3600,
+    metadata: Mapping[str, object] | None = None,
+    properties: Mapping[str, Mapping[str, str]] | None = None,
+    messages: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Write one job; returns its build ids, newest first. `messages` overrides a row's failure message."""
+    lengths = {len(codes) for codes in rows.values()}
+    if len(lengths) != 1 or not set("".join(rows.values())) <= set(CODES):
+        raise ValueError(f"rows need equal lengths and codes from {CODES}: {dict(rows)}")
+    count = lengths.pop()
+    ids = []
+    for column in range(count):
+        started = start + (count - 1 - column) * every
+        cells = {name: codes[column] for name, codes in rows.items()}
+        ids.append(
+            write_build(
+                root / job, started, cells, metadata=metadata, properties=properties, messages=messages
+            )
+        )
+    (root / job / "latest-build.txt").write_text(ids[0])
+    return ids
+
+
+def write_build(
+    job_dir: Path,
+    started: int,
+    cells: Mapping[str, str],
+    *,
+    metadata: Mapping[str, object] | None = None,
+    properties: Mapping[str, Mapping[str, str]] | None = None,
+    messages: Mapping[str, str] | None = None,
+) -> str:
+    """Write one finished build; it passed unless a cell is F or I. Returns its id."""
+    build = build_id(started)
+    artifacts = job_dir / build / "artifacts"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    passed = not any(code in _FAILING for code in cells.values())
+    meta = {"job": job_dir.name, **(metadata or {})}
+    (job_dir / build / "started.json").write_text(json.dumps({"timestamp": started}))
+    (job_dir / build / "finished.json").write_text(
+        json.dumps(
+            {
+                "timestamp": started + 600,
+                "passed": passed,
+                "result": "SUCCESS" if passed else "FAILURE",
+                "metadata": meta,
+            }
+        )
+    )
+    (artifacts / "metadata.json").write_text(json.dumps(meta))
+    cases = [
+        _testcase(name, code, (properties or {}).get(name, {}), (messages or {}).get(name, FAILURE))
+        for name, code in cells.items()
+    ]
+    (artifacts / "junit_01.xml").write_text(
+        '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="Kubernetes e2e suite">'
+        + "".join(cases)
+        + "</testsuite></testsuites>\n",
+        encoding="utf-8",
+    )
+    return build
+
+
+def _testcase(name: str, code: str, properties: Mapping[str, str], message: str) -> str:
+    props = dict(properties)
+    if code == "X":
+        props.setdefault("excluded", "known not to work on Windows")
+    if code == "K":
+        return _case(name, f"<failure message={quoteattr(message)}/>", props) + _case(name, "", props)
+    body = {
+        "P": "",
+        "X": "",
+        "F": f"<failure message={quoteattr(message)}/>",
+        "I": '<failure message="Timeout"/>',
+        "S": '<skipped message="requires a Windows node (found linux)"/>',
+    }.get(code)
+    return "" if body is None else _case(name, body, props)
+
+
+def _case(name: str, body: str, properties: Mapping[str, str]) -> str:
+    props = "".join(f"<property name={quoteattr(k)} value={quoteattr(v)}/>" for k, v in properties.items())
+    props = f"<properties>{props}</properties>" if props else ""
+    return (
+        f'<testcase name={quoteattr("[It] " + name)} classname="Kubernetes e2e suite" time="1.0">'
+        f"{props}{body}</testcase>"
+    )

@@ -1,0 +1,158 @@
+"""`winsuite report`: the TestGrid-style dashboard, or a markdown summary, from a results root."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from pathlib import Path
+from typing import TypeVar
+
+from reports.analysis import ReportOptions
+from reports.analysis import build_report
+from reports.markdown import markdown_summary
+from reports.model import PlanItem
+from reports.model import ReportError
+from reports.readiness import Criteria
+from reports.render import DEFAULT_GRID_COLUMNS
+from reports.render import write_dashboard
+from reports.results import load_history
+from reports.status import Thresholds
+from suite.commands._types import Subparsers
+from suite.errors import ExitCode
+from suite.errors import UsageError
+
+N = TypeVar("N", int, float)
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="write a TestGrid-style dashboard (or a markdown summary) from stored results",
+        description="Read ROOT/<job>/<build>/ (what `winsuite run` writes, or upstream e2e artifacts) and "
+        "write a static dashboard: tab statuses, grids, flakiness, run diffs, the KEP-116 release verdict.",
+    )
+    parser.add_argument(
+        "--results", required=True, type=Path, metavar="ROOT", help="results root in the prow layout"
+    )
+    parser.add_argument("--output", type=Path, metavar="DIR", help="where index.html and its pages go (html)")
+    parser.add_argument(
+        "--format", choices=("html", "markdown"), default="html", help="markdown prints a summary"
+    )
+    tab = parser.add_argument_group("tab status (TestGrid options)")
+    tab.add_argument("--columns-recent", default="10", metavar="N", help="recent columns a status reads (10)")
+    tab.add_argument(
+        "--failures-to-alert", default="3", metavar="N", help="consecutive failures that alert (3)"
+    )
+    tab.add_argument(
+        "--passes-to-disable-alert", default="1", metavar="N", help="passes that close an alert (1)"
+    )
+    tab.add_argument(
+        "--stale-hours", default="0", metavar="H", help="STALE when the newest run is older (0 = off)"
+    )
+    tab.add_argument(
+        "--broken-threshold",
+        default="0",
+        metavar="F",
+        help="BROKEN when a recent column fails more (0-1; 0 = off)",
+    )
+    tab.add_argument("--flake-days", default="7", metavar="D", help="days of flakiness analysis (7)")
+    release = parser.add_argument_group("release readiness")
+    release.add_argument(
+        "--readiness-runs", default="10", metavar="N", help="last N runs the KEP criterion reads (10)"
+    )
+    release.add_argument(
+        "--blocking",
+        action="append",
+        default=[],
+        metavar="JOB",
+        help="judge JOB as release-blocking (repeatable)",
+    )
+    view = parser.add_argument_group("views")
+    view.add_argument(
+        "--diff",
+        nargs=3,
+        action="append",
+        default=[],
+        metavar=("JOB", "OLD", "NEW"),
+        help="also compare two builds",
+    )
+    view.add_argument(
+        "--max-builds", default="0", metavar="N", help="read only the newest N builds per job (0 = all)"
+    )
+    view.add_argument(
+        "--grid-columns",
+        default=str(DEFAULT_GRID_COLUMNS),
+        metavar="N",
+        help="builds the grid draws at first",
+    )
+    parser.set_defaults(handler=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    root: Path = args.results
+    if not root.is_dir():
+        raise UsageError(f"--results {root}: no such directory (expected ROOT/<job>/<build>/started.json)")
+    if args.format == "html" and args.output is None:
+        raise UsageError("--output DIR is required for the HTML dashboard (or use --format markdown)")
+    options = ReportOptions(
+        thresholds=Thresholds(
+            num_columns_recent=_number(args, "columns_recent", int, 1),
+            num_failures_to_alert=_number(args, "failures_to_alert", int, 0),
+            num_passes_to_disable_alert=_number(args, "passes_to_disable_alert", int, 1),
+            stale_hours=_number(args, "stale_hours", float, 0),
+            broken_column_threshold=_number(args, "broken_threshold", float, 0, 1),
+        ),
+        criteria=Criteria(runs=_number(args, "readiness_runs", int, 1)),
+        flake_days=_number(args, "flake_days", float, 0),
+        blocking=tuple(args.blocking),
+        diffs=tuple((job, old, new) for job, old, new in args.diff),
+    )
+    history = load_history(root, max_builds=_number(args, "max_builds", int, 0), skip=args.output)
+    if not history.jobs:
+        raise UsageError(f"--results {root}: no builds found (expected ROOT/<job>/<build>/started.json)")
+    try:
+        report = build_report(history, options, now=time.time(), plan_items=_plan_items())
+    except ReportError as err:
+        raise UsageError(str(err)) from err
+    if args.format == "markdown":
+        sys.stdout.write(markdown_summary(report))
+        return int(ExitCode.OK)
+    try:
+        index = write_dashboard(report, args.output, grid_columns=_number(args, "grid_columns", int, 0))
+    except OSError as err:
+        raise UsageError(
+            f"--output {args.output}: cannot write the dashboard: {err.strerror or err}"
+        ) from err
+    verdict = "READY" if report.readiness.ready else "NOT READY"
+    print(f"winsuite report: {len(report.tabs)} tabs, release verdict {verdict}: {index}")
+    return int(ExitCode.OK)
+
+
+def _number(args: argparse.Namespace, dest: str, kind: type[N], minimum: N, maximum: N | None = None) -> N:
+    raw = getattr(args, dest)
+    flag = "--" + dest.replace("_", "-")
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise UsageError(f"{flag} {raw}: not a{'n integer' if kind is int else ' number'}") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        bounds = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        raise UsageError(f"{flag} {raw}: must be {bounds}")
+    return value
+
+
+def _plan_items() -> list[PlanItem] | None:
+    """The KEP plan as plain data for the per-item table; None (with a note) while suite.plan lacks it."""
+    try:
+        load_plan = getattr(importlib.import_module("suite.plan"), "load_plan", None)
+    except ImportError:
+        load_plan = None
+    if load_plan is None:
+        print(
+            "winsuite report: note: the KEP plan (suite.plan) is not available; no per-item table",
+            file=sys.stderr,
+        )
+        return None
+    return [PlanItem(item.id, item.tier, item.title, list(item.tests)) for item in load_plan().items]
