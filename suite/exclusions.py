@@ -25,7 +25,7 @@ _CONSTRAINT = re.compile(r"^\s*(>=|<=|>|<|==|=)?\s*v?(\d+)\.(\d+)(?:\.(\d+))?\s*
 
 @dataclasses.dataclass(frozen=True)
 class ScopeFacts:
-    """What a run knows about its cluster; None means unknown (a scoped entry then applies, to be safe)."""
+    """What a run knows about its cluster; None means unknown (a scope that needs it does not match)."""
 
     kubernetes_version: str | None = None
     windows_builds: frozenset[str] | None = None
@@ -63,17 +63,24 @@ class Scope:
     cni: tuple[str, ...] = ()
     container_runtimes: tuple[str, ...] = ()
 
+    @property
+    def unscoped(self) -> bool:
+        return not (self.kubernetes or self.windows_builds or self.cni or self.container_runtimes)
+
     def applies(self, facts: ScopeFacts | None) -> bool:
-        if facts is None:
+        """True when every scope dimension is known and matches; an unknown fact never matches."""
+        if self.unscoped:
             return True
+        facts = facts or ScopeFacts()
         checks = [
-            self.kubernetes is None or facts.kubernetes_version is None
-            or version_in_range(facts.kubernetes_version, self.kubernetes),
-            not self.windows_builds or facts.windows_builds is None
-            or bool(set(self.windows_builds) & facts.windows_builds),
-            not self.cni or facts.cni is None or facts.cni in self.cni,
-            not self.container_runtimes or facts.container_runtimes is None
-            or any(r.startswith(p) for r in facts.container_runtimes for p in self.container_runtimes),
+            self.kubernetes is None
+            or (facts.kubernetes_version is not None and version_in_range(facts.kubernetes_version, self.kubernetes)),
+            not self.windows_builds
+            or (facts.windows_builds is not None and bool(set(self.windows_builds) & facts.windows_builds)),
+            not self.cni or (facts.cni is not None and facts.cni in self.cni),
+            not self.container_runtimes
+            or (facts.container_runtimes is not None
+                and any(r.startswith(p) for r in facts.container_runtimes for p in self.container_runtimes)),
         ]
         return all(checks)
 

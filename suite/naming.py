@@ -79,6 +79,7 @@ class Spec:
     twin: str | None = None
     category: str | None = None
     needs: tuple[Capability, ...] = ()
+    images: tuple[str, ...] = ()  # catalog image ids the test uses (for prepull lists; enforced at use)
     file: str = ""
     line: int = 0
 
@@ -121,6 +122,7 @@ class Describe:
         twin: str | None = None,
         category: str | None = None,
         needs: Iterable[Capability] = (),
+        images: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Declare a test. `twin` is the upstream full name it ports, which must render identically."""
 
@@ -130,6 +132,7 @@ class Describe:
                 twin=twin,
                 category=category,
                 needs=tuple(needs),
+                images=tuple(images),
                 file=inspect.getsourcefile(fn) or "",
                 line=fn.__code__.co_firstlineno,
             )

@@ -35,3 +35,8 @@ def cache_dir() -> Path:
         return Path(override).expanduser().resolve()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "winsuite"
+
+
+def upstream_names_file(kubernetes_version: str) -> Path:
+    """`e2e.test --list-tests` of a Kubernetes version, kept so lists can be checked without the binary."""
+    return jobs_dir() / "upstream-names" / f"{kubernetes_version}.txt.gz"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 from pathlib import Path
 
@@ -24,7 +25,11 @@ def parse_list_tests(text: str) -> list[str]:
 
 
 def read_names_file(path: str | Path) -> list[str]:
+    """A names file, plain or gzip-compressed (.gz)."""
     try:
+        if str(path).endswith(".gz"):
+            with gzip.open(path, "rt") as handle:
+                return parse_list_tests(handle.read())
         return parse_list_tests(Path(path).read_text())
     except OSError as err:
         raise UsageError(f"cannot read names file {path}: {err.strerror}") from err

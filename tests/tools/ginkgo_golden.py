@@ -19,7 +19,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests/unit/golden/ginkgo"
-NAMES = ROOT / "tests/data/e2e-v1.36.3-list-tests.txt.gz"
+NAMES = ROOT / "jobs/upstream-names/v1.36.3.txt.gz"
 
 
 def names_in_file_order() -> list[str]:

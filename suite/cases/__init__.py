@@ -1,0 +1,1 @@
+"""The winsuite test catalog: tests grouped by tier, one file per area."""

@@ -1,0 +1,71 @@
+"""Collection -> selection: validate names and tags, apply focus/skip/exclusions, split phases, order Slow first."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from suite.naming import Disruptive
+from suite.naming import Serial
+from suite.naming import Slow
+from suite.naming import Spec
+from suite.naming import spec_of
+from suite.registry import check_specs
+from suite.run_config import RunConfig
+from suite.selection import Outcome
+
+# Why a test left the run, kept on the item for reporting (`winsuite list`, the results writer).
+VERDICT_KEY = pytest.StashKey[str]()
+
+
+def is_serial(spec: Spec) -> bool:
+    """[Serial] and [Disruptive] tests run alone, in phase 2."""
+    return spec.has(Serial) or spec.has(Disruptive)
+
+
+def in_phase(spec: Spec, phase: str) -> bool:
+    return phase == "all" or (phase == "serial") == is_serial(spec)
+
+
+class Selection:
+    """Registered as a plugin in pytest_configure; acts only on winsuite tests (items with a Spec)."""
+
+    def __init__(self, run: Callable[[], RunConfig]) -> None:
+        self._run = run  # built lazily: only a session with winsuite tests needs a job
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        specs = [s for s in (spec_of(i) for i in items) if s is not None]
+        if not specs:
+            return
+        run = self._run()
+        problems = check_specs(specs)
+        if problems:
+            raise pytest.UsageError(
+                f"{len(problems)} problem(s) with test names and tags:\n" + "\n".join(problems)
+            )
+        kept: list[pytest.Item] = []
+        deselected: list[pytest.Item] = []
+        for item in items:
+            spec = spec_of(item)
+            if spec is None:
+                kept.append(item)
+                continue
+            if not in_phase(spec, run.phase):
+                deselected.append(item)
+                continue
+            verdict = run.policy.decide(spec.full_name, spec.tags)
+            if verdict.outcome is Outcome.DESELECT:
+                deselected.append(item)
+                continue
+            if verdict.outcome is Outcome.SKIP:
+                item.add_marker(pytest.mark.skip(reason=verdict.reason))
+            if verdict.exclusion is not None:
+                item.stash[VERDICT_KEY] = verdict.exclusion.reason
+            kept.append(item)
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+        # Slow tests first, so they do not start at the end of a run and stretch it (as upstream does).
+        kept.sort(key=lambda i: 0 if (s := spec_of(i)) is not None and s.has(Slow) else 1)
+        items[:] = kept

@@ -1,0 +1,31 @@
+"""`winsuite cleanup`: delete what interrupted runs left behind (namespaces labelled with a run id)."""
+
+from __future__ import annotations
+
+import argparse
+
+from suite import options
+from suite.commands._types import Subparsers
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser("cleanup", help="delete namespaces left by interrupted runs")
+    options.add_to_argparse(parser, options.CLUSTER_OPTIONS)
+    parser.add_argument("--run-id", help="only this run's namespaces (default: every winsuite run's)")
+    parser.add_argument("--dry-run", action="store_true", help="list what would be deleted")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from suite.cluster.connect import connect_from_options
+    from suite.k8s.namespaces import delete_run_namespaces
+
+    get = vars(args).get
+    cluster = connect_from_options(options.job_ref(get), options.overrides(get, options.CLUSTER_OPTIONS),
+                                   start_embedded=False)
+    deleted = delete_run_namespaces(cluster.api, run_id=args.run_id, dry_run=args.dry_run)
+    verb = "would delete" if args.dry_run else "deleted"
+    for name in deleted:
+        print(f"{verb} namespace {name}")
+    print(f"{len(deleted)} namespace(s) {verb.split()[-1]}")
+    return 0

@@ -1,0 +1,63 @@
+"""`winsuite images`: the image references a job's selected tests resolve to (its prepull list)."""
+
+from __future__ import annotations
+
+import argparse
+
+from suite import options
+from suite.commands._output import print_json
+from suite.commands._output import print_table
+from suite.commands._output import warn
+from suite.commands._types import Subparsers
+from suite.images import ImageUnavailable
+
+# The sandbox image every pod needs, whatever the test declares.
+ALWAYS = ("pause",)
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser("images", help="print the resolved image (prepull) list of a job")
+    options.add_to_argparse(parser, options.SELECTION_OPTIONS)
+    parser.add_argument("--windows-build", action="append", metavar="BUILD",
+                        help="Windows build to resolve for, e.g. 10.0.20348 (repeatable; default: every build "
+                        "the catalog knows)")
+    parser.add_argument("--format", choices=("table", "refs", "json"), default="table")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from suite.catalog import collect
+    from suite.run_config import build_run_config
+    from suite.selection import Outcome
+
+    get = vars(args).get
+    config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
+    for message in config.repo_list.warnings:
+        warn(message)
+    used = set(ALWAYS)
+    for entry in collect():
+        if config.policy.decide(entry.spec.full_name, entry.spec.tags).outcome is Outcome.RUN:
+            used |= set(entry.spec.images)
+    catalog = config.catalog
+    builds: list[str | None] = [None]
+    if config.target_os == "windows":
+        builds = list(args.windows_build or [v.build for v in catalog.windows_versions.values()])
+    rows = []
+    for build in builds:
+        for image_id in sorted(used):
+            try:
+                ref = catalog.resolve(image_id, config.repo_list, target_os=config.target_os, windows_build=build)
+            except ImageUnavailable as err:
+                ref, note = "", str(err)
+            else:
+                note = ""
+            rows.append({"build": build or config.target_os, "image": image_id, "reference": ref, "note": note})
+    if args.format == "json":
+        print_json({"job": config.job.name, "targetOS": config.target_os, "images": rows})
+    elif args.format == "refs":
+        print("\n".join(sorted({r["reference"] for r in rows if r["reference"]})))
+    else:
+        print(f"job {config.job.name}, target OS {config.target_os}, repo list {config.repo_list.source}")
+        print_table(["BUILD", "IMAGE", "REFERENCE"],
+                    [[r["build"], r["image"], r["reference"] or f"(unavailable: {r['note']})"] for r in rows])
+    return 0

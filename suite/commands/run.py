@@ -1,0 +1,37 @@
+"""`winsuite run`: run a job (default: the embedded cluster's) and write its results in the prow layout."""
+
+from __future__ import annotations
+
+import argparse
+
+from suite import options
+from suite.commands._types import Subparsers
+from suite.jobs import parse_duration
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a job and write prow-style artifacts (default: the embedded cluster)",
+        description="Phase 1 runs the parallel-safe tests with pytest-xdist, phase 2 the [Serial]/[Disruptive] "
+        "tests alone; results are merged into one build in the prow layout.",
+    )
+    options.add_to_argparse(parser, options.RUN_OPTIONS)
+    parser.add_argument("-n", "--parallelism", type=int, metavar="N",
+                        help="parallel workers of phase 1 (job field parallelism; env WINSUITE_PARALLELISM)")
+    parser.add_argument("--run-timeout", type=parse_duration, metavar="DURATION",
+                        help="whole-run timeout, e.g. 90m (job timeouts.run)")
+    parser.add_argument("--artifacts", metavar="DIR",
+                        help="results directory of this build (default: _artifacts/<job>/<build>; env ARTIFACTS)")
+    parser.add_argument("--results-root", metavar="DIR", default="_artifacts",
+                        help="root of the prow layout when --artifacts is not given (default: _artifacts)")
+    parser.add_argument("--build-id", help="build id (default: the start time, YYYYMMDDHHMMSS)")
+    parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
+                        help="extra arguments passed to pytest, after --")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from suite.runner import Runner
+
+    return int(Runner.from_args(args).run())

@@ -1,0 +1,69 @@
+"""winsuite's pytest plugin: wiring only (options, markers, and the plugins that do the work)."""
+
+from __future__ import annotations
+
+import pytest
+
+from suite import hookspecs
+from suite import options
+from suite.collection import Selection
+from suite.errors import UsageError
+from suite.naming import SPEC_MARKER
+from suite.registry import load_registry
+from suite.run_config import PHASES
+from suite.run_config import RunConfig
+from suite.run_config import build_run_config
+
+RUN_CONFIG_KEY = pytest.StashKey[RunConfig]()
+SELECTION_PLUGIN = "winsuite-selection"
+
+# Options only the runner passes to its pytest phases.
+INTERNAL_OPTIONS = (
+    options.Option("--run-id", "label of this run's namespaces (set by `winsuite run`)"),
+    options.Option("--phase", "run all tests, only the parallel-safe ones, or only [Serial]/[Disruptive]",
+                   choices=PHASES),
+    options.Option("--discovery", "cluster facts written by `winsuite run` (skips discovering again)",
+                   metavar="FILE"),
+    options.Option("--results-dir", "write JUnit and diagnostics here as tests finish", metavar="DIR"),
+    options.Option("--junit-name", "JUnit file name in --results-dir (default junit_01.xml)"),
+)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("winsuite", "winsuite (Kubernetes SIG-Windows test plan)")
+    options.add_to_argparse(group, options.RUN_OPTIONS + INTERNAL_OPTIONS)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{SPEC_MARKER}(spec): a winsuite test and its upstream-style name")
+    registry = load_registry()
+    for tag in registry.all_tags():
+        meaning = registry.tags.get(tag.value, f"tests tagged {tag.render()}")
+        config.addinivalue_line("markers", f"{tag.marker}: {tag.render()} {meaning}")
+    config.pluginmanager.register(Selection(lambda: run_config(config)), SELECTION_PLUGIN)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    plugin = config.pluginmanager.get_plugin(SELECTION_PLUGIN)
+    if plugin is not None:
+        config.pluginmanager.unregister(plugin)
+
+
+def run_config(config: pytest.Config) -> RunConfig:
+    """The run's configuration, built on first use so plain pytest runs without winsuite tests stay inert."""
+    if RUN_CONFIG_KEY not in config.stash:
+        get = config.getoption
+        try:
+            config.stash[RUN_CONFIG_KEY] = build_run_config(
+                options.job_ref(get),
+                options.overrides(get),
+                run_id=get("winsuite_run_id"),
+                phase=get("winsuite_phase") or "all",
+            )
+        except UsageError as err:  # a bad job, repo list or exclusion file: one line, no traceback
+            raise pytest.UsageError(str(err)) from err
+    return config.stash[RUN_CONFIG_KEY]
