@@ -61,28 +61,28 @@ def read_attempts(path: Path) -> list[Attempt]:
 
 
 def _attempt(testcase: ET.Element) -> Attempt | None:
-    properties = {
-        prop.get("name", ""): prop.get("value", "")
-        for props in testcase.iterfind("properties")
-        for prop in props.iterfind("property")
-    }
+    # One pass over the children: ElementPath lookups cost more than the XML parse on large files.
+    properties: dict[str, str] = {}
+    error = failure = skipped = None
+    for child in testcase:
+        if child.tag == "properties":
+            properties.update((prop.get("name", ""), prop.get("value", "")) for prop in child)
+        elif child.tag == "error":
+            error = child
+        elif child.tag == "failure":
+            failure = child
+        elif child.tag == "skipped":
+            skipped = child
     key = row_key(testcase.get("name", ""))
-    problem = testcase.find("error")
-    if problem is None:
-        problem = testcase.find("failure")
-    skipped = testcase.find("skipped")
+    problem = failure if error is None else error
     if problem is not None:
-        status = Status.FAIL
-    elif skipped is not None:
-        # A bare skip is Ginkgo's focus/skip artifact: TestGrid leaves no cell at all.
-        if not (skipped.text or "").strip() and skipped.get("message", "") in ("", "skipped"):
-            return None
-        status = Status.SKIP
-    else:
-        status = Status.PASS
-    return Attempt(
-        key, _cell(testcase, status, problem if problem is not None else skipped, properties), properties
-    )
+        return Attempt(key, _cell(testcase, Status.FAIL, problem, properties), properties)
+    if skipped is None:
+        return Attempt(key, _cell(testcase, Status.PASS, None, properties), properties)
+    # A bare skip is Ginkgo's focus/skip artifact: TestGrid leaves no cell at all.
+    if not (skipped.text or "").strip() and skipped.get("message", "") in ("", "skipped"):
+        return None
+    return Attempt(key, _cell(testcase, Status.SKIP, skipped, properties), properties)
 
 
 def _cell(

@@ -1,0 +1,108 @@
+"""Benchmark: the dashboard of a 500-build x 1,000-test history; prints load and render times, output size.
+
+Goal: render (analysis + pages) within 3 s and the output within 5 MB. The exit code is 1 when a goal is
+missed. The history is made up but shaped like a real one: mostly green, some tests always skipped, a few
+flaky, a few hard breaks, a few excluded tests that pass when run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from reports.analysis import ReportOptions
+from reports.analysis import build_report
+from reports.render import write_dashboard
+from reports.results import load_history
+from reports.synthetic import write_job
+
+GOAL_SECONDS = 3.0
+GOAL_BYTES = 5 * 1024 * 1024
+TIERS = ("adapted", "substitute", "windows-specific", "api-compatibility")
+CATEGORIES = ("Core.Pods", "Core.Network", "Core.Storage", "Core.Scheduling", "Core.Security", "Extended.Metrics")
+
+
+def history_rows(builds: int, tests: int, rng: random.Random) -> dict[str, str]:
+    rows = {}
+    for i in range(tests):
+        name = f"[sig-windows] Area {i % 40} should behave as case {i} on the target OS [Conformance]"
+        kind = rng.random()
+        if kind < 0.02:
+            codes = "S" * builds
+        elif kind < 0.025:
+            codes = "X" * builds
+        elif kind < 0.075:
+            codes = "".join(rng.choices("PFK", weights=(90, 5, 5), k=builds))
+        elif kind < 0.085:
+            start = rng.randrange(builds)
+            codes = "".join("F" if start <= b < start + 20 else "P" for b in range(builds))
+        else:
+            codes = "".join("F" if rng.random() < 0.002 else "P" for _ in range(builds))
+        rows[name] = codes
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--builds", type=int, default=500)
+    parser.add_argument("--tests", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=116)
+    parser.add_argument("--keep", type=Path, help="write here instead of a temporary directory")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        base = args.keep or Path(scratch)
+        results, output = base / "results", base / "report"
+        rng = random.Random(args.seed)
+        began = time.perf_counter()
+        rows = history_rows(args.builds, args.tests, rng)
+        properties = {
+            name: {
+                "tags": "Conformance",
+                "tier": rng.choice(TIERS),
+                "category": rng.choice(CATEGORIES),
+                "diagnostics": f"artifacts/case-{i}/",
+            }
+            for i, name in enumerate(rows)
+        }
+        write_job(
+            results, "ci-winsuite-windows", rows, every=1800, properties=properties, metadata=_METADATA
+        )
+        print(f"history: {args.builds} builds x {args.tests} tests written in {time.perf_counter() - began:.1f} s")
+
+        began = time.perf_counter()
+        history = load_history(results)
+        loaded = time.perf_counter()
+        report = build_report(history, ReportOptions(), now=time.time())
+        analysed = time.perf_counter()
+        write_dashboard(report, output)
+        rendered = time.perf_counter()
+
+        render_seconds = rendered - loaded
+        files = [path for path in output.rglob("*") if path.is_file()]
+        size = sum(path.stat().st_size for path in files)
+        largest = max(files, key=lambda path: path.stat().st_size)
+        print(f"load (parse {args.builds} JUnit files): {loaded - began:.2f} s")
+        print(f"render: {render_seconds:.2f} s (analysis {analysed - loaded:.2f} s, pages {rendered - analysed:.2f} s)")
+        print(
+            f"output: {len(files)} files, {size / 1024 / 1024:.2f} MB "
+            f"(largest {largest.relative_to(output)}: {largest.stat().st_size / 1024 / 1024:.2f} MB)"
+        )
+        met = render_seconds <= GOAL_SECONDS and size <= GOAL_BYTES
+        print(f"goal render <= {GOAL_SECONDS:.0f} s and output <= 5 MB: {'met' if met else 'MISSED'}")
+        return 0 if met else 1
+
+
+_METADATA = {
+    "dashboard": "sig-windows-signal",
+    "release-blocking": True,
+    "kubernetes-version": "v1.36.3",
+    "windows-builds": "10.0.17763,10.0.20348",
+    "container-runtime": "containerd://1.7.20",
+}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""TestGrid's flip-based flakiness: the formula, and what the analysis leaves out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reports.flakiness import RowFlakiness
+from reports.flakiness import analyze
+from reports.flakiness import flip_flakiness
+from reports.model import Status
+from reports.results import load_history
+from reports.synthetic import START
+from reports.synthetic import write_job
+
+CODE = {"P": Status.PASS, "F": Status.FAIL, "K": Status.FLAKY}
+
+
+@pytest.mark.parametrize(
+    ("codes", "expected"),
+    [
+        ("", 0.0),
+        ("PPPP", 0.0),
+        ("FPPP", 25.0),  # one flip in four runs
+        ("PFPF", 50.0),  # two pass->fail flips, newest first
+        ("FFPP", 25.0),  # two failures in a row are one flip
+        ("KPPP", 25.0),  # a FLAKY cell is one flip
+        ("KKKK", 100.0),
+        ("PFFFP", 0.0),  # a run of three failures is a hard break, ignored
+        ("FFFFFFP", 0.0),
+    ],
+)
+def test_flip_flakiness(codes: str, expected: float) -> None:
+    assert flip_flakiness([CODE[c] for c in codes]) == pytest.approx(expected)
+
+
+def test_flip_flakiness_counts_only_considered_runs() -> None:
+    # "PFFFPF": the FFF run is skipped, leaving P, P, F considered with one flip.
+    assert flip_flakiness([CODE[c] for c in "PFFFPF"]) == pytest.approx(100 / 3)
+
+
+def rows_of(
+    tmp_path: Path, rows: dict[str, str], *, every: int = 3600, days: float = 7
+) -> dict[str, RowFlakiness]:
+    write_job(tmp_path, "job", rows, every=every)
+    (job,) = load_history(tmp_path, now=START).jobs
+    return {test.row: test for test in analyze(job, days=days).tests}
+
+
+def test_analysis_counts_runs_and_ranks_the_flakiest_first(tmp_path: Path) -> None:
+    write_job(tmp_path, "job", {"steady": "PPPP", "shaky": "PFPF", "retried": "KPPP"})
+    (job,) = load_history(tmp_path, now=START).jobs
+    result = analyze(job)
+    assert [test.row for test in result.tests] == ["shaky", "retried", "steady"]
+    shaky = result.tests[0]
+    assert (shaky.flakiness, shaky.passed, shaky.failed, shaky.flaky) == (50.0, 2, 2, 0)
+    assert [test.row for test in result.flaky_tests] == ["shaky", "retried"]
+    assert result.average == pytest.approx((50 + 25 + 0) / 3)
+
+
+def test_infrastructure_failures_are_left_out(tmp_path: Path) -> None:
+    result = rows_of(tmp_path, {"t": "PIPI", "other": "PPPP"})
+    assert (result["t"].flakiness, result["t"].infra_failures, result["t"].failed) == (0.0, 2, 0)
+
+
+def test_columns_where_every_test_failed_are_left_out(tmp_path: Path) -> None:
+    result = rows_of(tmp_path, {"a": "PFPP", "b": "PFPP"})
+    assert result["a"].flakiness == 0.0
+    assert result["a"].failed == 1  # still counted as a failure, just not as a flip
+
+
+def test_missing_results_are_not_runs_and_skips_pass_as_in_testgrid(tmp_path: Path) -> None:
+    # TestGrid coalesces PASS_WITH_SKIPS to PASS before its analysis.
+    result = rows_of(tmp_path, {"t": "P_SF", "other": "PPPP"})
+    assert (result["t"].passed, result["t"].failed, result["t"].runs) == (2, 1, 3)
+    assert result["t"].flakiness == pytest.approx(100 / 3)
+
+
+def test_only_the_last_days_are_analysed(tmp_path: Path) -> None:
+    # One build a day: with a two-day window only the newest three builds count.
+    result = rows_of(tmp_path, {"t": "PPPFPF", "other": "PPPPPP"}, every=86400, days=2)
+    assert result["t"].runs == 3
+    assert result["t"].flakiness == 0.0
+
+
+def test_a_test_without_results_in_the_window_is_not_listed(tmp_path: Path) -> None:
+    result = rows_of(tmp_path, {"gone": "__PP", "other": "PPPP"}, every=86400, days=1)
+    assert list(result) == ["other"]
