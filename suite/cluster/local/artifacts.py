@@ -1,0 +1,114 @@
+"""Everything the embedded cluster runs, where each comes from, and where a built copy is found."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from suite.paths import cache_dir
+from suite.pins import Pins
+
+BIN_DIR_ENV = "WINSUITE_BIN_DIR"
+
+
+class Group(enum.Enum):
+    """Which cluster feature needs an artifact (what `cluster build` builds by default)."""
+
+    CONTROL_PLANE = "control-plane"
+    REAL_NODE = "real-node"
+    E2E = "e2e"
+
+
+class Recipe(enum.Enum):
+    GO_BUILD = "go build in a wrapper module"
+    GO_TEST = "go test -c in a wrapper module"
+    GO_INSTALL = "go install module@version"
+    MODULE_FILES = "files copied from the module"
+    C_STATIC = "gcc -static of a C file in the module"
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """A Go module at a pinned version; its artifacts share one cache directory."""
+
+    key: str
+    module: str
+    version: str
+
+    @property
+    def cache_name(self) -> str:
+        return f"{self.key}-{self.version}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Artifact:
+    name: str  # the file (or directory) name in a bin directory
+    group: Group
+    source: Source
+    recipe: Recipe
+    target: str  # Go package path, or a path inside the module
+
+
+def sources(pins: Pins) -> dict[str, Source]:
+    return {
+        "kubernetes": Source("kubernetes", "k8s.io/kubernetes", pins.kubernetes),
+        "etcd": Source("etcd", "go.etcd.io/etcd/server/v3", pins.etcd),
+        "kwok": Source("kwok", "sigs.k8s.io/kwok", pins.kwok),
+        "coredns": Source("coredns", "github.com/coredns/coredns", pins.coredns),
+    }
+
+
+def catalog(pins: Pins) -> tuple[Artifact, ...]:
+    src = sources(pins)
+    k8s, cp, node = src["kubernetes"], Group.CONTROL_PLANE, Group.REAL_NODE
+    return (
+        Artifact("etcd", cp, src["etcd"], Recipe.GO_BUILD, "go.etcd.io/etcd/server/v3"),
+        Artifact("kube-apiserver", cp, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/cmd/kube-apiserver"),
+        Artifact(
+            "kube-controller-manager",
+            cp,
+            k8s,
+            Recipe.GO_BUILD,
+            "k8s.io/kubernetes/cmd/kube-controller-manager",
+        ),
+        Artifact("kube-scheduler", cp, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/cmd/kube-scheduler"),
+        Artifact("kubectl", cp, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/cmd/kubectl"),
+        Artifact("kwok", cp, src["kwok"], Recipe.GO_INSTALL, "sigs.k8s.io/kwok/cmd/kwok"),
+        # kwok >= 0.8 has no built-in stages; the module ships them as kustomize directories.
+        Artifact("kwok-stages", cp, src["kwok"], Recipe.MODULE_FILES, "kustomize/stage"),
+        Artifact("kubelet", node, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/cmd/kubelet"),
+        Artifact("kube-proxy", node, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/cmd/kube-proxy"),
+        Artifact("agnhost", node, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/test/images/agnhost"),
+        Artifact("pause", node, k8s, Recipe.C_STATIC, "build/pause/linux/pause.c"),
+        Artifact("coredns", node, src["coredns"], Recipe.GO_BUILD, "github.com/coredns/coredns"),
+        Artifact("e2e.test", Group.E2E, k8s, Recipe.GO_TEST, "k8s.io/kubernetes/test/e2e"),
+    )
+
+
+def select(pins: Pins, groups: Iterable[Group]) -> tuple[Artifact, ...]:
+    wanted = set(groups)
+    return tuple(artifact for artifact in catalog(pins) if artifact.group in wanted)
+
+
+def bin_dir_from_env() -> Path | None:
+    value = os.environ.get(BIN_DIR_ENV)
+    return Path(value).expanduser().resolve() if value else None
+
+
+def cached_path(artifact: Artifact) -> Path:
+    """Where a build of this artifact lives in winsuite's cache (keyed by the source's version)."""
+    return cache_dir() / "bin" / artifact.source.cache_name / artifact.name
+
+
+def locate(artifact: Artifact, bin_dir: Path | None) -> Path | None:
+    """A usable copy: the given bin directory first (used as is), then the cache."""
+    for candidate in ([bin_dir / artifact.name] if bin_dir else []) + [cached_path(artifact)]:
+        if artifact.recipe is Recipe.MODULE_FILES:
+            if candidate.is_dir():
+                return candidate
+        elif candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None

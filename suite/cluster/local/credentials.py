@@ -1,0 +1,47 @@
+"""Which certificates and kubeconfigs a cluster gets (who each component authenticates as)."""
+
+from __future__ import annotations
+
+from suite.cluster.local import kubeconfig
+from suite.cluster.local import pki
+from suite.cluster.local.config import BRIDGE_IP
+from suite.cluster.local.config import REAL_NODE_NAME
+from suite.cluster.local.pki import CertSpec
+from suite.cluster.local.pki import client_cert
+from suite.cluster.local.pki import serving_cert
+from suite.cluster.local.state import Layout
+
+MASTERS = "system:masters"
+
+
+def specs(real_node: bool) -> list[CertSpec]:
+    """Component identities are the users the default RBAC bindings expect (as kubeadm issues them)."""
+    certs = [
+        pki.apiserver_cert(extra_ips=(BRIDGE_IP,) if real_node else ()),
+        client_cert("admin", "admin", MASTERS),
+        client_cert("apiserver-kubelet-client", "kube-apiserver-kubelet-client", MASTERS),
+        client_cert("kube-controller-manager", "system:kube-controller-manager"),
+        client_cert("kube-scheduler", "system:kube-scheduler"),
+        serving_cert("kube-controller-manager-serving"),
+        serving_cert("kube-scheduler-serving"),
+        serving_cert("kwok-serving"),
+    ]
+    if real_node:
+        certs += [
+            client_cert("kubelet", f"system:node:{REAL_NODE_NAME}", "system:nodes"),
+            serving_cert("kubelet-serving", ips=(BRIDGE_IP,)),
+            client_cert("kube-proxy", "system:kube-proxy"),
+        ]
+    return certs
+
+
+def clients(real_node: bool) -> list[str]:
+    """Components with a kubeconfig of their own besides admin (kwok and CoreDNS use admin's)."""
+    return ["kube-controller-manager", "kube-scheduler"] + (["kubelet", "kube-proxy"] if real_node else [])
+
+
+def write(layout: Layout, server: str, real_node: bool) -> None:
+    pki.ensure(layout.pki, layout.name, specs(real_node))
+    kubeconfig.write(layout.kubeconfig, layout.name, server, layout.pki, "admin")
+    for client in clients(real_node):
+        kubeconfig.write(layout.config / f"{client}.kubeconfig", layout.name, server, layout.pki, client)

@@ -1,0 +1,199 @@
+"""The embedded cluster's images: recipes (test_images/embedded-images.yaml) -> cached OCI archives."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from suite.cluster.local.ociimage import Entry
+from suite.cluster.local.ociimage import ImageSpec
+from suite.cluster.local.ociimage import Layer
+from suite.cluster.local.ociimage import write_archive
+from suite.cluster.local.progress import Reporter
+from suite.errors import DataError
+from suite.images import ImageCatalog
+from suite.images import load_catalog
+from suite.images import load_repo_list
+from suite.paths import cache_dir
+from suite.paths import test_images_dir
+
+ENTRY_KINDS = {"dir": set(), "file": {"host", "built", "text"}, "symlink": {"target"}, "applets": set()}
+IMAGE_KEYS = {"layers", "entrypoint", "cmd", "user", "sandbox", "extraNames", "substituteFor", "description"}
+
+
+def recipes_file() -> Path:
+    return test_images_dir() / "embedded-images.yaml"
+
+
+def repo_list_file() -> Path:
+    return test_images_dir() / "repo-lists" / "embedded.yaml"
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    id: str
+    layers: tuple[str, ...]
+    entrypoint: tuple[str, ...] = ()
+    cmd: tuple[str, ...] = ()
+    user: str = ""
+    sandbox: bool = False
+    extra_names: tuple[str, ...] = ()
+    substitute_for: str = ""
+    description: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipes:
+    path: Path
+    layers: dict[str, list[dict[str, Any]]]
+    images: dict[str, Recipe]
+
+    def sandbox(self) -> Recipe:
+        return next(recipe for recipe in self.images.values() if recipe.sandbox)
+
+
+def load_recipes(path: Path | None = None) -> Recipes:
+    path = path or recipes_file()
+    raw = yaml.safe_load(path.read_text())
+    layers = raw.get("layers") or {}
+    for name, entries in layers.items():
+        for index, entry in enumerate(entries):
+            _check_entry(path, f"layers.{name}[{index}]", entry)
+    images = {}
+    for image_id, spec in (raw.get("images") or {}).items():
+        unknown = set(spec) - IMAGE_KEYS
+        if unknown:
+            raise DataError(
+                path, f"images.{image_id}", f"unknown keys {sorted(unknown)}; known: {sorted(IMAGE_KEYS)}"
+            )
+        missing = [layer for layer in spec["layers"] if layer not in layers]
+        if missing:
+            raise DataError(
+                path, f"images.{image_id}.layers", f"unknown layers {missing}; defined: {sorted(layers)}"
+            )
+        images[image_id] = Recipe(
+            id=image_id,
+            layers=tuple(spec["layers"]),
+            entrypoint=tuple(spec.get("entrypoint", ())),
+            cmd=tuple(spec.get("cmd", ())),
+            user=str(spec.get("user", "")),
+            sandbox=bool(spec.get("sandbox", False)),
+            extra_names=tuple(spec.get("extraNames", ())),
+            substitute_for=str(spec.get("substituteFor", "")),
+            description=str(spec.get("description", "")),
+        )
+    if sum(recipe.sandbox for recipe in images.values()) != 1:
+        raise DataError(
+            path, "images", "exactly one image must be `sandbox: true` (containerd's sandbox image)"
+        )
+    return Recipes(path, layers, images)
+
+
+def _check_entry(path: Path, field: str, entry: dict[str, Any]) -> None:
+    kinds = [kind for kind in ENTRY_KINDS if kind in entry]
+    if len(kinds) != 1:
+        raise DataError(path, field, f"an entry has exactly one of {sorted(ENTRY_KINDS)}")
+    kind = kinds[0]
+    allowed = {kind, "mode"} | ENTRY_KINDS[kind]
+    if set(entry) - allowed:
+        raise DataError(
+            path,
+            field,
+            f"unknown keys {sorted(set(entry) - allowed)}; a {kind} entry takes {sorted(allowed)}",
+        )
+    if kind == "file" and len(set(entry) & ENTRY_KINDS["file"]) != 1:
+        raise DataError(path, field, "a file entry has exactly one source: host, built or text")
+
+
+def names(recipe: Recipe, catalog: ImageCatalog) -> tuple[str, ...]:
+    """Every name an image is imported under: embedded repo list, upstream defaults, extra names."""
+    embedded = load_repo_list(repo_list_file(), catalog)
+    candidates = [
+        catalog.resolve(recipe.id, embedded),
+        catalog.resolve(recipe.id, catalog.default_repo_list()),
+        *recipe.extra_names,
+    ]
+    return tuple(dict.fromkeys(candidates))
+
+
+def sandbox_image_name() -> str:
+    return names(load_recipes().sandbox(), load_catalog())[0]
+
+
+def _applets(busybox: Path) -> list[str]:
+    listing = subprocess.run([str(busybox), "--list-full"], capture_output=True, text=True, check=True).stdout
+    return [line.strip() for line in listing.splitlines() if line.strip() and line.strip() != "bin/busybox"]
+
+
+def _entries(raw: list[dict[str, Any]], built: Mapping[str, Path]) -> tuple[Entry, ...]:
+    entries: list[Entry] = []
+    sources = {entry["file"]: Path(entry["host"]) for entry in raw if "host" in entry}
+    for entry in raw:
+        mode = int(str(entry.get("mode", "0755")), 8)
+        if "dir" in entry:
+            entries.append(Entry(entry["dir"], mode))
+        elif "symlink" in entry:
+            entries.append(Entry(entry["symlink"], 0o777, link=entry["target"]))
+        elif "applets" in entry:
+            target = entry["applets"]
+            entries += [Entry(f"/{applet}", 0o777, link=target) for applet in _applets(sources[target])]
+        elif "text" in entry:
+            entries.append(
+                Entry(entry["file"], int(str(entry.get("mode", "0644")), 8), data=entry["text"].encode())
+            )
+        else:
+            source = Path(entry["host"]) if "host" in entry else built[entry["built"]]
+            entries.append(Entry(entry["file"], mode, source=source))
+    return tuple(entries)
+
+
+def spec(recipe: Recipe, recipes: Recipes, catalog: ImageCatalog, built: Mapping[str, Path]) -> ImageSpec:
+    labels = {"org.opencontainers.image.description": recipe.description}
+    if recipe.substitute_for:
+        labels["winsuite.io/substitute-for"] = recipe.substitute_for
+    return ImageSpec(
+        names=names(recipe, catalog),
+        layers=tuple(Layer(layer, _entries(recipes.layers[layer], built)) for layer in recipe.layers),
+        entrypoint=recipe.entrypoint,
+        cmd=recipe.cmd,
+        user=recipe.user,
+        labels=labels,
+    )
+
+
+def _cache_key(image: ImageSpec) -> str:
+    """Inputs that change the archive: the spec, and each host file's identity (path, size, mtime)."""
+    digest = hashlib.sha256(repr(dataclasses.replace(image, layers=())).encode())
+    for layer in image.layers:
+        for entry in layer.entries:
+            stat = entry.source.stat() if entry.source else None
+            identity = (
+                entry.path,
+                entry.mode,
+                entry.link,
+                entry.data,
+                stat and (str(entry.source), stat.st_size, stat.st_mtime_ns),
+            )
+            digest.update(json.dumps(identity, default=str).encode())
+    return digest.hexdigest()[:16]
+
+
+def archives(built: Mapping[str, Path], report: Reporter) -> list[Path]:
+    """An archive per recipe, reused from the cache while its inputs are unchanged."""
+    recipes, catalog = load_recipes(), load_catalog()
+    paths = []
+    for recipe in recipes.images.values():
+        image = spec(recipe, recipes, catalog, built)
+        path = cache_dir() / "images" / f"{recipe.id}-{_cache_key(image)}.tar"
+        if not path.exists():
+            report(f"  writing image archive {path.name} ({', '.join(image.names)})")
+            write_archive(image, path)
+        paths.append(path)
+    return paths

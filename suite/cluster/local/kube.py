@@ -1,0 +1,126 @@
+"""The few API calls the launcher makes: create objects, and wait for nodes and pods by watching."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+from kubernetes import config as kube_config
+from kubernetes import watch
+
+from suite.cluster.local.errors import ComponentFailed
+
+# These two modules of the client have no type hints; calls go through Any rather than per-line ignores.
+_watch: Any = watch
+_config: Any = kube_config
+
+
+def api(kubeconfig_path: Path) -> client.CoreV1Api:
+    return client.CoreV1Api(_config.new_client_from_config(config_file=str(kubeconfig_path)))
+
+
+def _stream(list_call: Any, version: str, timeout: float, **selectors: str) -> Iterator[dict[str, Any]]:
+    """Watch events after `version`, ending at the server-side timeout."""
+    events: Iterator[dict[str, Any]] = _watch.Watch().stream(
+        list_call, resource_version=version, timeout_seconds=max(1, int(timeout)), **selectors
+    )
+    return events
+
+
+def _ignore_conflict(create: Any, *args: Any) -> None:
+    """Create an object; one that exists already is left as it is (a reused cluster)."""
+    try:
+        create(*args)
+    except client.ApiException as err:
+        if err.status != 409:
+            raise
+
+
+def create_nodes(core: client.CoreV1Api, nodes: Iterable[dict[str, Any]]) -> None:
+    """Create each Node; kwok keeps the status given at creation and fills in the rest."""
+    for node in nodes:
+        _ignore_conflict(core.create_node, node)
+
+
+def create_namespaced(core: client.CoreV1Api, objects: Iterable[dict[str, Any]]) -> None:
+    creators = {"Service": core.create_namespaced_service, "Endpoints": core.create_namespaced_endpoints}
+    for obj in objects:
+        _ignore_conflict(creators[obj["kind"]], obj["metadata"]["namespace"], obj)
+
+
+def _ready(node: Any) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or []))
+
+
+def wait_nodes_ready(core: client.CoreV1Api, names: Iterable[str], timeout: float) -> float:
+    """Watch nodes until every named one is Ready; on timeout say which are not and why."""
+    wanted = set(names)
+    started = time.monotonic()
+    listing: Any = core.list_node()
+    last: dict[str, Any] = {node.metadata.name: node for node in listing.items}
+    version: str = listing.metadata.resource_version
+
+    def all_ready() -> bool:
+        return all(name in last and _ready(last[name]) for name in wanted)
+
+    while not all_ready():
+        remaining = timeout - (time.monotonic() - started)
+        if remaining <= 0:
+            raise ComponentFailed(
+                f"nodes not Ready after {timeout:.0f}s: {_describe_not_ready(wanted, last)}"
+            )
+        for event in _stream(core.list_node, version, remaining):
+            node = event["object"]
+            version = node.metadata.resource_version
+            last[node.metadata.name] = node
+            if all_ready():
+                break
+    return time.monotonic() - started
+
+
+def _describe_not_ready(wanted: set[str], last: dict[str, Any]) -> str:
+    parts = []
+    for name in sorted(wanted):
+        node = last.get(name)
+        if node is None:
+            parts.append(f"{name} (not registered)")
+        elif not _ready(node):
+            ready = [c for c in (node.status.conditions or []) if c.type == "Ready"]
+            parts.append(
+                f"{name} ({ready[0].reason}: {ready[0].message})" if ready else f"{name} (no Ready condition)"
+            )
+    return "; ".join(parts)
+
+
+def delete_pods_on_node(core: client.CoreV1Api, node_name: str, timeout: float) -> list[str]:
+    """Delete every pod bound to the node and watch until the kubelet has finished them all.
+
+    Returns the pods still present at the deadline (the caller then removes their containers directly).
+    """
+    selector = f"spec.nodeName={node_name}"
+    listing: Any = core.list_pod_for_all_namespaces(field_selector=selector)
+    remaining = {(pod.metadata.namespace, pod.metadata.name) for pod in listing.items}
+    for namespace, name in remaining:
+        try:
+            core.delete_namespaced_pod(name, namespace, grace_period_seconds=1)
+        except client.ApiException as err:
+            if err.status != 404:
+                raise
+    deadline = time.monotonic() + timeout
+    version: str = listing.metadata.resource_version
+    while remaining and time.monotonic() < deadline:
+        stream = _stream(
+            core.list_pod_for_all_namespaces, version, deadline - time.monotonic(), field_selector=selector
+        )
+        for event in stream:
+            pod = event["object"]
+            version = pod.metadata.resource_version
+            if event["type"] == "DELETED":
+                remaining.discard((pod.metadata.namespace, pod.metadata.name))
+                if not remaining:
+                    break
+    return sorted(f"{namespace}/{name}" for namespace, name in remaining)

@@ -1,0 +1,188 @@
+"""`cluster up` and `cluster down`: start every component in order, record it, and stop it all by pid."""
+
+from __future__ import annotations
+
+import shutil
+import time
+import urllib.parse
+from pathlib import Path
+
+from suite.cluster.local import controlplane
+from suite.cluster.local import credentials
+from suite.cluster.local import kube
+from suite.cluster.local import simnodes
+from suite.cluster.local.artifacts import Group
+from suite.cluster.local.artifacts import catalog
+from suite.cluster.local.artifacts import locate
+from suite.cluster.local.artifacts import select
+from suite.cluster.local.build import Builder
+from suite.cluster.local.config import BRIDGE_IP
+from suite.cluster.local.config import DEFAULT_PORTS
+from suite.cluster.local.config import LOOPBACK
+from suite.cluster.local.config import REAL_NODE_NAME
+from suite.cluster.local.config import REAL_NODE_PORTS
+from suite.cluster.local.config import ClusterConfig
+from suite.cluster.local.health import crashed
+from suite.cluster.local.health import http_probe
+from suite.cluster.local.health import wait_until
+from suite.cluster.local.locks import file_lock
+from suite.cluster.local.ports import choose
+from suite.cluster.local.processes import alive
+from suite.cluster.local.processes import spawn
+from suite.cluster.local.processes import stop
+from suite.cluster.local.progress import Reporter
+from suite.cluster.local.progress import elapsed
+from suite.cluster.local.realnode import network
+from suite.cluster.local.realnode import node as realnode
+from suite.cluster.local.realnode import prereqs
+from suite.cluster.local.realnode import teardown
+from suite.cluster.local.state import ClusterState
+from suite.cluster.local.state import Layout
+from suite.cluster.local.state import load
+from suite.cluster.local.state import save
+from suite.pins import load_pins
+
+NODES_READY_TIMEOUT = 120.0
+
+
+def real_node_decision(config: ClusterConfig, bin_dir: Path | None) -> str:
+    """'' when this cluster gets the real node, else the one-line reason it does not."""
+    if config.real_node is False:
+        return "not requested (--no-real-node)"
+    pause = next(artifact for artifact in catalog(load_pins()) if artifact.name == "pause")
+    return prereqs.unavailable_reason(need_gcc=locate(pause, bin_dir) is None)
+
+
+def up(
+    name: str, config: ClusterConfig, report: Reporter, bin_dir: Path | None = None
+) -> tuple[ClusterState, bool]:
+    """Start the cluster or reuse the running one; returns its state and whether this call started it."""
+    layout = Layout(name)
+    with file_lock(layout.lock):
+        existing = load(layout)
+        if existing is not None:
+            dead = [proc for proc in existing.processes if not alive(proc)]
+            if not dead:
+                report(f"cluster {name} is already running ({existing.server}); reusing it")
+                return existing, False
+            for proc in dead:
+                report(str(crashed(proc)))
+            report(f"cluster {name} has stopped components; replacing it")
+            _down_locked(layout, existing, report)
+        elif layout.root.exists():
+            shutil.rmtree(layout.root)  # an up interrupted before it recorded anything
+        return _start(layout, config, report, bin_dir), True
+
+
+def _failed_up_logs(layout: Layout) -> Path:
+    """Where the logs of an `up` that failed are kept (its cluster directory is removed)."""
+    return layout.root.parent / f"{layout.name}.failed-up-logs"
+
+
+def _ports(real: bool, report: Reporter) -> dict[str, int]:
+    wanted = dict(DEFAULT_PORTS)
+    if not real:
+        return choose(LOOPBACK, wanted, report)
+    # The API server binds the bridge address, which exists only for this cluster: its port is always free.
+    apiserver = wanted.pop("kube-apiserver")
+    return choose(LOOPBACK, wanted | REAL_NODE_PORTS, report) | {"kube-apiserver": apiserver}
+
+
+def _start(layout: Layout, config: ClusterConfig, report: Reporter, bin_dir: Path | None) -> ClusterState:
+    started_at = time.monotonic()
+    pins = load_pins()
+    reason = real_node_decision(config, bin_dir)
+    real = not reason
+    if reason and config.real_node is not False:
+        report(f"no real node: {reason}; starting a simulated-only cluster")
+    groups = [Group.CONTROL_PLANE] + ([Group.REAL_NODE] if real else [])
+    bins = Builder(pins, report, bin_dir).ensure(select(pins, groups))
+    host = BRIDGE_IP if real else LOOPBACK
+    ports = _ports(real, report)
+    sim_nodes = simnodes.manifests(config, pins.kubernetes)
+    state = ClusterState(
+        name=layout.name,
+        server=f"https://{host}:{ports['kube-apiserver']}",
+        ports=ports,
+        bins={key: str(path) for key, path in bins.items()},
+        nodes=[node["metadata"]["name"] for node in sim_nodes] + ([REAL_NODE_NAME] if real else []),
+        real_node=realnode.snapshot_host() if real else None,
+        real_node_reason=reason,
+    )
+    report(f"starting cluster {layout.name} in {layout.root}")
+    layout.root.mkdir(parents=True)
+    save(layout, state)  # from here on, `down` knows what to undo
+    try:
+        _run_components(layout, state, sim_nodes, report)
+    except BaseException:
+        save(layout, state)
+        kept = _failed_up_logs(layout)
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.copytree(layout.logs, kept, dirs_exist_ok=True)
+        report(f"cluster {layout.name} failed to start; stopping what was started (logs kept in {kept})")
+        _down_locked(layout, state, report)
+        raise
+    save(layout, state)
+    took = elapsed(time.monotonic() - started_at)
+    report(f"cluster {layout.name} ready in {took}: {len(state.nodes)} nodes, {state.server}")
+    return state
+
+
+def _run_components(
+    layout: Layout, state: ClusterState, sim_nodes: list[dict[str, object]], report: Reporter
+) -> None:
+    bins = {key: Path(path) for key, path in state.bins.items()}
+    real = state.real_node is not None
+    credentials.write(layout, state.server, real)
+    if real:
+        network.setup()
+    host = urllib.parse.urlsplit(state.server).hostname or LOOPBACK
+    cp = controlplane.ControlPlane(layout, bins, state.ports, host, real)
+    controlplane.start(cp, report, state.processes)
+    save(layout, state)
+    kwok_argv = simnodes.kwok_argv(
+        bins["kwok"], bins["kwok-stages"], layout.kubeconfig, layout.pki, state.ports["kwok"]
+    )
+    kwok = spawn("kwok", kwok_argv, layout.log("kwok"))
+    state.processes.append(kwok)
+    save(layout, state)
+    kwok_health = http_probe(f"https://{LOOPBACK}:{state.ports['kwok']}/healthz", "ok", layout.pki / "ca.crt")
+    wait_until(kwok, kwok_health, what="healthy", timeout=controlplane.READY_TIMEOUT)
+    core = kube.api(layout.kubeconfig)
+    kube.create_nodes(core, sim_nodes)
+    if real:
+        realnode.start(realnode.RealNode(layout, bins, state.ports), report, state.processes)
+        save(layout, state)
+    took = kube.wait_nodes_ready(core, state.nodes, NODES_READY_TIMEOUT)
+    report(f"  {len(state.nodes)} nodes Ready after {took:.1f}s")
+
+
+def down(name: str, report: Reporter) -> bool:
+    """Stop every component of the cluster by pid and remove its state; False when there was none."""
+    layout = Layout(name)
+    with file_lock(layout.lock):
+        shutil.rmtree(_failed_up_logs(layout), ignore_errors=True)
+        state = load(layout)
+        if state is None and not layout.root.exists():
+            return False
+        _down_locked(layout, state, report)
+        return True
+
+
+def _down_locked(layout: Layout, state: ClusterState | None, report: Reporter) -> None:
+    problems: list[str] = []
+    if state is not None:
+        node = realnode.RealNode(layout, {k: Path(v) for k, v in state.bins.items()}, state.ports)
+        if state.real_node is not None:
+            apiserver = state.process("kube-apiserver")
+            api_up = apiserver is not None and alive(apiserver)
+            problems += teardown.stop_workloads(node, state.processes, api_up, report)
+        for proc in reversed(state.processes):
+            try:
+                stop(proc)
+            except RuntimeError as err:
+                problems.append(str(err))
+        if state.real_node is not None:
+            problems += teardown.clean_host(node, state.real_node, report)
+    shutil.rmtree(layout.root, ignore_errors=True)
+    report(f"cluster {layout.name} stopped" + (f" with problems: {'; '.join(problems)}" if problems else ""))

@@ -1,0 +1,88 @@
+"""The real node's kubelet: its configuration (cgroup v1, containerd 1.6, private dirs) and flags."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from suite.cluster.local.config import BRIDGE_IP
+from suite.cluster.local.config import CLUSTER_DNS_IP
+from suite.cluster.local.config import CLUSTER_DOMAIN
+from suite.cluster.local.config import KUBELET_PORT
+from suite.cluster.local.config import LOOPBACK
+from suite.cluster.local.config import NODE_POD_CIDR
+
+
+@dataclasses.dataclass(frozen=True)
+class KubeletPaths:
+    home: Path  # <cluster>/node/kubelet
+    pki: Path
+    socket: Path  # containerd's
+
+    @property
+    def config(self) -> Path:
+        return self.home / "config.yaml"
+
+    @property
+    def root(self) -> Path:
+        return self.home / "root"
+
+    @property
+    def pod_logs(self) -> Path:
+        return self.home / "pod-logs"
+
+
+def render_config(paths: KubeletPaths, healthz_port: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        # containerd 1.6 has no RuntimeConfig RPC, so kubelet uses this driver; there is no systemd here.
+        "cgroupDriver": "cgroupfs",
+        "failCgroupV1": False,  # kubelet >= 1.35 refuses cgroup v1 unless told otherwise
+        "failSwapOn": False,
+        "containerRuntimeEndpoint": f"unix://{paths.socket}",
+        "address": BRIDGE_IP,
+        "port": KUBELET_PORT,
+        "readOnlyPort": 0,
+        "healthzBindAddress": LOOPBACK,
+        "healthzPort": healthz_port,
+        "tlsCertFile": str(paths.pki / "kubelet-serving.crt"),
+        "tlsPrivateKeyFile": str(paths.pki / "kubelet-serving.key"),
+        "authentication": {
+            "anonymous": {"enabled": False},
+            "webhook": {"enabled": True},
+            "x509": {"clientCAFile": str(paths.pki / "ca.crt")},
+        },
+        "authorization": {"mode": "Webhook"},
+        "clusterDomain": CLUSTER_DOMAIN,
+        "clusterDNS": [CLUSTER_DNS_IP],
+        "podCIDR": NODE_POD_CIDR,
+        "podLogsDir": str(paths.pod_logs),
+        # Images are imported by hand and cannot be pulled again: never garbage-collect them.
+        "imageGCHighThresholdPercent": 100,
+        "imageGCLowThresholdPercent": 99,
+        "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%"},
+        "serializeImagePulls": False,
+        "protectKernelDefaults": False,
+    }
+
+
+def write_config(paths: KubeletPaths, healthz_port: int) -> None:
+    paths.home.mkdir(parents=True, exist_ok=True)
+    paths.config.write_text(yaml.safe_dump(render_config(paths, healthz_port), sort_keys=False))
+
+
+def argv(kubelet: Path, paths: KubeletPaths, kubeconfig: Path, node_name: str) -> list[str]:
+    return [
+        str(kubelet),
+        f"--config={paths.config}",
+        f"--kubeconfig={kubeconfig}",
+        f"--hostname-override={node_name}",
+        f"--node-ip={BRIDGE_IP}",
+        f"--root-dir={paths.root}",
+        f"--cert-dir={paths.home / 'pki'}",
+        "--v=2",
+    ]

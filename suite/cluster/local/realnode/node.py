@@ -1,0 +1,115 @@
+"""Bring up the real node: host network, containerd with the local images, kubelet, kube-proxy, CoreDNS."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+
+from suite.cluster.local import images
+from suite.cluster.local import kube
+from suite.cluster.local.config import REAL_NODE_NAME
+from suite.cluster.local.health import http_probe
+from suite.cluster.local.health import wait_until
+from suite.cluster.local.processes import Process
+from suite.cluster.local.processes import spawn
+from suite.cluster.local.progress import Reporter
+from suite.cluster.local.realnode import containerd
+from suite.cluster.local.realnode import coredns
+from suite.cluster.local.realnode import iptables
+from suite.cluster.local.realnode import kubelet
+from suite.cluster.local.realnode import kubeproxy
+from suite.cluster.local.realnode import network
+from suite.cluster.local.state import Layout
+from suite.cluster.local.state import RealNodeState
+
+READY_TIMEOUT = 60.0
+
+
+@dataclasses.dataclass(frozen=True)
+class RealNode:
+    layout: Layout
+    bins: Mapping[str, Path]
+    ports: Mapping[str, int]
+    name: str = REAL_NODE_NAME
+
+    @property
+    def containerd(self) -> containerd.Containerd:
+        return containerd.Containerd(self.layout.node / "containerd")
+
+    @property
+    def kubelet_paths(self) -> kubelet.KubeletPaths:
+        return kubelet.KubeletPaths(self.layout.node / "kubelet", self.layout.pki, self.containerd.socket)
+
+    def kubeconfig(self, client: str) -> Path:
+        return self.layout.config / f"{client}.kubeconfig"
+
+
+def snapshot_host() -> RealNodeState:
+    """What the host looks like before the node changes it; `down` restores or removes the difference."""
+    return RealNodeState(
+        node_name=REAL_NODE_NAME,
+        chains_before=iptables.owned_chains(),
+        netns_before=network.netns_names(),
+        sysctls_before=network.read_sysctls(),
+    )
+
+
+def _spawn_configured(node: RealNode, name: str, config: Path, text: str, argv: list[str]) -> Process:
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(text)
+    return spawn(name, argv, node.layout.log(name))
+
+
+def start(node: RealNode, report: Reporter, started: list[Process]) -> None:
+    """Start the node's components in dependency order; appends each to `started` as soon as it runs."""
+    runtime = node.containerd
+    runtime.cni_conf_dir.mkdir(parents=True, exist_ok=True)
+    conflist = network.conflist(node.layout.node / "cni" / "ipam")
+    (runtime.cni_conf_dir / "10-winsuite.conflist").write_text(json.dumps(conflist, indent=2))
+
+    archives = images.archives(node.bins, report)
+    proc = containerd.start(runtime, images.sandbox_image_name(), node.layout.log("containerd"))
+    started.append(proc)
+    containerd.import_images(runtime, archives)
+    report(f"  containerd ready, {len(archives)} image archives imported (pid {proc.pid})")
+
+    paths = node.kubelet_paths
+    kubelet.write_config(paths, node.ports["kubelet-healthz"])
+    started.append(
+        spawn(
+            "kubelet",
+            kubelet.argv(node.bins["kubelet"], paths, node.kubeconfig("kubelet"), node.name),
+            node.layout.log("kubelet"),
+        )
+    )
+
+    proxy_config = node.layout.config / "kube-proxy.yaml"
+    proxy_text = yaml.safe_dump(kubeproxy.render_config(node.kubeconfig("kube-proxy"), node.name, node.ports))
+    started.append(
+        _spawn_configured(
+            node,
+            "kube-proxy",
+            proxy_config,
+            proxy_text,
+            kubeproxy.argv(node.bins["kube-proxy"], proxy_config),
+        )
+    )
+
+    corefile = node.layout.config / "Corefile"
+    dns = _spawn_configured(
+        node,
+        "coredns",
+        corefile,
+        coredns.corefile(node.layout.kubeconfig, node.ports),
+        coredns.argv(node.bins["coredns"], corefile),
+    )
+    started.append(dns)
+    core = kube.api(node.layout.kubeconfig)
+    kube.create_namespaced(core, [coredns.service(), coredns.endpoints()])
+    ready_url = f"http://127.0.0.1:{node.ports['coredns-ready']}/ready"
+    took = wait_until(dns, http_probe(ready_url, "OK"), what=f"ready at {ready_url}", timeout=READY_TIMEOUT)
+    report(f"  kubelet, kube-proxy and CoreDNS started; CoreDNS ready after {took:.1f}s")

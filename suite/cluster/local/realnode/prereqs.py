@@ -1,0 +1,81 @@
+"""Whether this machine can run the real node, and the one command that installs what it lacks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+from pathlib import Path
+
+from suite.cluster.local.config import BRIDGE
+
+# Debian packages of the real node; gcc and libc6-dev compile the upstream pause binary.
+DEBIAN_PACKAGES = (
+    "containerd",
+    "runc",
+    "containernetworking-plugins",
+    "iptables",
+    "conntrack",
+    "busybox-static",
+    "iproute2",
+    "gcc",
+    "libc6-dev",
+)
+CNI_BIN_DIR = Path("/usr/lib/cni")
+CNI_PLUGINS = ("bridge", "host-local", "loopback", "portmap")
+BUSYBOX = Path("/bin/busybox")
+TOOLS = ("containerd", "ctr", "runc", "iptables", "ip6tables", "conntrack", "ip", "mount", "umount")
+
+
+def install_command() -> list[str]:
+    return ["apt-get", "install", "-y", "--no-install-recommends", *DEBIAN_PACKAGES]
+
+
+def _is_static_elf(path: Path) -> bool:
+    """No PT_INTERP program header: the binary runs in an image that has no dynamic loader."""
+    with path.open("rb") as elf:
+        header = elf.read(64)
+        if header[:4] != b"\x7fELF" or header[4] != 2:  # 64-bit only, as on every supported machine
+            return False
+        (phoff,) = struct.unpack_from("<Q", header, 32)
+        phentsize, phnum = struct.unpack_from("<HH", header, 54)
+        for index in range(phnum):
+            elf.seek(phoff + index * phentsize)
+            if struct.unpack("<I", elf.read(4))[0] == 3:  # PT_INTERP
+                return False
+    return True
+
+
+def _cgroups_ok() -> bool:
+    return Path("/sys/fs/cgroup/memory").is_dir() or "memory" in _read("/sys/fs/cgroup/cgroup.controllers")
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
+
+
+def missing_packages() -> list[str]:
+    """What of the real node's host software is absent (tools, CNI plugins, static busybox)."""
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    missing += [f"CNI plugin {plugin}" for plugin in CNI_PLUGINS if not (CNI_BIN_DIR / plugin).exists()]
+    if not BUSYBOX.exists() or not _is_static_elf(BUSYBOX):
+        missing.append(f"static {BUSYBOX}")
+    return missing
+
+
+def unavailable_reason(need_gcc: bool) -> str:
+    """'' when the real node can run here, else one line saying why not and what would fix it."""
+    if os.geteuid() != 0:
+        return "needs root (containerd, kubelet, a bridge and iptables rules)"
+    if not _cgroups_ok():
+        return "needs the cgroup memory controller (mounted under /sys/fs/cgroup)"
+    missing = missing_packages() + (["gcc"] if need_gcc and shutil.which("gcc") is None else [])
+    if missing:
+        command = " ".join(install_command())
+        return f"missing {', '.join(missing)}: run `winsuite cluster deps --install` ({command})"
+    if Path(f"/sys/class/net/{BRIDGE}").exists():
+        return f"network interface {BRIDGE} exists already (another cluster's real node? take that one down)"
+    return ""

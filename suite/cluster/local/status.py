@@ -1,0 +1,68 @@
+"""`cluster status`: what is running, what crashed (with its log tail), and the nodes' readiness."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from suite.cluster.local import kube
+from suite.cluster.local.health import crashed
+from suite.cluster.local.processes import Process
+from suite.cluster.local.processes import alive
+from suite.cluster.local.state import ClusterState
+from suite.cluster.local.state import Layout
+from suite.cluster.local.state import load
+
+
+@dataclasses.dataclass
+class Status:
+    layout: Layout
+    state: ClusterState | None
+    dead: list[Process]
+    nodes: dict[str, str]  # node -> Ready / NotReady, read from the API when it answers
+
+    @property
+    def running(self) -> bool:
+        return self.state is not None and not self.dead
+
+
+def _node_readiness(layout: Layout) -> dict[str, str]:
+    try:
+        listing: Any = kube.api(layout.kubeconfig).list_node(_request_timeout=5)
+    except Exception:  # an API server that does not answer is reported by the component check
+        return {}
+    readiness = {}
+    for node in listing.items:
+        ready = any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or []))
+        readiness[node.metadata.name] = "Ready" if ready else "NotReady"
+    return readiness
+
+
+def inspect(name: str) -> Status:
+    layout = Layout(name)
+    state = load(layout)
+    if state is None:
+        return Status(layout, None, [], {})
+    dead = [proc for proc in state.processes if not alive(proc)]
+    apiserver = state.process("kube-apiserver")
+    nodes = _node_readiness(layout) if apiserver is not None and apiserver not in dead else {}
+    return Status(layout, state, dead, nodes)
+
+
+def render(status: Status) -> list[str]:
+    name, state = status.layout.name, status.state
+    if state is None:
+        return [f"cluster {name}: not running (start it with `winsuite cluster up --name {name}`)"]
+    node = state.real_node.node_name if state.real_node else f"none: {state.real_node_reason}"
+    lines = [
+        f"cluster {name}: {'running' if status.running else 'degraded'}",
+        f"  server      {state.server}",
+        f"  kubeconfig  {status.layout.kubeconfig}",
+        f"  real node   {node}",
+    ]
+    for proc in state.processes:
+        condition = "exited" if proc in status.dead else "running"
+        lines.append(f"  {proc.name:<24} pid {proc.pid:<8} {condition:<8} {proc.log}")
+    lines += [f"  node {node:<19} {readiness}" for node, readiness in sorted(status.nodes.items())]
+    lines += [str(crashed(proc)) for proc in status.dead]
+    return lines
