@@ -23,7 +23,9 @@ from reports.model import Job
 from reports.model import PlanItem
 from reports.model import Status
 
-NEVER_WORKS = "never-works"  # a plan tier whose outcome is documented, not tested green
+# Plan tiers whose outcome is documented (an exclusion with its reason), not tested green; the plan's
+# data calls it "will-never-work", the JUnit tier property "never-works".
+NEVER_WORKS = frozenset({"never-works", "will-never-work"})
 
 
 class RowState(enum.Enum):
@@ -225,7 +227,7 @@ def _items(plan_items: Sequence[PlanItem], tests: list[RowReadiness]) -> list[It
         ]
         ran = [row for row in rows if row.state.blocks or row.state is RowState.GREEN]
         state = min(ran, key=lambda row: RANK[row.state]).state.value if ran else UNTESTED
-        blocks = any(row.state.blocks for row in ran) or (state == UNTESTED and item.tier != NEVER_WORKS)
+        blocks = any(row.state.blocks for row in ran) or (state == UNTESTED and item.tier not in NEVER_WORKS)
         items.append(ItemReadiness(item, state, rows, blocks))
     return items
 

@@ -1,0 +1,204 @@
+"""The dashboard in a real browser: headless Chromium opens it from disk, draws and filters the grid, and a
+hostile test name stays text. Chromium is driven over its DevTools pipe (stdlib only, no network at all).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reports.analysis import ReportOptions
+from reports.analysis import build_report
+from reports.render import write_dashboard
+from reports.results import load_history
+from reports.synthetic import START
+from reports.synthetic import write_job
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--remote-debugging-pipe",
+    "--window-size=1400,1000",
+)
+HOSTILE = '[sig-windows] <img src=x onerror="window.pwned=1"><script>window.pwned=2</script> [Serial]'
+DEADLINE = 30.0
+# Chromium reads commands on fd 3 and answers on fd 4. This puts our pipe ends there before it starts:
+# both are copied to fresh descriptors first, so neither can be overwritten by the other's dup2, and
+# marked inheritable explicitly because dup2 onto the same number changes nothing.
+LAUNCHER = (
+    "import os, sys\n"
+    "fresh = [os.dup(int(fd)) for fd in sys.argv[1:3]]\n"
+    "for target, fd in zip((3, 4), fresh):\n"
+    "    os.dup2(fd, target)\n"
+    "    os.set_inheritable(target, True)\n"
+    "os.execv(sys.argv[3], sys.argv[3:])\n"
+)
+
+
+class DevTools:
+    """A minimal Chrome DevTools Protocol client over --remote-debugging-pipe (fd 3 in, fd 4 out)."""
+
+    def __init__(self, process: subprocess.Popen[bytes], send_fd: int, receive_fd: int) -> None:
+        self.process, self.send_fd, self.receive_fd = process, send_fd, receive_fd
+        self.next_id = 0
+        self.buffer = b""
+        self.session = ""
+
+    def call(self, method: str, **params: object) -> dict[str, object]:
+        self.next_id += 1
+        message: dict[str, object] = {"id": self.next_id, "method": method, "params": params}
+        if self.session:
+            message["sessionId"] = self.session
+        os.write(self.send_fd, json.dumps(message).encode() + b"\0")
+        while True:
+            reply = self._receive()
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise AssertionError(f"{method} failed: {reply['error']}")
+                result = reply.get("result", {})
+                assert isinstance(result, dict)
+                return result
+
+    def evaluate(self, expression: str) -> object:
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        value = result["result"]
+        assert isinstance(value, dict), result
+        return value.get("value")
+
+    def wait_for(self, expression: str) -> object:
+        deadline = time.monotonic() + DEADLINE
+        while time.monotonic() < deadline:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            time.sleep(0.1)
+        raise AssertionError(f"waited {DEADLINE:.0f} s for {expression}")
+
+    def open(self, url: str) -> None:
+        target = self.call("Target.createTarget", url="about:blank")
+        attached = self.call("Target.attachToTarget", targetId=target["targetId"], flatten=True)
+        self.session = str(attached["sessionId"])
+        self.call("Page.navigate", url=url)
+        self.wait_for(f"location.href === {json.dumps(url)} && document.readyState === 'complete'")
+
+    def _receive(self) -> dict[str, object]:
+        deadline = time.monotonic() + DEADLINE
+        while b"\0" not in self.buffer:
+            ready, _, _ = select.select([self.receive_fd], [], [], max(deadline - time.monotonic(), 0))
+            chunk = os.read(self.receive_fd, 1 << 20) if ready else b""
+            if not chunk:
+                raise AssertionError(f"chromium stopped answering (exit code {self.process.poll()})")
+            self.buffer += chunk
+        message, self.buffer = self.buffer.split(b"\0", 1)
+        decoded = json.loads(message)
+        assert isinstance(decoded, dict)
+        return decoded
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[DevTools]:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("needs Debian's chromium (apt-get install -y chromium)")
+    to_browser, from_browser = os.pipe(), os.pipe()
+    args = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}", "about:blank"]
+    process = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHER, str(to_browser[0]), str(from_browser[1]), *args],
+        pass_fds=(to_browser[0], from_browser[1]),
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "chromium.log").open("wb"),
+    )
+    os.close(to_browser[0])
+    os.close(from_browser[1])
+    devtools = DevTools(process, to_browser[1], from_browser[0])
+    try:
+        yield devtools
+    finally:
+        try:
+            devtools.session = ""
+            devtools.call("Browser.close")
+            process.wait(timeout=10)
+        except (AssertionError, OSError, subprocess.TimeoutExpired):
+            process.kill()
+            process.wait()
+        os.close(to_browser[1])
+        os.close(from_browser[0])
+
+
+@pytest.fixture
+def dashboard(tmp_path: Path) -> Path:
+    rows = {
+        HOSTILE: "KPPPPF",
+        "[sig-network] DNS should resolve the cluster's services [Conformance]": "PPFPPP",
+        "[sig-node] Pods should be submitted and removed [Conformance]": "PPPPPP",
+        "[sig-storage] EmptyDir volumes should support shared volumes [LinuxOnly]": "SSSSSS",
+    }
+    meta = {"release-blocking": True, "kubernetes-version": "v1.36.3", "windows-builds": "10.0.20348"}
+    write_job(tmp_path / "results", "ci-windows", rows, metadata=meta)
+    report = build_report(load_history(tmp_path / "results", now=START), ReportOptions(), now=START)
+    return write_dashboard(report, tmp_path / "dashboard").parent
+
+
+def test_the_grid_draws_filters_and_keeps_a_hostile_name_as_text(
+    browser: DevTools, dashboard: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    browser.open((dashboard / "jobs" / "ci-windows" / "grid.html").as_uri())
+    rows = "#grid tbody tr:not(.overall)"
+    assert browser.wait_for(f"document.querySelectorAll('{rows}').length") == 4
+    size = browser.evaluate("JSON.stringify(document.getElementById('grid').getBoundingClientRect())")
+    box = json.loads(str(size))
+    assert box["width"] > 100
+    assert box["height"] > 100
+    assert browser.evaluate("document.querySelectorAll('#grid td.sK').length") == 1
+
+    names = browser.evaluate(f"[...document.querySelectorAll('{rows} th.name')].map(th => th.textContent)")
+    assert isinstance(names, list)
+    assert HOSTILE in names
+    assert browser.evaluate("window.pwned === undefined")
+    assert browser.evaluate("document.querySelectorAll('body img, #grid script').length") == 0
+
+    visible = f"[...document.querySelectorAll('{rows}')].filter(tr => !tr.hidden).length"
+    filter_by = (
+        "(() => {{ const box = document.getElementById('filter'); box.value = {!s};"
+        " box.dispatchEvent(new Event('input')); }})()"
+    )
+    browser.evaluate(filter_by.format(json.dumps("dns")))
+    assert browser.evaluate(visible) == 1
+    assert browser.evaluate("document.getElementById('shown').textContent") == "1 of 4 tests"
+    browser.evaluate(filter_by.format(json.dumps("")))
+    assert browser.evaluate(visible) == 4
+
+    screenshot = base64.b64decode(str(browser.call("Page.captureScreenshot", format="png")["data"]))
+    assert screenshot.startswith(b"\x89PNG")
+    (tmp_path / "report-browser.png").write_bytes(screenshot)
+    published = request.config.rootpath / "_artifacts" / "report-browser"
+    published.mkdir(parents=True, exist_ok=True)
+    (published / "grid.png").write_bytes(screenshot)
+
+
+def test_the_index_shows_the_hostile_name_as_text_and_runs_nothing(
+    browser: DevTools, dashboard: Path
+) -> None:
+    browser.open((dashboard / "index.html").as_uri())
+    assert browser.evaluate("document.querySelector('.verdict h1').textContent") == "NOT READY"
+    assert browser.evaluate("document.body.textContent.includes(" + json.dumps(HOSTILE) + ")")
+    assert browser.evaluate("window.pwned === undefined")
+    assert browser.evaluate("document.querySelectorAll('img').length") == 0

@@ -1,0 +1,69 @@
+"""The grid's compact encoding decodes back to the cells, and its links reach the build directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reports.grid import CODES
+from reports.grid import StringTable
+from reports.grid import encode_row
+from reports.grid import grid_data
+from reports.model import Build
+from reports.model import Cell
+from reports.model import Status
+from reports.results import load_history
+from reports.synthetic import START
+from reports.synthetic import write_job
+
+
+def decode(runs: list[int], strings: list[str]) -> list[tuple[str, int, str, str, str]]:
+    """What the page's script does with a row: status code, run length and the three strings."""
+    return [
+        (CODES[runs[i]], runs[i + 1], strings[runs[i + 2]], strings[runs[i + 3]], strings[runs[i + 4]])
+        for i in range(0, len(runs), 5)
+    ]
+
+
+def test_equal_neighbouring_cells_collapse_into_one_run() -> None:
+    strings = StringTable()
+    failed = Cell(Status.FAIL, "boom", "F", "artifacts/my test/")
+    runs = encode_row([Cell(Status.PASS)] * 3 + [failed, failed, Cell(Status.NO_RESULT)], strings)
+    assert decode(runs, strings.strings) == [
+        ("P", 3, "", "", ""),
+        ("F", 2, "boom", "artifacts/my%20test/", "F"),
+        ("_", 1, "", "", ""),
+    ]
+
+
+def test_the_string_table_stores_each_text_once() -> None:
+    strings = StringTable()
+    assert strings("a") == strings("a") == 1
+    assert strings("") == 0
+    assert strings.strings == ["", "a"]
+
+
+def test_grid_data_lists_builds_newest_first_with_their_metadata(tmp_path: Path) -> None:
+    meta = {"kubernetes-version": "v1.36.3", "windows-builds": "10.0.20348"}
+    ids = write_job(
+        tmp_path, "job", {"b": "KP", "a": "SF"}, metadata=meta, properties={"a": {"tags": "Serial"}}
+    )
+    (job,) = load_history(tmp_path, now=START).jobs
+
+    def href(build: Build) -> str:
+        return f"../{build.id}"
+
+    data = grid_data(job, href, 50)
+    builds = data["builds"]
+    assert isinstance(builds, list)
+    assert [(b["id"], b["h"], b["k"], b["w"], b["r"]) for b in builds] == [
+        (ids[0], f"../{ids[0]}", "v1.36.3", "10.0.20348", "—"),
+        (ids[1], f"../{ids[1]}", "v1.36.3", "10.0.20348", "—"),
+    ]
+    rows = data["rows"]
+    strings = data["strings"]
+    assert isinstance(rows, list)
+    assert isinstance(strings, list)
+    assert [row[0] for row in rows] == ["a", "b"]
+    assert strings[rows[0][1]] == "Serial"
+    assert [run[0] for run in decode(rows[0][4], strings)] == ["S", "F"]
+    assert decode(rows[1][4], strings)[0][4] == "1/2"
