@@ -9,6 +9,7 @@ class Capability(enum.Enum):
     """A cluster capability; discovery decides which ones the cluster has for the target OS."""
 
     NODES = "a schedulable node of the target OS (simulated nodes count: scheduling and admission only)"
+    WINDOWS_NODES = "Ready Windows nodes (simulated nodes count: scheduling and admission only)"
     RUNS_CONTAINERS = "a node that runs {os} containers"
     EXEC = "exec into containers on a node that runs {os} containers"
     LOGS = "container logs from a node that runs {os} containers"
@@ -27,7 +28,6 @@ class Capability(enum.Enum):
     GPU = "a Windows node with a DirectX GPU device plugin"
     LOAD_BALANCER = "a LoadBalancer implementation that assigns ingress IPs"
     METRICS_API = "the resource metrics API (metrics.k8s.io)"
-    DISRUPTION = "permission to reboot, shut down or pressure nodes (a disposable cluster)"
     EXTERNAL_NETWORK = "outbound Internet access from pods"
 
     def describe(self, target_os: str) -> str:

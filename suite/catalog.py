@@ -9,8 +9,8 @@ import pkgutil
 from types import ModuleType
 
 from suite import cases
-from suite.naming import SPEC_MARKER
 from suite.naming import Spec
+from suite.naming import specs_of_function
 
 # suite/cases/<directory> -> the plan tier its tests belong to by default.
 DIRECTORY_TIERS = {"adapted": "adapted", "substitute": "substitute", "windows": "windows-specific"}
@@ -21,6 +21,12 @@ class Entry:
     spec: Spec
     module: str
     function: str
+    param: str | None = None  # the it_each entry
+
+    @property
+    def nodeid(self) -> str:
+        """The pytest node id with the project root as rootdir (how `winsuite run` invokes pytest)."""
+        return self.module.replace(".", "/") + ".py::" + self.function + (f"[{self.param}]" if self.param else "")
 
     @property
     def directory_tier(self) -> str:
@@ -32,9 +38,7 @@ def _specs_of(module: ModuleType) -> list[Entry]:
     for name, fn in inspect.getmembers(module, inspect.isfunction):
         if not name.startswith("test") or fn.__module__ != module.__name__:
             continue
-        for mark in getattr(fn, "pytestmark", []):
-            if mark.name == SPEC_MARKER and isinstance(mark.kwargs.get("spec"), Spec):
-                entries.append(Entry(mark.kwargs["spec"], module.__name__, name))
+        entries += [Entry(spec, module.__name__, name, param) for spec, param in specs_of_function(fn)]
     return entries
 
 

@@ -3,20 +3,37 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from suite.catalog import DIRECTORY_TIERS
 from suite.naming import Disruptive
 from suite.naming import Serial
 from suite.naming import Slow
 from suite.naming import Spec
 from suite.naming import spec_of
+from suite.plan import load_plan
 from suite.registry import check_specs
+from suite.results.writer import WINSUITE_PROPERTY
 from suite.run_config import RunConfig
 from suite.selection import Outcome
+from suite.selection import Verdict
 
-# Why a test left the run, kept on the item for reporting (`winsuite list`, the results writer).
-VERDICT_KEY = pytest.StashKey[str]()
+
+def result_properties(item: pytest.Item, spec: Spec, verdict: Verdict) -> dict[str, Any]:
+    """What the results writer puts on each JUnit row; travels with the reports from xdist workers."""
+    plan_items = load_plan().items_of_test(spec.full_name)
+    module = getattr(item, "module", None)
+    directory = module.__name__.split(".")[2] if module and module.__name__.count(".") >= 3 else ""
+    return {
+        "name": spec.full_name,
+        "tags": [t.value for t in spec.tags],
+        "tier": plan_items[0].tier if plan_items else DIRECTORY_TIERS.get(directory, ""),
+        "category": spec.category or "",
+        "plan-items": [i.id for i in plan_items],
+        "excluded": verdict.exclusion.skip_reason() if verdict.exclusion else "",
+    }
 
 
 def is_serial(spec: Spec) -> bool:
@@ -61,8 +78,7 @@ class Selection:
                 continue
             if verdict.outcome is Outcome.SKIP:
                 item.add_marker(pytest.mark.skip(reason=verdict.reason))
-            if verdict.exclusion is not None:
-                item.stash[VERDICT_KEY] = verdict.exclusion.reason
+            item.user_properties.append((WINSUITE_PROPERTY, result_properties(item, spec, verdict)))
             kept.append(item)
         if deselected:
             config.hook.pytest_deselected(items=deselected)

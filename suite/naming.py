@@ -7,6 +7,7 @@ import inspect
 import re
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Any
 from typing import TypeVar
 from typing import cast
@@ -41,15 +42,15 @@ class Tag:
         return re.sub(r"[^0-9A-Za-z]+", "_", words).strip("_").lower()
 
 
-def Area(sig: str) -> Tag:  # noqa: N802 - reads like the upstream SIGDescribe
+def Area(sig: str) -> Tag:
     return Tag(sig)
 
 
-def Feature(name: str) -> Tag:  # noqa: N802
+def Feature(name: str) -> Tag:
     return Tag(f"Feature:{name}")
 
 
-def FeatureGate(name: str) -> Tag:  # noqa: N802
+def FeatureGate(name: str) -> Tag:
     return Tag(f"FeatureGate:{name}")
 
 
@@ -142,6 +143,50 @@ class Describe:
             return cast(F, marked)
 
         return decorate
+
+
+    def it_each(
+        self,
+        *segments: Segment,
+        argname: str,
+        entries: Mapping[str, object],
+        category: str | None = None,
+        needs: Iterable[Capability] = (),
+        images: Iterable[str] = (),
+        twins: Mapping[str, str] | None = None,
+    ) -> Callable[[F], F]:
+        """A table of tests (like ginkgo's DescribeTable): one test per entry, `{entry}` in the text names it."""
+
+        def decorate(fn: F) -> F:
+            params = []
+            for entry, value in entries.items():
+                spec = Spec(
+                    segments=(*self.segments, *(s.format(entry=entry) if isinstance(s, str) else s for s in segments)),
+                    twin=(twins or {}).get(entry),
+                    category=category,
+                    needs=tuple(needs),
+                    images=tuple(images),
+                    file=inspect.getsourcefile(fn) or "",
+                    line=fn.__code__.co_firstlineno,
+                )
+                marks = [getattr(pytest.mark, SPEC_MARKER)(spec=spec)]
+                marks += [getattr(pytest.mark, tag.marker) for tag in spec.tags]
+                params.append(pytest.param(value, id=entry, marks=marks))
+            return cast(F, pytest.mark.parametrize(argname, params)(fn))
+
+        return decorate
+
+
+def specs_of_function(fn: Callable[..., Any]) -> list[tuple[Spec, str | None]]:
+    """The Spec(s) a test function declares, with the parameter id: one for `it`, one per `it_each` entry."""
+    specs: list[tuple[Spec, str | None]] = []
+    for mark in getattr(fn, "pytestmark", []):
+        if mark.name == SPEC_MARKER and isinstance(mark.kwargs.get("spec"), Spec):
+            specs.append((mark.kwargs["spec"], None))
+        elif mark.name == "parametrize":
+            for param in mark.args[1]:
+                specs += [(m.kwargs["spec"], param.id) for m in getattr(param, "marks", ()) if m.name == SPEC_MARKER]
+    return specs
 
 
 def spec_of(item: pytest.Item) -> Spec | None:

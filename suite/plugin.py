@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+
 import pytest
 
+from suite import fixtures
 from suite import hookspecs
 from suite import options
 from suite.collection import Selection
 from suite.errors import UsageError
+from suite.flakes import FlakeAttempts
 from suite.naming import SPEC_MARKER
 from suite.registry import load_registry
+from suite.requirements import Requirements
+from suite.results.writer import ResultsWriter
 from suite.run_config import PHASES
 from suite.run_config import RunConfig
 from suite.run_config import build_run_config
+from suite.session import close_session
+from suite.timeouts import TestTimeouts
 
 RUN_CONFIG_KEY = pytest.StashKey[RunConfig]()
-SELECTION_PLUGIN = "winsuite-selection"
+PLUGINS_KEY = pytest.StashKey[list[str]]()
 
 # Options only the runner passes to its pytest phases.
 INTERNAL_OPTIONS = (
@@ -44,13 +55,39 @@ def pytest_configure(config: pytest.Config) -> None:
     for tag in registry.all_tags():
         meaning = registry.tags.get(tag.value, f"tests tagged {tag.render()}")
         config.addinivalue_line("markers", f"{tag.marker}: {tag.render()} {meaning}")
-    config.pluginmanager.register(Selection(lambda: run_config(config)), SELECTION_PLUGIN)
+    plugins: dict[str, object] = {
+        "winsuite-selection": Selection(lambda: run_config(config)),
+        "winsuite-requirements": Requirements(),
+        "winsuite-flakes": FlakeAttempts(lambda: run_config(config).job.flake_attempts),
+        "winsuite-timeouts": TestTimeouts(lambda: run_config(config).job.test_timeout),
+        "winsuite-fixtures": fixtures,
+    }
+    results_dir = config.getoption("winsuite_results_dir")
+    if results_dir and not hasattr(config, "workerinput"):  # only the controller writes results
+        junit_name = config.getoption("winsuite_junit_name") or "junit_01.xml"
+        plugins["winsuite-results"] = ResultsWriter(Path(results_dir), junit_name)
+        _interrupt_on_sigterm()
+    for name, plugin in plugins.items():
+        config.pluginmanager.register(plugin, name)
+    config.stash[PLUGINS_KEY] = list(plugins)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    plugin = config.pluginmanager.get_plugin(SELECTION_PLUGIN)
-    if plugin is not None:
-        config.pluginmanager.unregister(plugin)
+    close_session(config)
+    for name in config.stash.get(PLUGINS_KEY, []):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
+
+
+def _interrupt_on_sigterm() -> None:
+    """SIGTERM ends the session like Ctrl-C, so results are still written, marked interrupted."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt("SIGTERM")
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def run_config(config: pytest.Config) -> RunConfig:

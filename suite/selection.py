@@ -73,12 +73,12 @@ class Selector:
     def why_not(self, full_name: str) -> str | None:
         """None when selected, otherwise the reason in the words of the flags."""
         text = f"{SUITE_DESCRIPTION} {full_name}"
-        focus: re.Pattern[str] | None = getattr(self, "_focus_re")
-        skip: re.Pattern[str] | None = getattr(self, "_skip_re")
+        focus: re.Pattern[str] | None = self._focus_re
+        skip: re.Pattern[str] | None = self._skip_re
         if focus is not None and not focus.search(text):
             return "does not match --focus"
         if skip is not None and skip.search(text):
-            effective: tuple[str, ...] = getattr(self, "_effective_skip")
+            effective: tuple[str, ...] = self._effective_skip
             matching = next((s for s in effective if compile_re2(s).search(text)), "|".join(effective))
             default = " (e2e.test's default when neither focus nor skip is given)" if matching == DEFAULT_SKIP else ""
             return f"matches --skip {matching!r}{default}"

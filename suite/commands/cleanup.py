@@ -27,5 +27,5 @@ def run(args: argparse.Namespace) -> int:
     verb = "would delete" if args.dry_run else "deleted"
     for name in deleted:
         print(f"{verb} namespace {name}")
-    print(f"{len(deleted)} namespace(s) {verb.split()[-1]}")
+    print(f"{len(deleted)} namespace(s) {verb.rsplit(maxsplit=1)[-1]}")
     return 0

@@ -1,0 +1,100 @@
+"""Targets for clusters winsuite does not manage: a kubeconfig (+ context), or the in-cluster service account."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+
+import urllib3
+import yaml
+from kubernetes import client
+from kubernetes import config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+
+from suite.errors import ClusterUnreachable
+from suite.errors import UsageError
+
+log = logging.getLogger("winsuite.cluster")
+
+
+def api_client(kubeconfig: Path | None, context: str | None = None) -> client.ApiClient:
+    """An ApiClient for a kubeconfig/context, or for the in-cluster config when kubeconfig is None."""
+    configuration = client.Configuration()
+    try:
+        if kubeconfig is None:
+            config.load_incluster_config(client_configuration=configuration)
+        else:
+            config.load_kube_config(config_file=str(kubeconfig), context=context,
+                                    client_configuration=configuration)
+    except (ConfigException, OSError) as err:
+        where = "in-cluster config" if kubeconfig is None else f"kubeconfig {kubeconfig}"
+        raise UsageError(f"cannot load {where}{f' (context {context})' if context else ''}: {err}") from err
+    configuration.retries = 0  # tenacity retries transient errors where it matters
+    return client.ApiClient(configuration)
+
+
+def server_version(api: client.ApiClient) -> str:
+    """GET /version, or one line saying which server could not be reached and why."""
+    server = api.configuration.host
+    try:
+        info = client.VersionApi(api).get_code(_request_timeout=15)
+    except urllib3.exceptions.HTTPError as err:
+        reason = getattr(err, "reason", None) or err
+        raise ClusterUnreachable(f"cannot reach the Kubernetes API server at {server}: {reason}") from None
+    except ApiException as err:
+        raise ClusterUnreachable(f"the Kubernetes API server at {server} answered {err.status} {err.reason}") from None
+    return str(info.git_version)
+
+
+class KubeconfigTarget:
+    """A cluster someone else runs; connecting only checks that it answers."""
+
+    def __init__(self, kubeconfig: Path | None, context: str | None = None, name: str = "kubeconfig") -> None:
+        self.name = name
+        self._kubeconfig = kubeconfig
+        self._context = context
+        self._materialized: Path | None = None
+
+    def connect(self) -> None:
+        version = server_version(api_client(self._kubeconfig, self._context))
+        log.info("connected to %s (%s)", self.describe(), version)
+
+    def wait_ready(self, timeout: float) -> None:
+        """Nothing to start: the cluster answered in connect()."""
+
+    def kubeconfig_path(self) -> Path:
+        if self._kubeconfig is not None:
+            return self._kubeconfig
+        return self._in_cluster_kubeconfig()
+
+    def collect_logs(self, dest: Path) -> None:
+        """Component logs of an external cluster are not winsuite's to collect."""
+
+    def close(self) -> None:
+        if self._materialized is not None:
+            self._materialized.unlink(missing_ok=True)
+
+    def describe(self) -> str:
+        if self._kubeconfig is None:
+            return "the in-cluster service account"
+        return f"kubeconfig {self._kubeconfig}" + (f" (context {self._context})" if self._context else "")
+
+    def _in_cluster_kubeconfig(self) -> Path:
+        """Tools that need a file (e.g. upstream e2e.test) get one built from the service account."""
+        if self._materialized is None:
+            sa = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+            configuration = api_client(None).configuration
+            doc = {
+                "apiVersion": "v1", "kind": "Config", "current-context": "in-cluster",
+                "clusters": [{"name": "in-cluster", "cluster": {"server": configuration.host,
+                                                                "certificate-authority": str(sa / "ca.crt")}}],
+                "users": [{"name": "sa", "user": {"tokenFile": str(sa / "token")}}],
+                "contexts": [{"name": "in-cluster", "context": {"cluster": "in-cluster", "user": "sa"}}],
+            }
+            handle = tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False)  # noqa: SIM115
+            with handle:
+                yaml.safe_dump(doc, handle)
+            self._materialized = Path(handle.name)
+        return self._materialized

@@ -1,0 +1,57 @@
+"""Namespaces: one per test, labelled with the run id, deleted without waiting; cleanup of interrupted runs."""
+
+from __future__ import annotations
+
+import re
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from suite.k8s import retry
+from suite.k8s.waits import wait_for_set
+
+RUN_ID_LABEL = "winsuite.io/run-id"
+TEST_ANNOTATION = "winsuite.io/test"
+
+
+def name_for(test_name: str, suffix: str) -> str:
+    """A DNS-1123 namespace name derived from the test, e.g. 'pods-should-get-a-host-ip-1a2b'."""
+    words = re.sub(r"\[[^\]]*\]", " ", test_name).lower()
+    base = re.sub(r"[^a-z0-9]+", "-", words).strip("-")[: 62 - len(suffix) - 1].strip("-") or "test"
+    return f"{base}-{suffix}"
+
+
+def create(api: client.ApiClient, name: str, run_id: str, test_name: str) -> client.V1Namespace:
+    body = client.V1Namespace(metadata=client.V1ObjectMeta(
+        name=name, labels={RUN_ID_LABEL: run_id}, annotations={TEST_ANNOTATION: test_name[:4000]},
+    ))
+    return retry.call(client.CoreV1Api(api).create_namespace, body)
+
+
+def delete(api: client.ApiClient, name: str) -> None:
+    """Start deleting; the namespace controller finishes in the background."""
+    try:
+        retry.call(client.CoreV1Api(api).delete_namespace, name,
+                   body=client.V1DeleteOptions(propagation_policy="Background"))
+    except ApiException as err:
+        if err.status != 404:
+            raise
+
+
+def delete_run_namespaces(api: client.ApiClient, run_id: str | None = None, dry_run: bool = False) -> list[str]:
+    """Delete the namespaces of one run (or of every winsuite run) not already going; return their names."""
+    selector = f"{RUN_ID_LABEL}={run_id}" if run_id else RUN_ID_LABEL
+    namespaces = retry.call(client.CoreV1Api(api).list_namespace, label_selector=selector).items
+    names = [ns.metadata.name for ns in namespaces if ns.status.phase != "Terminating"]
+    if not dry_run:
+        for name in names:
+            delete(api, name)
+    return names
+
+
+def wait_for_namespaces_gone(api: client.ApiClient, run_id: str, timeout: float) -> None:
+    wait_for_set(
+        client.CoreV1Api(api).list_namespace, namespace=None, label_selector=f"{RUN_ID_LABEL}={run_id}",
+        what=f"the namespaces of run {run_id} to be deleted", condition=lambda items: not items,
+        timeout=timeout, describe=lambda items: f"still there: {', '.join(n.metadata.name for n in items)}",
+    )

@@ -1,0 +1,150 @@
+"""Pods: create, wait_for (running, ready, succeeded, …), logs, exec, delete; in kubectl's words."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes import client
+from kubernetes.stream import stream
+
+from suite.k8s import retry
+from suite.k8s.waits import PermanentFailure
+from suite.k8s.waits import wait_for
+
+# Waiting reasons after which a container will not start without someone changing the pod. Pull errors
+# are left out: on real clusters they can be transient, and a timeout still reports them.
+HOPELESS_WAITING = frozenset({"ErrImageNeverPull", "InvalidImageName", "ImageInspectError"})
+
+
+def core(api: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(api)
+
+
+def create(api: client.ApiClient, namespace: str, manifest: dict[str, Any]) -> client.V1Pod:
+    return retry.call(core(api).create_namespaced_pod, namespace, manifest)
+
+
+def get(api: client.ApiClient, namespace: str, name: str) -> client.V1Pod:
+    return retry.call(core(api).read_namespaced_pod, name, namespace)
+
+
+def delete(api: client.ApiClient, namespace: str, name: str, grace_seconds: int | None = None) -> None:
+    body = client.V1DeleteOptions(grace_period_seconds=grace_seconds)
+    retry.call(core(api).delete_namespaced_pod, name, namespace, body=body)
+
+
+def describe(pod: client.V1Pod) -> str:
+    """One line: phase, node, conditions and container states, the way a failure message needs it."""
+    status = pod.status
+    parts = [f"pod {pod.metadata.namespace}/{pod.metadata.name} phase={status.phase}",
+             f"node={pod.spec.node_name or '<unscheduled>'}"]
+    for cond in status.conditions or []:
+        parts.append(f"{cond.type}={cond.status}" + (f"({cond.reason}: {cond.message})" if cond.reason else ""))
+    for cs in (status.init_container_statuses or []) + (status.container_statuses or []):
+        state = cs.state
+        if state.waiting:
+            parts.append(f"{cs.name}: waiting {state.waiting.reason} {state.waiting.message or ''}".rstrip())
+        elif state.terminated:
+            parts.append(f"{cs.name}: terminated {state.terminated.reason} exit={state.terminated.exit_code}")
+        else:
+            parts.append(f"{cs.name}: running ready={cs.ready} restarts={cs.restart_count}")
+    return "; ".join(parts)
+
+
+def _fail_if_hopeless(pod: client.V1Pod, wanted: str) -> None:
+    if pod.status.phase == "Failed" and wanted != "Failed":
+        raise PermanentFailure(f"{describe(pod)}: the pod failed while waiting for it to be {wanted}")
+    for cs in pod.status.container_statuses or []:
+        waiting = cs.state.waiting
+        if waiting is not None and waiting.reason in HOPELESS_WAITING:
+            raise PermanentFailure(f"{describe(pod)}: container {cs.name} cannot start ({waiting.reason})")
+
+
+def _condition(pod: client.V1Pod, kind: str) -> bool:
+    return any(c.type == kind and c.status == "True" for c in pod.status.conditions or [])
+
+
+CONDITIONS: dict[str, Callable[[client.V1Pod], bool]] = {
+    "Scheduled": lambda p: _condition(p, "PodScheduled"),
+    "Running": lambda p: p.status.phase == "Running",
+    "Ready": lambda p: _condition(p, "Ready"),
+    "Succeeded": lambda p: p.status.phase == "Succeeded",
+    "Completed": lambda p: p.status.phase in ("Succeeded", "Failed"),
+    "Failed": lambda p: p.status.phase == "Failed",
+}
+
+
+def wait_for_pod(api: client.ApiClient, namespace: str, name: str, *, state: str = "Running",
+                 timeout: float = 300.0) -> client.V1Pod:
+    """Wait until the pod is Scheduled, Running, Ready, Succeeded, Completed or Failed."""
+    check = CONDITIONS[state]
+
+    def done(pod: client.V1Pod) -> bool:
+        if check(pod):
+            return True
+        if state not in ("Completed", "Failed", "Scheduled"):
+            _fail_if_hopeless(pod, state)
+        return False
+
+    return wait_for(core(api).list_namespaced_pod, name=name, namespace=namespace,
+                    what=f"pod {namespace}/{name} to be {state}", condition=done, timeout=timeout,
+                    describe=describe)
+
+
+def wait_until(api: client.ApiClient, namespace: str, name: str, what: str,
+               condition: Callable[[client.V1Pod], bool], timeout: float = 300.0) -> client.V1Pod:
+    """Wait for any pod condition (e.g. a restart count), reporting the last state on timeout."""
+    return wait_for(core(api).list_namespaced_pod, name=name, namespace=namespace,
+                    what=f"pod {namespace}/{name} {what}", condition=condition, timeout=timeout, describe=describe)
+
+
+def logs(api: client.ApiClient, namespace: str, name: str, container: str | None = None,
+         previous: bool = False) -> str:
+    kwargs: dict[str, Any] = {"previous": previous}
+    if container:
+        kwargs["container"] = container
+    return str(retry.call(core(api).read_namespaced_pod_log, name, namespace, **kwargs))
+
+
+@dataclasses.dataclass(frozen=True)
+class ExecResult:
+    stdout: str
+    stderr: str
+    exit_code: int
+
+    def check(self) -> ExecResult:
+        if self.exit_code != 0:
+            raise AssertionError(f"command exited {self.exit_code}: stdout={self.stdout!r} stderr={self.stderr!r}")
+        return self
+
+
+def exec_(api: client.ApiClient, namespace: str, name: str, command: list[str], container: str | None = None,
+          timeout: float = 60.0) -> ExecResult:
+    """`kubectl exec`: run a command in a container and collect stdout, stderr and the exit code."""
+    kwargs: dict[str, Any] = {"command": command, "stderr": True, "stdin": False, "stdout": True,
+                              "tty": False, "_preload_content": False}
+    if container:
+        kwargs["container"] = container
+    resp = stream(core(api).connect_get_namespaced_pod_exec, name, namespace, **kwargs)
+    try:
+        resp.run_forever(timeout=timeout)
+        out, err = resp.read_stdout(), resp.read_stderr()
+        status = resp.read_channel(3)  # the error channel carries the exit status
+    finally:
+        resp.close()
+    return ExecResult(out or "", err or "", _exit_code(status))
+
+
+def _exit_code(status_json: str) -> int:
+    if not status_json:
+        return -1  # the stream closed without a status: the exec did not complete
+    status = json.loads(status_json)
+    if status.get("status") == "Success":
+        return 0
+    for cause in status.get("details", {}).get("causes", []):
+        if cause.get("reason") == "ExitCode":
+            return int(cause["message"])
+    return -1

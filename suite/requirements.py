@@ -1,0 +1,20 @@
+"""Skips a test, before any fixture runs, when the cluster lacks what the test needs (with the reason)."""
+
+from __future__ import annotations
+
+import pytest
+
+from suite.naming import spec_of
+from suite.session import cluster_session
+
+
+class Requirements:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        spec = spec_of(item)
+        if spec is None or not spec.needs:
+            return
+        session = cluster_session(item.config)
+        reason = session.facts.skip_reason(spec.needs, session.run.target_os)
+        if reason is not None:
+            pytest.skip(reason)

@@ -1,0 +1,1 @@
+"""Results the way Kubernetes CI leaves them: JUnit for TestGrid, started/finished.json, the prow layout."""
