@@ -1,8 +1,9 @@
 """Benchmark: the dashboard of a 500-build x 1,000-test history; prints load and render times, output size.
 
-Goal: render (analysis + pages) within 3 s and the output within 5 MB. The exit code is 1 when a goal is
-missed. The history is made up but shaped like a real one: mostly green, some tests always skipped, a few
-flaky, a few hard breaks, a few excluded tests that pass when run.
+Goal: render (analysis + pages, from the loaded history) within 3 s and all pages within 5 MB; the exit
+code is 1 when a goal is missed. Loading (parsing the JUnit files) is timed and printed separately.
+The history is made up but shaped like a real one: mostly green, some tests always skipped, a few flaky,
+a few hard breaks, a few excluded tests that pass when run.
 """
 
 from __future__ import annotations
@@ -20,13 +21,22 @@ from reports.render import write_dashboard
 from reports.results import load_history
 from reports.synthetic import write_job
 
+MB = 1024 * 1024
 GOAL_SECONDS = 3.0
-GOAL_BYTES = 5 * 1024 * 1024
+GOAL_BYTES = 5 * MB
 TIERS = ("adapted", "substitute", "windows-specific", "api-compatibility")
-CATEGORIES = ("Core.Pods", "Core.Network", "Core.Storage", "Core.Scheduling", "Core.Security", "Extended.Metrics")
+CATEGORIES = ("Core.Pods", "Core.Network", "Core.Storage", "Core.Scheduling", "Core.Security", "Extended.HPA")
+METADATA = {
+    "dashboard": "sig-windows-signal",
+    "release-blocking": True,
+    "kubernetes-version": "v1.36.3",
+    "windows-builds": "10.0.17763,10.0.20348",
+    "container-runtime": "containerd://1.7.20",
+}
 
 
 def history_rows(builds: int, tests: int, rng: random.Random) -> dict[str, str]:
+    """Cell codes per test, newest build first (see reports.synthetic)."""
     rows = {}
     for i in range(tests):
         name = f"[sig-windows] Area {i % 40} should behave as case {i} on the target OS [Conformance]"
@@ -46,63 +56,60 @@ def history_rows(builds: int, tests: int, rng: random.Random) -> dict[str, str]:
     return rows
 
 
+def write_history(results: Path, builds: int, tests: int, seed: int) -> None:
+    rng = random.Random(seed)
+    rows = history_rows(builds, tests, rng)
+    properties = {
+        name: {
+            "tags": "Conformance",
+            "tier": rng.choice(TIERS),
+            "category": rng.choice(CATEGORIES),
+            "diagnostics": f"artifacts/case-{i}/",
+        }
+        for i, name in enumerate(rows)
+    }
+    write_job(results, "ci-winsuite-windows", rows, every=1800, properties=properties, metadata=METADATA)
+
+
+def measure(results: Path, output: Path) -> tuple[float, float, float]:
+    """Seconds to load, to analyse and to write the pages."""
+    began = time.perf_counter()
+    history = load_history(results)
+    loaded = time.perf_counter()
+    report = build_report(history, ReportOptions(), now=time.time())
+    analysed = time.perf_counter()
+    write_dashboard(report, output)
+    return loaded - began, analysed - loaded, time.perf_counter() - analysed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--builds", type=int, default=500)
     parser.add_argument("--tests", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=116)
-    parser.add_argument("--keep", type=Path, help="write here instead of a temporary directory")
+    parser.add_argument(
+        "--keep", type=Path, help="write the history and the pages here (default: a temp dir)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         base = args.keep or Path(scratch)
-        results, output = base / "results", base / "report"
-        rng = random.Random(args.seed)
         began = time.perf_counter()
-        rows = history_rows(args.builds, args.tests, rng)
-        properties = {
-            name: {
-                "tags": "Conformance",
-                "tier": rng.choice(TIERS),
-                "category": rng.choice(CATEGORIES),
-                "diagnostics": f"artifacts/case-{i}/",
-            }
-            for i, name in enumerate(rows)
-        }
-        write_job(
-            results, "ci-winsuite-windows", rows, every=1800, properties=properties, metadata=_METADATA
-        )
-        print(f"history: {args.builds} builds x {args.tests} tests written in {time.perf_counter() - began:.1f} s")
-
-        began = time.perf_counter()
-        history = load_history(results)
-        loaded = time.perf_counter()
-        report = build_report(history, ReportOptions(), now=time.time())
-        analysed = time.perf_counter()
-        write_dashboard(report, output)
-        rendered = time.perf_counter()
-
-        render_seconds = rendered - loaded
-        files = [path for path in output.rglob("*") if path.is_file()]
+        write_history(base / "results", args.builds, args.tests, args.seed)
+        written = time.perf_counter() - began
+        print(f"history: {args.builds} builds x {args.tests} tests, written in {written:.1f} s")
+        load, analysis, pages = measure(base / "results", base / "report")
+        files = [path for path in (base / "report").rglob("*") if path.is_file()]
         size = sum(path.stat().st_size for path in files)
         largest = max(files, key=lambda path: path.stat().st_size)
-        print(f"load (parse {args.builds} JUnit files): {loaded - began:.2f} s")
-        print(f"render: {render_seconds:.2f} s (analysis {analysed - loaded:.2f} s, pages {rendered - analysed:.2f} s)")
-        print(
-            f"output: {len(files)} files, {size / 1024 / 1024:.2f} MB "
-            f"(largest {largest.relative_to(output)}: {largest.stat().st_size / 1024 / 1024:.2f} MB)"
-        )
-        met = render_seconds <= GOAL_SECONDS and size <= GOAL_BYTES
-        print(f"goal render <= {GOAL_SECONDS:.0f} s and output <= 5 MB: {'met' if met else 'MISSED'}")
+        print(f"load: {load:.2f} s (parsing {args.builds} JUnit files)")
+        print(f"render: {analysis + pages:.2f} s (analysis {analysis:.2f} s, pages {pages:.2f} s)")
+        largest_mb = largest.stat().st_size / MB
+        print(f"output: {len(files)} files, {size / MB:.2f} MB (largest {largest.name}: {largest_mb:.2f} MB)")
+        met = analysis + pages <= GOAL_SECONDS and size <= GOAL_BYTES
+        goal = f"render <= {GOAL_SECONDS:.0f} s, output <= {GOAL_BYTES // MB} MB"
+        print(f"goal ({goal}): {'met' if met else 'MISSED'}")
         return 0 if met else 1
 
-
-_METADATA = {
-    "dashboard": "sig-windows-signal",
-    "release-blocking": True,
-    "kubernetes-version": "v1.36.3",
-    "windows-builds": "10.0.17763,10.0.20348",
-    "container-runtime": "containerd://1.7.20",
-}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from reports.model import Build
@@ -13,6 +15,7 @@ from reports.model import RowInfo
 from reports.prow import read_build
 
 DEFAULT_DASHBOARD = "default"
+PARALLEL_FROM = 64  # builds; for fewer, starting worker processes costs more than it saves
 BUILD_MARKERS = ("started.json", "finished.json")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -55,13 +58,27 @@ def build_dirs(job_dir: Path) -> list[Path]:
     return sorted(builds, key=lambda p: natural_key(p.name), reverse=True)
 
 
-def read_job(job_dir: Path, *, now: float, max_builds: int = 0) -> Job:
-    """One tab: its builds (the newest `max_builds` when set) and the rows they hold."""
-    paths = build_dirs(job_dir)
-    if max_builds:
-        paths = paths[:max_builds]
+def read_job(job_dir: Path, *, now: float, max_builds: int = 0, workers: int = 0) -> Job:
+    """One tab: its builds (the newest `max_builds` when set) and the rows they hold.
+
+    Parsing JUnit is most of the time a large history takes, so long histories are read by `workers`
+    processes (default: one per CPU), each a contiguous run of builds, and joined newest first.
+    """
+    paths = build_dirs(job_dir)[: max_builds or None]
+    workers = workers or ((os.cpu_count() or 1) if len(paths) >= PARALLEL_FROM else 1)
+    size = -(-len(paths) // workers) or 1
+    chunks = [paths[i : i + size] for i in range(0, len(paths), size)]
+    if len(chunks) > 1:
+        with ProcessPoolExecutor(len(chunks)) as pool:
+            parts = list(pool.map(_read_builds, chunks, [now] * len(chunks)))
+    else:
+        parts = [_read_builds(paths, now)]
+    builds: list[Build] = []
     rows: dict[str, RowInfo] = {}
-    builds = [read_build(path, now=now, rows=rows) for path in paths]
+    for chunk_builds, chunk_rows in parts:
+        builds += chunk_builds
+        for key, info in chunk_rows.items():
+            rows.setdefault(key, info)  # the newest build's facts win
     blocking = _first(builds, "release-blocking")
     return Job(
         name=job_dir.name,
@@ -72,6 +89,11 @@ def read_job(job_dir: Path, *, now: float, max_builds: int = 0) -> Job:
         builds=builds,
         rows=dict(sorted(rows.items())),
     )
+
+
+def _read_builds(paths: list[Path], now: float) -> tuple[list[Build], dict[str, RowInfo]]:
+    rows: dict[str, RowInfo] = {}
+    return [read_build(path, now=now, rows=rows) for path in paths], rows
 
 
 def _first(builds: list[Build], key: str) -> object:

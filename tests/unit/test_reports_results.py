@@ -11,6 +11,7 @@ from reports.model import Job
 from reports.model import Status
 from reports.results import load_history
 from reports.results import natural_key
+from reports.results import read_job
 from reports.synthetic import START
 from reports.synthetic import write_build
 from reports.synthetic import write_job
@@ -167,3 +168,16 @@ def test_excluded_tests_are_remembered_per_build(tmp_path: Path) -> None:
     new, old = only_job(tmp_path).builds
     assert new.excluded == {"t": "known not to work on Windows"}
     assert old.excluded == {}
+
+
+def test_worker_processes_read_the_same_job_as_one(tmp_path: Path) -> None:
+    for age, codes in enumerate(("P_", "FP", "KS", "SP", "XF", "PP", "FF")):
+        properties = {"a": {"tier": f"tier of build {age}"}}
+        write_build(
+            tmp_path / "job", START - 3600 * age, dict(zip("ab", codes, strict=True)), properties=properties
+        )
+    serial = read_job(tmp_path / "job", now=NOW, workers=1)
+    parallel = read_job(tmp_path / "job", now=NOW, workers=3)
+    assert len(parallel.builds) == 7
+    assert parallel == serial
+    assert parallel.rows["a"].tier == "tier of build 0"  # the newest build's facts win
