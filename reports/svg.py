@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -12,7 +13,8 @@ from reports.model import Build
 from reports.model import Job
 from reports.model import Status
 
-AXIS_WIDTH, MARGIN = 34, 5  # room for the axis labels and the dots at 0 % and 100 %
+AXIS_WIDTH, MARGIN = 34, 5  # room for the axis labels and the dots at the edges
+DOTS_FULL_SIZE = 100  # more builds than this get smaller dots
 
 
 @dataclass(frozen=True)
@@ -45,19 +47,23 @@ def trend_chart(
     left = 0 if compact else AXIS_WIDTH
     plot_w, plot_h = width - left - MARGIN, height - 2 * MARGIN
     step = plot_w / max(len(points) - 1, 1)
+    # The axis starts at the lowest rate rounded down to 10 %, and never above 90 %: a job that hovers
+    # around 98 % shows its dips instead of a flat line at the top.
+    low = min(0.9, math.floor(10 * min((p.rate for p in points if p.rate is not None), default=0.0)) / 10)
+    radius = 3 if len(points) <= DOTS_FULL_SIZE else 1.5
 
     def y(rate: float) -> float:
-        return MARGIN + plot_h * (1 - rate)
+        return MARGIN + plot_h * (1 - (max(rate, low) - low) / (1 - low))
 
     parts = [
         f'<svg class="trend" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">'
     ]
-    for rate in () if compact else (0.0, 0.5, 1.0):
+    for rate in () if compact else (low, (low + 1) / 2, 1.0):
         parts.append(
             f'<line class="axis" x1="{left}" x2="{width - MARGIN}" y1="{y(rate):.1f}" y2="{y(rate):.1f}"/>'
             f'<text x="{left - 4}" y="{y(rate) + 4:.1f}" text-anchor="end">{rate:.0%}</text>'
         )
-    coords = [(left + i * step, y(point.rate or 0.0)) for i, point in enumerate(points)]
+    coords = [(left + i * step, y(point.rate or low)) for i, point in enumerate(points)]
     line = " ".join(
         f"{x:.1f},{yy:.1f}" for (x, yy), point in zip(coords, points, strict=True) if point.rate is not None
     )
@@ -65,7 +71,7 @@ def trend_chart(
     for (x, yy), point in [] if compact else zip(coords, points, strict=True):
         share = "no test ran" if point.rate is None else f"{100 * point.rate:.1f} % of tests passed"
         title = escape(f"{point.build}: {share} (Overall {point.overall.name})")
-        parts.append(f'<circle class="s{point.overall.value}" cx="{x:.1f}" cy="{yy:.1f}" r="3">')
+        parts.append(f'<circle class="s{point.overall.value}" cx="{x:.1f}" cy="{yy:.1f}" r="{radius}">')
         parts.append(f"<title>{title}</title></circle>")
     parts.append("</svg>")
     return Markup("".join(parts))
