@@ -124,3 +124,30 @@ def delete_pods_on_node(core: client.CoreV1Api, node_name: str, timeout: float) 
                 if not remaining:
                     break
     return sorted(f"{namespace}/{name}" for namespace, name in remaining)
+
+
+def wait_service_account(
+    core: client.CoreV1Api, namespace: str, timeout: float, name: str = "default"
+) -> None:
+    """Pods cannot be created in a namespace before the controller manager has made its default account."""
+    selector = f"metadata.name={name}"
+    listing: Any = core.list_namespaced_service_account(namespace, field_selector=selector)
+    if listing.items:
+        return
+    deadline = time.monotonic() + timeout
+    version: str = listing.metadata.resource_version
+    while time.monotonic() < deadline:
+        stream = _stream(
+            core.list_namespaced_service_account,
+            version,
+            deadline - time.monotonic(),
+            namespace=namespace,
+            field_selector=selector,
+        )
+        for event in stream:
+            if event["type"] in ("ADDED", "MODIFIED"):
+                return
+            version = event["object"].metadata.resource_version
+    raise ComponentFailed(
+        f"service account {namespace}/{name} not created after {timeout:.0f}s (controller manager?)"
+    )

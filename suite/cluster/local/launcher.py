@@ -10,6 +10,7 @@ from pathlib import Path
 from suite.cluster.local import controlplane
 from suite.cluster.local import credentials
 from suite.cluster.local import kube
+from suite.cluster.local import leftovers
 from suite.cluster.local import simnodes
 from suite.cluster.local.artifacts import Group
 from suite.cluster.local.artifacts import catalog
@@ -154,6 +155,7 @@ def _run_components(
         realnode.start(realnode.RealNode(layout, bins, state.ports), report, state.processes)
         save(layout, state)
     took = kube.wait_nodes_ready(core, state.nodes, NODES_READY_TIMEOUT)
+    kube.wait_service_account(core, "default", NODES_READY_TIMEOUT)
     report(f"  {len(state.nodes)} nodes Ready after {took:.1f}s")
 
 
@@ -185,4 +187,6 @@ def _down_locked(layout: Layout, state: ClusterState | None, report: Reporter) -
         if state.real_node is not None:
             problems += teardown.clean_host(node, state.real_node, report)
     shutil.rmtree(layout.root, ignore_errors=True)
+    if state is not None:
+        problems += leftovers.after_down(layout, state)
     report(f"cluster {layout.name} stopped" + (f" with problems: {'; '.join(problems)}" if problems else ""))

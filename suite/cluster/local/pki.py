@@ -10,7 +10,6 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from cryptography.x509.oid import NameOID
@@ -57,12 +56,17 @@ def client_cert(name: str, user: str, *groups: str) -> CertSpec:
     return CertSpec(name, user, organizations=groups, client=True)
 
 
+def _new_key() -> rsa.RSAPrivateKey:
+    # RSA as kubeadm issues them: small TLS stacks in test images (busybox wget) lack ECDSA suites.
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
 def _name(common_name: str, organizations: tuple[str, ...] = ()) -> x509.Name:
     attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, org) for org in organizations]
     return x509.Name([*attributes, x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def _write_key(path: Path, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> None:
+def _write_key(path: Path, key: rsa.RSAPrivateKey) -> None:
     pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
@@ -70,9 +74,7 @@ def _write_key(path: Path, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) 
     path.chmod(0o600)
 
 
-def _builder(
-    subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey
-) -> x509.CertificateBuilder:
+def _builder(subject: x509.Name, issuer: x509.Name, public_key: rsa.RSAPublicKey) -> x509.CertificateBuilder:
     now = datetime.datetime.now(datetime.UTC)
     return (
         x509.CertificateBuilder()
@@ -85,10 +87,10 @@ def _builder(
     )
 
 
-def _load_ca(pki: Path, cluster: str) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+def _load_ca(pki: Path, cluster: str) -> tuple[x509.Certificate, rsa.RSAPrivateKey]:
     cert_path, key_path = pki / f"{CA}.crt", pki / f"{CA}.key"
     if not cert_path.exists():
-        key = ec.generate_private_key(ec.SECP256R1())
+        key = _new_key()
         subject = _name(f"winsuite-{cluster}-ca")
         cert = (
             _builder(subject, subject, key.public_key())
@@ -101,13 +103,13 @@ def _load_ca(pki: Path, cluster: str) -> tuple[x509.Certificate, ec.EllipticCurv
         _write_key(key_path, key)
         cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     loaded = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
-    if not isinstance(loaded, ec.EllipticCurvePrivateKey):
-        raise ValueError(f"{key_path} is not an EC key")
+    if not isinstance(loaded, rsa.RSAPrivateKey):
+        raise ValueError(f"{key_path} is not an RSA key")
     return x509.load_pem_x509_certificate(cert_path.read_bytes()), loaded
 
 
-def _issue(pki: Path, spec: CertSpec, ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey) -> None:
-    key = ec.generate_private_key(ec.SECP256R1())
+def _issue(pki: Path, spec: CertSpec, ca: x509.Certificate, ca_key: rsa.RSAPrivateKey) -> None:
+    key = _new_key()
     usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if spec.server else []) + (
         [ExtendedKeyUsageOID.CLIENT_AUTH] if spec.client else []
     )
@@ -134,7 +136,7 @@ def ensure(pki: Path, cluster: str, specs: list[CertSpec]) -> None:
     pki.mkdir(parents=True, exist_ok=True)
     ca, ca_key = _load_ca(pki, cluster)
     if not (pki / SERVICE_ACCOUNT_KEY).exists():
-        _write_key(pki / SERVICE_ACCOUNT_KEY, rsa.generate_private_key(public_exponent=65537, key_size=2048))
+        _write_key(pki / SERVICE_ACCOUNT_KEY, _new_key())
     for spec in specs:
         if not (pki / f"{spec.name}.crt").exists():
             _issue(pki, spec, ca, ca_key)

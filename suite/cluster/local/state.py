@@ -64,6 +64,7 @@ class RealNodeState:
     chains_before: dict[str, list[str]]  # "iptables:nat" -> KUBE-* chains present before up
     netns_before: list[str]
     sysctls_before: dict[str, str]
+    dirs_before: list[str]  # host directories (realnode/hostdirs.py) that existed before up
 
 
 @dataclasses.dataclass

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -124,7 +123,3 @@ def remove_all_containers(node: Containerd) -> None:
         node.ctr("tasks", "delete", "--force", task)
     for container in node.ctr("containers", "list", "--quiet").stdout.split():
         node.ctr("containers", "delete", container)
-
-
-def remove_home(node: Containerd) -> None:
-    shutil.rmtree(node.home, ignore_errors=True)

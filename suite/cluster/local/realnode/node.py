@@ -19,6 +19,7 @@ from suite.cluster.local.processes import spawn
 from suite.cluster.local.progress import Reporter
 from suite.cluster.local.realnode import containerd
 from suite.cluster.local.realnode import coredns
+from suite.cluster.local.realnode import hostdirs
 from suite.cluster.local.realnode import iptables
 from suite.cluster.local.realnode import kubelet
 from suite.cluster.local.realnode import kubeproxy
@@ -55,6 +56,7 @@ def snapshot_host() -> RealNodeState:
         chains_before=iptables.owned_chains(),
         netns_before=network.netns_names(),
         sysctls_before=network.read_sysctls(),
+        dirs_before=hostdirs.existing(),
     )
 
 

@@ -15,6 +15,7 @@ from suite.cluster.local.processes import pids_with_argument
 from suite.cluster.local.processes import stop
 from suite.cluster.local.progress import Reporter
 from suite.cluster.local.realnode import containerd
+from suite.cluster.local.realnode import hostdirs
 from suite.cluster.local.realnode import iptables
 from suite.cluster.local.realnode import kubeproxy
 from suite.cluster.local.realnode import network
@@ -130,6 +131,9 @@ def clean_host(node: RealNode, before: RealNodeState, report: Reporter) -> list[
     network.write_sysctls(before.sysctls_before)
     _attempt(problems, "remove kubelet cgroups", _remove_cgroups)
     _attempt(problems, "remove container log links", _remove_log_links, node.kubelet_paths.pod_logs)
+    kept = hostdirs.remove_created(before.dirs_before)
+    if kept:
+        problems.append(f"kept directories that are not empty: {', '.join(kept)}")
     if problems:
         report("  real node teardown: " + "; ".join(problems))
     return problems

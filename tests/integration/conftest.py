@@ -1,0 +1,91 @@
+"""Integration fixtures: one embedded cluster per test session (opt-in) and a fresh namespace per test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from suite.cluster.local import LocalCluster
+from suite.cluster.local import kube
+from suite.cluster.local.artifacts import BIN_DIR_ENV
+from suite.cluster.local.artifacts import Group
+from suite.cluster.local.artifacts import bin_dir_from_env
+from suite.cluster.local.artifacts import locate
+from suite.cluster.local.artifacts import select
+from suite.cluster.local.errors import BuildFailed
+from suite.cluster.local.errors import ComponentFailed
+from suite.cluster.local.handle import EmbeddedCluster
+from suite.cluster.local.state import load
+from suite.errors import UsageError
+from suite.k8s import namespaces
+from suite.pins import load_pins
+
+CLUSTER_ENV = "WINSUITE_TEST_CLUSTER"
+DEFAULT_CLUSTER = "winsuite-test"
+READY_TIMEOUT = 180.0
+TEARDOWN_FIXTURE = "stopped_cluster"
+
+
+def _missing_prerequisite() -> str | None:
+    """The exact thing to provide when the embedded cluster can be neither found nor built."""
+    pins = load_pins()
+    bin_dir = bin_dir_from_env()
+    missing = [a.name for a in select(pins, [Group.CONTROL_PLANE]) if locate(a, bin_dir) is None]
+    if missing and shutil.which("go") is None:
+        return f"needs Go >= {pins.go} on PATH, or {BIN_DIR_ENV} with {', '.join(missing)}"
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that take the session cluster down run last (a stable sort keeps the rest in order)."""
+    items.sort(key=lambda item: TEARDOWN_FIXTURE in getattr(item, "fixturenames", ()))
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
+    """The embedded cluster, started once per session (or reused when running) and stopped if started here."""
+    missing = _missing_prerequisite()
+    if missing:
+        pytest.skip(missing)
+    target = LocalCluster(name=os.environ.get(CLUSTER_ENV, DEFAULT_CLUSTER))
+    try:
+        target.connect()
+    except (BuildFailed, ComponentFailed):
+        raise
+    except UsageError as err:  # a missing toolchain, proxy or package: a prerequisite, not a failure
+        pytest.skip(str(err))
+    try:
+        target.wait_ready(READY_TIMEOUT)
+        yield EmbeddedCluster(target, target.started)
+    finally:
+        if load(target.layout) is not None:  # logs first: teardown removes them
+            target.collect_logs(tmp_path_factory.getbasetemp() / "embedded-cluster-logs")
+        target.close()
+
+
+@pytest.fixture
+def real_node(cluster: EmbeddedCluster) -> EmbeddedCluster:
+    """The cluster, when it has its real Linux node; otherwise the test is skipped with the reason."""
+    if not cluster.has_real_node:
+        pytest.skip(f"needs the embedded cluster's real Linux node ({cluster.real_node_reason})")
+    return cluster
+
+
+@pytest.fixture(scope="session")
+def run_id() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture
+def namespace(cluster: EmbeddedCluster, run_id: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A namespace of its own for each test, labelled with the run id, deleted without waiting."""
+    name = namespaces.name_for(request.node.name, uuid.uuid4().hex[:5])
+    namespaces.create(cluster.api, name, run_id, request.node.nodeid)
+    kube.wait_service_account(cluster.core, name, timeout=60)
+    yield name
+    if load(cluster.target.layout) is not None:  # not when a teardown test has stopped the cluster
+        namespaces.delete(cluster.api, name)
