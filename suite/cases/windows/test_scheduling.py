@@ -1,0 +1,151 @@
+"""Scheduling Windows and Linux pods (seed 002): taints, nodeSelectors, windows-build and RuntimeClass scheduling.
+
+These are about the scheduler and admission, so they may land on simulated nodes (target.scheduling_only()):
+they check where a pod is bound, never that it runs.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import events
+from suite.k8s import pods
+from suite.k8s import retry
+from suite.naming import Area
+from suite.naming import Describe
+from suite.session import ClusterSession
+from suite.targeting import OS_LABEL
+from suite.targeting import SIMULATED_NODE_TAINT
+from suite.targeting import WINDOWS_BUILD_LABEL
+from suite.targeting import Placement
+
+scheduling = Describe(Area("sig-windows"), "Scheduling")
+windows_pods = scheduling.describe("Windows pods")
+linux_pods = scheduling.describe("Linux pods")
+
+SCHEDULE_TIMEOUT = 120.0
+
+
+def pause_pod(name: str, image: str, os_name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"os": {"name": os_name}, "containers": [{"name": "pause", "image": image}]}}
+
+
+def node_of(api: client.ApiClient, pod: client.V1Pod) -> client.V1Node:
+    return retry.call(client.CoreV1Api(api).read_node, pod.spec.node_name)
+
+
+def windows_placement(cluster: ClusterSession, build: str | None = None) -> Placement:
+    """The run's Windows placement (whatever the run's target OS), tolerating the simulated nodes."""
+    base = cluster.run.placement
+    return Placement("windows", build, base.windows_taint, base.runtime_class, tolerate_simulated_nodes=True)
+
+
+@windows_pods.it("should stay Pending on tainted Windows nodes without a toleration", category="Core.Scheduling",
+                 needs=[Capability.WINDOWS_NODES], images=["pause"])
+def test_windows_pod_without_toleration_stays_pending(api: client.ApiClient, namespace: str, target: Target,
+                                                      cluster: ClusterSession) -> None:
+    taint = cluster.run.placement.windows_taint
+    windows = [n for n in cluster.facts.nodes if n.os == "windows" and n.ready]
+    if taint is None or not all(any(t.startswith(f"{taint.key}={taint.value}:") for t in n.taints) for n in windows):
+        pytest.skip(f"requires every Windows node tainted {taint} as seed 002 recommends "
+                    f"(found: {[(n.name, n.taints) for n in windows]})")
+    pod = pause_pod("no-toleration", target.image("pause", os="windows"), "windows")
+    pod["spec"]["nodeSelector"] = {OS_LABEL: "windows"}
+    pod["spec"]["tolerations"] = [SIMULATED_NODE_TAINT.toleration()]  # only the Windows taint is missing
+    pods.create(api, namespace, pod)
+    event = events.wait_for_event(api, namespace, involved="no-toleration", reason="FailedScheduling",
+                                  timeout=SCHEDULE_TIMEOUT)
+    assert "untolerated taint" in event.message, event.message
+    assert pods.get(api, namespace, "no-toleration").spec.node_name is None, "the pod was bound to a node"
+
+
+@windows_pods.it("should land on a Windows node with the kubernetes.io/os nodeSelector and the toleration",
+                 category="Core.Scheduling", needs=[Capability.WINDOWS_NODES], images=["pause"])
+def test_windows_pod_with_selector_and_toleration(api: client.ApiClient, namespace: str, target: Target,
+                                                  cluster: ClusterSession) -> None:
+    pod = Target(cluster.run, cluster.facts, target.spec, windows_placement(cluster)).place(
+        pause_pod("with-toleration", target.image("pause", os="windows"), "windows"))
+    pods.create(api, namespace, pod)
+    bound = pods.wait_for_pod(api, namespace, "with-toleration", state="Scheduled", timeout=SCHEDULE_TIMEOUT)
+    node = node_of(api, bound)
+    assert node.metadata.labels.get(OS_LABEL) == "windows", f"bound to {node.metadata.name} ({node.metadata.labels})"
+
+
+@windows_pods.it("should land on the node whose node.kubernetes.io/windows-build matches",
+                 category="Core.Scheduling", needs=[Capability.MIXED_WINDOWS_BUILDS], images=["pause"])
+def test_windows_build_selects_the_node(api: client.ApiClient, namespace: str, target: Target,
+                                        cluster: ClusterSession) -> None:
+    builds = sorted({n.windows_build for n in cluster.facts.nodes if n.os == "windows" and n.windows_build})
+    for build in builds:
+        name = f"build-{build.replace('.', '-')}"
+        placed = Target(cluster.run, cluster.facts, target.spec, windows_placement(cluster, build)).place(
+            pause_pod(name, target.image("pause", os="windows"), "windows"))
+        pods.create(api, namespace, placed)
+        node = node_of(api, pods.wait_for_pod(api, namespace, name, state="Scheduled", timeout=SCHEDULE_TIMEOUT))
+        assert node.metadata.labels.get(WINDOWS_BUILD_LABEL) == build, (
+            f"a pod selecting Windows build {build} was bound to {node.metadata.name} "
+            f"(build {node.metadata.labels.get(WINDOWS_BUILD_LABEL)})")
+
+
+@pytest.fixture
+def windows_runtime_class(api: client.ApiClient, cluster: ClusterSession) -> Generator[client.V1RuntimeClass]:
+    """Seed 002's RuntimeClass example: its scheduling block carries the Windows selector and toleration."""
+    build = next(n.windows_build for n in cluster.facts.nodes if n.os == "windows" and n.windows_build)
+    taint = cluster.run.placement.windows_taint
+    body = client.V1RuntimeClass(
+        metadata=client.V1ObjectMeta(name=f"winsuite-windows-{secrets.token_hex(3)}"),
+        handler="example-container-runtime-handler",
+        scheduling=client.V1Scheduling(
+            node_selector={OS_LABEL: "windows", "kubernetes.io/arch": "amd64", WINDOWS_BUILD_LABEL: build},
+            tolerations=[client.V1Toleration(**taint.toleration())] if taint else None,
+        ),
+    )
+    created = retry.call(client.NodeV1Api(api).create_runtime_class, body)
+    yield created
+    retry.call(client.NodeV1Api(api).delete_runtime_class, created.metadata.name)
+
+
+@windows_pods.it("should get the nodeSelector and tolerations of a RuntimeClass with scheduling",
+                 category="Core.Scheduling", needs=[Capability.WINDOWS_NODES], images=["pause"])
+def test_runtime_class_scheduling(api: client.ApiClient, namespace: str, target: Target,
+                                  windows_runtime_class: client.V1RuntimeClass) -> None:
+    pod = pause_pod("runtime-class", target.image("pause", os="windows"), "windows")
+    pod["spec"]["runtimeClassName"] = windows_runtime_class.metadata.name
+    pod["spec"]["tolerations"] = [SIMULATED_NODE_TAINT.toleration()]
+    created = pods.create(api, namespace, pod)
+    scheduling_ = windows_runtime_class.scheduling
+    for key, value in scheduling_.node_selector.items():
+        assert (created.spec.node_selector or {}).get(key) == value, (
+            f"admission did not add {key}={value} from the RuntimeClass: {created.spec.node_selector}")
+    for toleration in scheduling_.tolerations or []:
+        assert any(t.key == toleration.key and t.value == toleration.value and t.effect == toleration.effect
+                   for t in created.spec.tolerations or []), f"missing toleration {toleration.key}"
+    node = node_of(api, pods.wait_for_pod(api, namespace, "runtime-class", state="Scheduled",
+                                          timeout=SCHEDULE_TIMEOUT))
+    for key, value in scheduling_.node_selector.items():
+        assert node.metadata.labels.get(key) == value, f"bound to {node.metadata.name} without {key}={value}"
+
+
+@linux_pods.it("should never land on tainted Windows nodes", category="Core.Scheduling",
+               needs=[Capability.WINDOWS_NODES], images=["pause"])
+def test_linux_pods_stay_off_windows_nodes(api: client.ApiClient, namespace: str, target: Target,
+                                           cluster: ClusterSession) -> None:
+    """Pods written for Linux without any nodeSelector (as most charts are) must not reach Windows nodes."""
+    image = target.image("pause", os="linux")
+    names = [f"linux-{i}" for i in range(4)]
+    for name in names:
+        pod = pause_pod(name, image, "linux")
+        pod["spec"]["tolerations"] = [SIMULATED_NODE_TAINT.toleration()]
+        pods.create(api, namespace, pod)
+    for name in names:
+        bound = pods.wait_for_pod(api, namespace, name, state="Scheduled", timeout=SCHEDULE_TIMEOUT)
+        labels = node_of(api, bound).metadata.labels
+        assert labels.get(OS_LABEL) != "windows", f"Linux pod {name} was bound to Windows node {bound.spec.node_name}"
