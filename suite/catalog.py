@@ -1,4 +1,4 @@
-"""The test catalog: every winsuite test under suite/cases, read without running pytest."""
+"""The test catalog: every winsuite test of a package (suite/cases by default), read without running pytest."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
+import sys
+from pathlib import Path
 from types import ModuleType
 
-from suite import cases
+from suite.errors import UsageError
 from suite.naming import Spec
 from suite.naming import specs_of_function
 
@@ -42,10 +44,25 @@ def _specs_of(module: ModuleType) -> list[Entry]:
     return entries
 
 
-def collect() -> list[Entry]:
-    """Every spec of suite.cases, in module then source order."""
+DEFAULT_PACKAGE = "suite.cases"
+
+
+def import_package(package: str) -> ModuleType:
+    """Import a test package the way `python -m pytest --pyargs` finds it: installed, or under the cwd."""
+    if str(Path.cwd()) not in sys.path:
+        sys.path.append(str(Path.cwd()))
+    try:
+        return importlib.import_module(package)
+    except ModuleNotFoundError as err:
+        raise UsageError(f"cannot import the test package {package!r} ({err}); give an installed package "
+                         "or one under the current directory") from None
+
+
+def collect(package: str = DEFAULT_PACKAGE) -> list[Entry]:
+    """Every spec of a test package (default: winsuite's catalog), in module then source order."""
+    root = import_package(package)
     entries: list[Entry] = []
-    for info in pkgutil.walk_packages(cases.__path__, prefix=cases.__name__ + "."):
+    for info in pkgutil.walk_packages(root.__path__, prefix=root.__name__ + "."):
         if info.ispkg or not info.name.rsplit(".", 1)[1].startswith("test_"):
             continue
         entries += _specs_of(importlib.import_module(info.name))

@@ -101,9 +101,9 @@ class PhaseProcess:
 
 
 def pytest_argv(spec: PhaseSpec, *, results_dir: Path, run_id: str, discovery: Path, job_flags: list[str],
-                extra: list[str]) -> list[str]:
+                extra: list[str], cases: str) -> list[str]:
     argv = [
-        sys.executable, "-m", "pytest", "--pyargs", "suite.cases",
+        sys.executable, "-m", "pytest", "--pyargs", cases,
         "-p", "no:cacheprovider", "-o", "addopts=", "-v", "--tb=short", "--color=no", "-rfEs",
         "--phase", spec.name, "--run-id", run_id, "--results-dir", str(results_dir),
         "--junit-name", spec.junit_name, "--discovery", str(discovery),

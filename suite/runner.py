@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import time
+import traceback
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from types import FrameType
@@ -79,8 +80,10 @@ class Layout:
 
 
 class Runner:
-    def __init__(self, run: RunConfig, layout: Layout, flags: list[str], extra: list[str]) -> None:
+    def __init__(self, run: RunConfig, layout: Layout, flags: list[str], extra: list[str],
+                 cases: str = "suite.cases") -> None:
         self.run_config = run
+        self.cases = cases
         self.layout = layout
         self.flags = flags
         self.extra = extra
@@ -96,7 +99,7 @@ class Runner:
         run = build_run_config(options.job_ref(get), options.overrides(get))
         run_level = {"parallelism": args.parallelism, "run_timeout": args.run_timeout, "artifacts": args.artifacts}
         run = dataclasses.replace(run, job=apply_overrides(run.job, run_level))
-        return cls(run, _layout(run, args), _flags_for_pytest(args), list(args.pytest_args or []))
+        return cls(run, _layout(run, args), _flags_for_pytest(args), list(args.pytest_args or []), args.cases)
 
     # -- the run ---------------------------------------------------------------------------------------
     def run(self) -> ExitCode:
@@ -116,6 +119,12 @@ class Runner:
             self._say(f"winsuite: error: {err}", stream=sys.stderr)
             self._finish(facts, result="FAILURE", error=str(err))
             return err.exit_code
+        except Exception as err:  # a bug: say so in one line, keep the traceback in the build log
+            self.log.write(traceback.format_exc())
+            self._say(f"winsuite: internal error: {err!r} (traceback in {self.layout.build_dir / 'build-log.txt'})",
+                      stream=sys.stderr)
+            self._finish(facts, result="FAILURE", error=f"internal error: {err!r}")
+            return ExitCode.INTERNAL_ERROR
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
@@ -140,7 +149,7 @@ class Runner:
     def _planned(self) -> dict[str, int]:
         """How many tests each phase will report (skips included), known before pytest starts."""
         counts = {"parallel": 0, "serial": 0}
-        for entry in collect():
+        for entry in collect(self.cases):
             spec = entry.spec
             if self.run_config.policy.decide(spec.full_name, spec.tags).outcome is not Outcome.DESELECT:
                 counts["serial" if in_phase(spec, "serial") else "parallel"] += 1
@@ -158,7 +167,8 @@ class Runner:
             progress.set_phase(f"phase {spec.number} ({spec.name}, {spec.workers} worker(s)): "
                                f"{planned[spec.name]} tests")
             argv = pytest_argv(spec, results_dir=self.layout.artifacts, run_id=self.run_config.run_id,
-                               discovery=discovery_file, job_flags=self.flags, extra=self.extra)
+                               discovery=discovery_file, job_flags=self.flags, extra=self.extra,
+                               cases=self.cases)
             phase = PhaseProcess(spec, argv, self.layout.artifacts, self.log)
             phase.start()
             self._supervise(phase, progress, deadline)
@@ -196,7 +206,7 @@ class Runner:
         """Complete the phase's JUnit from its event log, whatever state the phase ended in."""
         record = read_events(self.layout.artifacts / events_name(phase.spec.junit_name))
         if record.unfinished:
-            names = {e.nodeid: e.spec.full_name for e in collect()}
+            names = {e.nodeid: e.spec.full_name for e in collect(self.cases)}
             close_unfinished(record, phase.interrupted_with or "the phase ended unexpectedly",
                              lambda nodeid: names.get(nodeid, nodeid))
         junit.write(self.layout.artifacts / phase.spec.junit_name, record.attempts)

@@ -26,6 +26,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--results-root", metavar="DIR", default="_artifacts",
                         help="root of the prow layout when --artifacts is not given (default: _artifacts)")
     parser.add_argument("--build-id", help="build id (default: the start time, YYYYMMDDHHMMSS)")
+    parser.add_argument("--cases", metavar="PACKAGE", default="suite.cases",
+                        help="Python package of winsuite tests to run (default: suite.cases, the catalog)")
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
                         help="extra arguments passed to pytest, after --")
     parser.set_defaults(handler=run)

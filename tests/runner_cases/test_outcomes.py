@@ -1,0 +1,68 @@
+"""One test per outcome the runner must record; run with `winsuite run --cases tests.runner_cases`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import pods
+from suite.naming import Area
+from suite.naming import Describe
+from suite.naming import Serial
+from suite.naming import Slow
+
+runner = Describe(Area("sig-testing"), "winsuite runner")
+ATTEMPTS: list[int] = []  # attempts of the flaky test in this worker process
+
+
+def pending_pod(target: Target, name: str) -> dict[str, Any]:
+    """A pod no node can take: it stays Pending, so waiting for it lasts until the deadline."""
+    return target.place(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {
+                "nodeSelector": {"winsuite.io/no-such-node": "true"},
+                "containers": [{"name": "pause", "image": target.image("pause")}],
+            },
+        }
+    )
+
+
+@runner.it("passes when the API server answers", images=["pause"])
+def test_passes(api: client.ApiClient, namespace: str, target: Target) -> None:
+    pod = pods.create(api, namespace, pending_pod(target, "passes"))
+    assert pod.metadata.namespace == namespace
+
+
+@runner.it('fails with <b>markup</b> & "quotes" in its name', images=["pause"])
+def test_fails(api: client.ApiClient, namespace: str, target: Target) -> None:
+    pods.create(api, namespace, pending_pod(target, "fails"))
+    assert pods.get(api, namespace, "fails").spec.node_name == "a-node", "deliberate failure <with> & markup"
+
+
+@runner.it("flakes: fails on the first attempt and passes on the next")
+def test_flakes(namespace: str) -> None:
+    ATTEMPTS.append(1)
+    assert len(ATTEMPTS) > 1, "first attempt fails on purpose"
+
+
+@runner.it("skips when the cluster lacks what it needs", needs=[Capability.WINDOWS_KERNEL])
+def test_skips() -> None:
+    raise AssertionError("must have been skipped before running")
+
+
+@runner.it("waits for a pod that never gets Ready", Slow, images=["pause"])
+def test_waits(api: client.ApiClient, namespace: str, target: Target) -> None:
+    pods.create(api, namespace, pending_pod(target, "waits"))
+    pods.wait_for_pod(api, namespace, "waits", state="Ready", timeout=600)
+
+
+@runner.it("runs alone in the serial phase", Serial, images=["pause"])
+def test_serial(api: client.ApiClient, namespace: str, target: Target) -> None:
+    created = pods.create(api, namespace, pending_pod(target, "serial"))
+    assert pods.get(api, namespace, "serial").metadata.uid == created.metadata.uid
