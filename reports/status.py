@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from collections.abc import Iterator
-from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reports.model import NO_RESULT
 from reports.model import Build
 from reports.model import Cell
 from reports.model import Job
@@ -35,8 +36,7 @@ class TabStatus(enum.Enum):
     UNKNOWN = "UNKNOWN"
 
 
-def coalesce(status: Status, *, ignore_running: bool) -> Status:
-    """TestGrid's result.Coalesce: reduce to PASS, FAIL, FLAKY or NO_RESULT."""
+def _coalesce(status: Status, ignore_running: bool) -> Status:
     if status is Status.NO_RESULT or (status is Status.RUNNING and ignore_running):
         return Status.NO_RESULT
     if status in (Status.FAIL, Status.RUNNING):
@@ -44,6 +44,15 @@ def coalesce(status: Status, *, ignore_running: bool) -> Status:
     if status is Status.FLAKY:
         return status
     return Status.PASS
+
+
+# Looked up once per cell of every analysis, so computed once here.
+_COALESCED = {(status, ignore): _coalesce(status, ignore) for status in Status for ignore in (False, True)}
+
+
+def coalesce(status: Status, *, ignore_running: bool) -> Status:
+    """TestGrid's result.Coalesce: reduce to PASS, FAIL, FLAKY or NO_RESULT."""
+    return _COALESCED[status, ignore_running]
 
 
 @dataclass(frozen=True)
@@ -58,7 +67,7 @@ class Alert:
     message: str
 
 
-def row_alert(row: str, columns: Sequence[tuple[str, Cell]], thresholds: Thresholds) -> Alert | None:
+def row_alert(row: str, columns: Iterable[tuple[str, Cell]], thresholds: Thresholds) -> Alert | None:
     """TestGrid's alertRow, walking the row's (build id, cell) pairs newest first."""
     to_open, to_close = thresholds.num_failures_to_alert, thresholds.num_passes_to_disable_alert
     if to_open == 0:
@@ -170,11 +179,11 @@ def summarize(job: Job, thresholds: Thresholds, now: float) -> TabSummary:
 
 def job_alerts(job: Job, thresholds: Thresholds) -> list[Alert]:
     """Open alerts, the Overall row first."""
-    ids = [build.id for build in job.builds]
-    overall = row_alert(OVERALL, list(zip(ids, (b.overall for b in job.builds), strict=True)), thresholds)
+    overall = row_alert(OVERALL, ((b.id, b.overall) for b in job.builds), thresholds)
     alerts = [overall] if overall else []
     for key in job.rows:
-        alert = row_alert(key, list(zip(ids, job.cells(key), strict=True)), thresholds)
+        # Lazily: most rows settle at their newest pass, long before the oldest build.
+        alert = row_alert(key, ((b.id, b.cells.get(key, NO_RESULT)) for b in job.builds), thresholds)
         if alert:
             alerts.append(alert)
     return alerts
