@@ -39,6 +39,13 @@ class EmbeddedCluster:
         return self.target.has_real_node
 
     @property
+    def real_node_name(self) -> str:
+        real = self.target.state().real_node
+        if real is None:
+            raise LookupError(f"cluster {self.name} has no real node ({self.real_node_reason})")
+        return real.node_name
+
+    @property
     def real_node_reason(self) -> str:
         return self.target.state().real_node_reason
 
