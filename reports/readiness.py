@@ -250,8 +250,8 @@ def _reasons(
         rows = [test.row for test in tests if test.state is state]
         if rows:
             reasons.append(f"{len(rows)} applicable tests {state.value}: {_some(rows)}")
-    if not any(test.state is RowState.GREEN for test in tests):
-        reasons.append("no applicable test passed in the blocking jobs")
+    if not any(test.state is RowState.GREEN or test.state.blocks for test in tests):
+        reasons.append("no applicable test ran in the blocking jobs")
     untested = [item.item.id for item in items or [] if item.blocks and item.state == UNTESTED]
     if untested:
         reasons.append(f"{len(untested)} plan items have no test that ran: {_some(untested)}")

@@ -19,13 +19,13 @@ BUILD = "20260101000000"
 
 @pytest.fixture
 def results(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """One build of the embedded job, written by `winsuite run` against the session's cluster."""
+    """One build of the default (embedded) job, written by `winsuite run` on the session's cluster."""
     try:
         cluster = request.getfixturevalue("cluster")
     except pytest.FixtureLookupError:
         pytest.skip("needs the embedded cluster fixture (tests/integration/conftest.py)")
     root = tmp_path / "results"
-    run = [*WINSUITE, "run", "--kubeconfig", str(cluster.kubeconfig_path()), "--results-root", str(root)]
+    run = [*WINSUITE, "run", "--cluster-name", cluster.name, "--results-root", str(root)]
     # The exit code says whether tests failed; the report must show either outcome, so it is not asserted.
     subprocess.run([*run, "--build-id", BUILD], check=False, timeout=3600)
     return root

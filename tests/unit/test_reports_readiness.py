@@ -149,3 +149,8 @@ def test_categories_count_states(tmp_path: Path) -> None:
     assert result.categories["Core.Pods"][RowState.GREEN] == 1
     assert result.categories["Core.Pods"][RowState.FAILING] == 1
     assert result.categories["Core.Network"][RowState.GREEN] == 1
+
+
+def test_a_job_where_nothing_ran_is_not_ready(tmp_path: Path) -> None:
+    result = verdict(tmp_path, {"linux only": "S" * 10, "excluded": "X" * 10})
+    assert result.reasons == ["no applicable test ran in the blocking jobs"]
