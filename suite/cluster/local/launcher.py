@@ -33,6 +33,7 @@ from suite.cluster.local.processes import spawn
 from suite.cluster.local.processes import stop
 from suite.cluster.local.progress import Reporter
 from suite.cluster.local.progress import elapsed
+from suite.cluster.local.realnode import claim
 from suite.cluster.local.realnode import network
 from suite.cluster.local.realnode import node as realnode
 from suite.cluster.local.realnode import prereqs
@@ -93,11 +94,13 @@ def _start(layout: Layout, config: ClusterConfig, report: Reporter, bin_dir: Pat
     started_at = time.monotonic()
     pins = load_pins()
     reason = real_node_decision(config, bin_dir)
+    groups = [Group.CONTROL_PLANE] + ([] if reason else [Group.REAL_NODE])
+    bins = Builder(pins, report, bin_dir).ensure(select(pins, groups))
+    layout.root.mkdir(parents=True)
+    reason = reason or claim.acquire(layout)  # after the build: claiming is quick, building is not
     real = not reason
     if reason and config.real_node is not False:
         report(f"no real node: {reason}; starting a simulated-only cluster")
-    groups = [Group.CONTROL_PLANE] + ([Group.REAL_NODE] if real else [])
-    bins = Builder(pins, report, bin_dir).ensure(select(pins, groups))
     host = BRIDGE_IP if real else LOOPBACK
     ports = _ports(real, report)
     sim_nodes = simnodes.manifests(config, pins.kubernetes)
@@ -111,7 +114,6 @@ def _start(layout: Layout, config: ClusterConfig, report: Reporter, bin_dir: Pat
         real_node_reason=reason,
     )
     report(f"starting cluster {layout.name} in {layout.root}")
-    layout.root.mkdir(parents=True)
     save(layout, state)  # from here on, `down` knows what to undo
     try:
         _run_components(layout, state, sim_nodes, report)
@@ -119,7 +121,8 @@ def _start(layout: Layout, config: ClusterConfig, report: Reporter, bin_dir: Pat
         save(layout, state)
         kept = _failed_up_logs(layout)
         shutil.rmtree(kept, ignore_errors=True)
-        shutil.copytree(layout.logs, kept, dirs_exist_ok=True)
+        if layout.logs.exists():
+            shutil.copytree(layout.logs, kept)
         report(f"cluster {layout.name} failed to start; stopping what was started (logs kept in {kept})")
         _down_locked(layout, state, report)
         raise
@@ -186,6 +189,7 @@ def _down_locked(layout: Layout, state: ClusterState | None, report: Reporter) -
                 problems.append(str(err))
         if state.real_node is not None:
             problems += teardown.clean_host(node, state.real_node, report)
+            claim.release(layout)
     shutil.rmtree(layout.root, ignore_errors=True)
     if state is not None:
         problems += leftovers.after_down(layout, state)
