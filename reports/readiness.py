@@ -249,13 +249,17 @@ def _reasons(
     for state in (RowState.FAILING, RowState.FLAKY, RowState.RECOVERED, RowState.NOT_CONTINUOUS):
         rows = [test.row for test in tests if test.state is state]
         if rows:
-            reasons.append(f"{len(rows)} applicable tests {state.value}: {_some(rows)}")
+            reasons.append(f"{_count(rows, 'applicable test')} {state.value}: {_some(rows)}")
     if not any(test.state is RowState.GREEN or test.state.blocks for test in tests):
         reasons.append("no applicable test ran in the blocking jobs")
     untested = [item.item.id for item in items or [] if item.blocks and item.state == UNTESTED]
     if untested:
-        reasons.append(f"{len(untested)} plan items have no test that ran: {_some(untested)}")
+        reasons.append(f"{_count(untested, 'plan item')} without a test that ran: {_some(untested)}")
     return reasons
+
+
+def _count(names: Sequence[str], noun: str) -> str:
+    return f"{len(names)} {noun}{'' if len(names) == 1 else 's'}"
 
 
 def _some(names: Sequence[str], shown: int = 3) -> str:

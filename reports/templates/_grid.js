@@ -36,7 +36,9 @@
     for (var i = 0, col = 0; i < runs.length && col < count; i += 5) {
       var code = data.codes[runs[i]], message = S[runs[i + 2]], diag = S[runs[i + 3]], icon = S[runs[i + 4]];
       for (var n = runs[i + 1]; n > 0 && col < count; n--, col++) {
-        cell(tr, code, icon, message, diag ? builds[col].h + "/" + diag : "");
+        // A failure links to its diagnostics, or to its build's directory when it has none (upstream).
+        var failed = code === "F" || code === "K";
+        cell(tr, code, icon, message, diag ? builds[col].h + "/" + diag : failed ? builds[col].h + "/" : "");
       }
     }
     return tr;

@@ -126,7 +126,8 @@ def _report(args: argparse.Namespace) -> int:
             f"--output {args.output}: cannot write the dashboard: {err.strerror or err}"
         ) from err
     verdict = "READY" if report.readiness.ready else "NOT READY"
-    print(f"winsuite report: {len(report.tabs)} tabs, release verdict {verdict}: {index}")
+    tabs = f"{len(report.tabs)} tab{'' if len(report.tabs) == 1 else 's'}"
+    print(f"winsuite report: {tabs}, release verdict {verdict}: {index}")
     return int(ExitCode.OK)
 
 

@@ -26,7 +26,7 @@ def test_the_dashboard_is_written_and_named(
 ) -> None:
     assert main(["report", "--results", str(results), "--output", str(tmp_path / "out")]) == ExitCode.OK
     out = capsys.readouterr().out
-    assert out == f"winsuite report: 1 tabs, release verdict NOT READY: {tmp_path / 'out' / 'index.html'}\n"
+    assert out == f"winsuite report: 1 tab, release verdict NOT READY: {tmp_path / 'out' / 'index.html'}\n"
     assert (tmp_path / "out" / "jobs" / "ci-windows" / "grid.html").is_file()
 
 

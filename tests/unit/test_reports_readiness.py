@@ -64,7 +64,7 @@ def test_a_test_that_is_not_green_every_run_blocks(
     assert not result.ready
     (test,) = [test for test in result.tests if test.row == "t"]
     assert (test.state, test.detail) == (state, detail)
-    assert f"1 applicable tests {state.value}: t" in result.reasons
+    assert f"1 applicable test {state.value}: t" in result.reasons
 
 
 def test_only_the_last_n_runs_are_read(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_plan_items_show_their_tests_and_untested_items_block(tmp_path: Path) ->
         ("dns", RowState.FLAKY),
         ("dns (windows)", RowState.NO_RESULT),
     ]
-    assert "1 plan items have no test that ran: gmsa" in result.reasons
+    assert "1 plan item without a test that ran: gmsa" in result.reasons
 
 
 def test_categories_count_states(tmp_path: Path) -> None:
