@@ -1,0 +1,55 @@
+"""Variable Expansion (test/e2e/common/node/expansion.go): $(VAR) in env values, commands and args."""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.naming import Area
+from suite.naming import Conformance
+from suite.naming import Describe
+from suite.naming import NodeConformance
+
+expansion = Describe(Area("sig-node"), "Variable Expansion")
+
+
+def expansion_pod(target: Target, command: list[str], env: list[containers.Manifest],
+                  args: list[str] | None = None) -> containers.Manifest:
+    """newPod: one busybox container, dapi-container, that runs once."""
+    dapi = containers.container("dapi-container", target.image("busybox"), command=command, args=args,
+                                env=env)
+    return target.place(containers.pod("var-expansion", [dapi], labels={"name": "var-expansion"},
+                                       restartPolicy="Never"))
+
+
+@expansion.it("should allow composing env vars into new env vars", NodeConformance, Conformance,
+              twin="[sig-node] Variable Expansion should allow composing env vars into new env vars "
+                   "[NodeConformance] [Conformance]",
+              needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["busybox"])
+def test_compose_env_vars(api: client.ApiClient, namespace: str, target: Target) -> None:
+    env = [{"name": "FOO", "value": "foo-value"}, {"name": "BAR", "value": "bar-value"},
+           {"name": "FOOBAR", "value": "$(FOO);;$(BAR)"}]
+    containers.expect_output(api, namespace, expansion_pod(target, ["sh", "-c", "env"], env),
+                             ["FOO=foo-value", "BAR=bar-value", "FOOBAR=foo-value;;bar-value"])
+
+
+@expansion.it("should allow substituting values in a container's command", NodeConformance, Conformance,
+              twin="[sig-node] Variable Expansion should allow substituting values in a container's command "
+                   "[NodeConformance] [Conformance]",
+              needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["busybox"])
+def test_substitute_in_command(api: client.ApiClient, namespace: str, target: Target) -> None:
+    env = [{"name": "TEST_VAR", "value": "test-value"}]
+    pod = expansion_pod(target, ["sh", "-c", 'TEST_VAR=wrong echo "$(TEST_VAR)"'], env)
+    containers.expect_output(api, namespace, pod, ["test-value"])
+
+
+@expansion.it("should allow substituting values in a container's args", NodeConformance, Conformance,
+              twin="[sig-node] Variable Expansion should allow substituting values in a container's args "
+                   "[NodeConformance] [Conformance]",
+              needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["busybox"])
+def test_substitute_in_args(api: client.ApiClient, namespace: str, target: Target) -> None:
+    env = [{"name": "TEST_VAR", "value": "test-value"}]
+    pod = expansion_pod(target, ["sh", "-c"], env, args=['TEST_VAR=wrong echo "$(TEST_VAR)"'])
+    containers.expect_output(api, namespace, pod, ["test-value"])
