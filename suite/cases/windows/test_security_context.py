@@ -1,0 +1,196 @@
+"""Windows security context (security_context.go): runAsUserName, runAsNonRoot, Linux-only fields ignored."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import events
+from suite.k8s import pods
+from suite.k8s import windows
+from suite.naming import Area
+from suite.naming import Describe
+from suite.naming import Feature
+
+security_context = Describe(Area("sig-windows"), Feature("Windows"), "SecurityContext")
+TWIN = "[sig-windows] [Feature:Windows] SecurityContext "
+
+RUN_AS_CONTAINER = "run-as-username-container"
+PRINT_USER = ["cmd", "/S", "/C", "echo %username%"]
+WRONG_PASSWORD = "The user name or password is incorrect."
+COULD_NOT_START = ("ContainerCannotRun", "StartError")
+# PodClient.WaitForErrorEventOrSuccess: the first of these events decides.
+ERROR_EVENTS = ("Killing", "Failed", "SysctlForbidden")
+NEEDS = [Capability.WINDOWS_KERNEL]
+
+
+def run_as_username_pod(target: Target, username: str | None) -> dict[str, Any]:
+    """runAsUserNamePod: the NonRoot image prints %username%, with the name at pod and container level."""
+    options = {"runAsUserName": username} if username else {}
+    printer = containers.container(RUN_AS_CONTAINER, target.image("nonroot"), command=PRINT_USER,
+                                   securityContext={"windowsOptions": dict(options)})
+    name = f"run-as-username-{uuid.uuid4()}"
+    return target.place(containers.pod(name, [printer], securityContext={"windowsOptions": dict(options)},
+                                       restartPolicy="Never"))
+
+
+def without_os_field(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Upstream's pods carry no spec.os: with spec.os.name windows the API server would reject the Linux-only
+    fields these tests set (seed 002), and the point is that the kubelet ignores them."""
+    manifest["spec"].pop("os", None)
+    return manifest
+
+
+def error_event_or_success(api: client.ApiClient, namespace: str, name: str) -> client.CoreV1Event | None:
+    """WaitForErrorEventOrSuccess: the pod's first error event, or None once a container Started."""
+    found: list[client.CoreV1Event | None] = []
+
+    def check() -> tuple[bool, str]:
+        seen = [e for e in events.list_events(api, namespace) if e.involved_object.name == name]
+        for event in seen:
+            if event.reason in (*ERROR_EVENTS, "Started"):
+                found.append(event if event.reason != "Started" else None)
+                return True, events.describe(event)
+        return False, "; ".join(events.describe(e) for e in seen) or "no events"
+
+    containers.poll(check, what=f"an error event or a started container of pod {name}",
+                    timeout=containers.POD_START_TIMEOUT)
+    return found[0]
+
+
+@security_context.it("should be able create pods and run containers with a given username",
+                     twin=TWIN + "should be able create pods and run containers with a given username",
+                     category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
+def test_run_as_username(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    containers.expect_output(api, namespace, run_as_username_pod(target, None), ["ContainerUser"])
+    containers.expect_output(api, namespace, run_as_username_pod(target, "ContainerAdministrator"),
+                             ["ContainerAdministrator"])
+
+
+@security_context.it("should not be able to create pods with unknown usernames at Pod level",
+                     twin=TWIN + "should not be able to create pods with unknown usernames at Pod level",
+                     category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
+def test_unknown_username_at_pod_level(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    invalid = pods.create(api, namespace, run_as_username_pod(target, "FooLish"))
+    name = windows.name_of(invalid)
+
+    # Runtimes that pass runAsUserName to the sandbox (containerd 1.6+) fail the sandbox, and the pod stays
+    # Pending by design (kubernetes#104635); others fail the workload container.
+    def failed() -> tuple[bool, str]:
+        sandbox = [e for e in events.list_events(api, namespace)
+                   if e.involved_object.name == name and e.reason == "FailedCreatePodSandBox"]
+        if any(WRONG_PASSWORD in (e.message or "") for e in sandbox):
+            return True, "FailedCreatePodSandBox: " + WRONG_PASSWORD
+        pod = pods.get(api, namespace, name)
+        reason = windows.terminated_reasons(pod).get(RUN_AS_CONTAINER)
+        return windows.phase_of(pod) == "Failed" and reason in COULD_NOT_START, pods.describe(pod)
+
+    containers.poll(failed, what=f"pod {name} to fail for its unknown user name",
+                    timeout=containers.POD_START_TIMEOUT)
+
+
+@security_context.it("should not be able to create pods with unknown usernames at Container level",
+                     twin=TWIN + "should not be able to create pods with unknown usernames at Container "
+                                 "level",
+                     category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
+def test_unknown_username_at_container_level(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    manifest = run_as_username_pod(target, "FooLish")
+    manifest["spec"]["securityContext"]["windowsOptions"]["runAsUserName"] = "ContainerUser"
+    name = manifest["metadata"]["name"]
+    pods.create(api, namespace, manifest)
+    failed = pods.wait_for_pod(api, namespace, name, state="Failed", timeout=containers.POD_START_TIMEOUT)
+    assert not (failed.status and failed.status.reason), f"unexpected pod reason: {pods.describe(failed)}"
+    reason = windows.terminated_reasons(failed).get(RUN_AS_CONTAINER)
+    assert reason in COULD_NOT_START, (
+        f"the container terminated reason was supposed to be 'ContainerCannotRun' or 'StartError', "
+        f"not {reason!r}")
+
+
+@security_context.it("should override SecurityContext username if set",
+                     twin=TWIN + "should override SecurityContext username if set",
+                     category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
+def test_container_username_overrides_pod_username(api: client.ApiClient, namespace: str,
+                                                   target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    manifest = run_as_username_pod(target, "ContainerAdministrator")
+    manifest["spec"]["containers"][0]["securityContext"]["windowsOptions"]["runAsUserName"] = "ContainerUser"
+    second = "run-as-username-new-container"
+    printer = containers.container(second, target.image("nonroot"), command=PRINT_USER)
+    manifest["spec"]["containers"].append(printer)
+    containers.expect_output(api, namespace, manifest,
+                             {RUN_AS_CONTAINER: ["ContainerUser"], second: ["ContainerAdministrator"]})
+
+
+@security_context.it("should ignore Linux Specific SecurityContext if set",
+                     twin=TWIN + "should ignore Linux Specific SecurityContext if set",
+                     category="Extend.Worker", needs=NEEDS, images=["agnhost"])
+def test_linux_security_context_is_ignored(api: client.ApiClient, namespace: str, target: Target) -> None:
+    """It is enough that the pod comes up: before kubernetes#93475 SELinux options kept it from starting."""
+    windows.skip_unless_target_os_is_windows(target.os)
+    selinux = {"level": "s0:c24,c9"}
+    container_security = {"seLinuxOptions": selinux,
+                          "windowsOptions": {"runAsUserName": "ContainerAdministrator"}}
+    agnhost = containers.container("windows-container", target.image("agnhost"),
+                                   args=["test-webserver-with-selinux"], ports=[{"containerPort": 80}],
+                                   securityContext=container_security)
+    name = f"pod-{uuid.uuid4()}"
+    manifest = containers.pod(name, [agnhost], securityContext={"seLinuxOptions": selinux})
+    pods.create(api, namespace, without_os_field(target.place(manifest)))
+    pods.wait_for_pod(api, namespace, name, state="Running", timeout=containers.POD_START_TIMEOUT)
+
+
+@security_context.it("should not be able to create pods with containers running as ContainerAdministrator "
+                     "when runAsNonRoot is true",
+                     twin=TWIN + "should not be able to create pods with containers running as "
+                                 "ContainerAdministrator when runAsNonRoot is true",
+                     category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
+def test_run_as_non_root_rejects_container_administrator(api: client.ApiClient, namespace: str,
+                                                         target: Target) -> None:
+    assert_non_root_policy_rejects(api, namespace, target, "ContainerAdministrator")
+
+
+@security_context.it("should not be able to create pods with containers running as CONTAINERADMINISTRATOR "
+                     "when runAsNonRoot is true",
+                     twin=TWIN + "should not be able to create pods with containers running as "
+                                 "CONTAINERADMINISTRATOR when runAsNonRoot is true",
+                     category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
+def test_run_as_non_root_rejects_upper_case_administrator(api: client.ApiClient, namespace: str,
+                                                          target: Target) -> None:
+    assert_non_root_policy_rejects(api, namespace, target, "CONTAINERADMINISTRATOR")
+
+
+def assert_non_root_policy_rejects(api: client.ApiClient, namespace: str, target: Target,
+                                   username: str) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    manifest = run_as_username_pod(target, username)
+    manifest["spec"]["securityContext"]["runAsNonRoot"] = True
+    pods.create(api, namespace, manifest)
+    event = error_event_or_success(api, namespace, manifest["metadata"]["name"])
+    assert event is not None, "the container started: expected an error event from the non-root policy"
+    expected = (f"container's runAsUserName ({username}) which will be regarded as root identity and will "
+                "break non-root policy")
+    assert expected in (event.message or ""), f"event {events.describe(event)} does not say {expected!r}"
+
+
+@security_context.it("should be able to create pod and run containers",
+                     twin=TWIN + "should be able to create pod and run containers",
+                     category="Extend.Worker", needs=NEEDS)
+def test_unsupported_fields_are_ignored(api: client.ApiClient, namespace: str, target: Target) -> None:
+    """runAsUser and runAsGroup mean nothing on Windows; a pod that sets them still runs there."""
+    windows.skip_unless_target_os_is_windows(target.os)
+    name = "run-ignore-unsupported-fields"
+    pause = containers.container("test-container", target.image("pause"))
+    security = {"runAsUser": 999, "runAsGroup": 999, "runAsNonRoot": True}
+    manifest = containers.pod(name, [pause], securityContext=security, restartPolicy="Never")
+    pods.create(api, namespace, without_os_field(target.place(manifest)))
+    pods.wait_for_pod(api, namespace, name, state="Running", timeout=containers.POD_START_TIMEOUT)
+    containers.wait_for_logs(api, namespace, name, "test-container", what="any output (or none)",
+                             matches=lambda _: True, timeout=120)
