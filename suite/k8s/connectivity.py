@@ -1,0 +1,200 @@
+"""Service traffic: EndpointSlice waits, exec pods, and reachability probes run from inside pods.
+
+Probes use agnhost's own `connect` subcommand (as upstream's network-policy and service tests do on both
+OSes) and `wget`, which every agnhost image carries: curl and a full netcat are not in every build.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import logging
+import time
+from collections.abc import Callable
+from collections.abc import Iterable
+from typing import Any
+from typing import Protocol
+from typing import TypeVar
+
+from kubernetes import client
+
+from suite.k8s import pods
+from suite.k8s import retry
+from suite.k8s import workloads
+from suite.k8s.services import SERVICE_NAME_LABEL
+from suite.k8s.waits import wait_for_set
+
+T = TypeVar("T")
+log = logging.getLogger("winsuite.k8s")
+
+REACHABILITY_TIMEOUT = 120.0  # e2eservice.ServiceReachabilityShortPollTimeout
+ENDPOINTS_TIMEOUT = 120.0  # e2eendpointslice.ControllerUpdateTimeout
+RESPONDING_TIMEOUT = 120.0  # the 2 minutes WaitForPodsResponding is given by the ReplicaSet/RC tests
+CLUSTER_DOMAIN = "cluster.local"  # framework.TestContext.ClusterDNSDomain's default
+
+
+class Placer(Protocol):
+    """The part of the `target` fixture an exec pod needs."""
+
+    def image(self, image_id: str, os: str | None = None) -> str: ...
+
+    def place(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def poll(what: str, probe: Callable[[], T], *, timeout: float, interval: float = 1.0) -> T:
+    """Call `probe` until it returns without raising; fail with the last error after `timeout` seconds."""
+    log.info("polling up to %.0fs for %s", timeout, what)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return probe()
+        except (AssertionError, OSError, client.exceptions.ApiException) as err:
+            if time.monotonic() + interval > deadline:
+                message = f"timed out after {timeout:.0f}s waiting for {what}; last error: {err}"
+                raise AssertionError(message) from err
+        time.sleep(interval)  # at most a second between tries, like upstream's framework.Poll loops
+
+
+# -- EndpointSlices (e2eendpointslice) --------------------------------------------------------------
+def _slices(api: client.ApiClient, namespace: str, service: str, what: str,
+            condition: Callable[[list[client.V1EndpointSlice]], bool]) -> list[client.V1EndpointSlice]:
+    return wait_for_set(client.DiscoveryV1Api(api).list_namespaced_endpoint_slice, namespace=namespace,
+                        label_selector=f"{SERVICE_NAME_LABEL}={service}", what=what, condition=condition,
+                        timeout=ENDPOINTS_TIMEOUT, describe=lambda items: repr([s.endpoints for s in items]))
+
+
+def addresses(slices: Iterable[client.V1EndpointSlice]) -> set[str]:
+    return {ep.addresses[0] for s in slices for ep in s.endpoints or [] if ep.addresses}
+
+
+def target_pods(slices: Iterable[client.V1EndpointSlice], namespace: str) -> set[str]:
+    return {ep.target_ref.name for s in slices for ep in s.endpoints or []
+            if ep.target_ref and ep.target_ref.kind == "Pod" and ep.target_ref.namespace == namespace}
+
+
+def port_mappings(slices: Iterable[client.V1EndpointSlice]) -> set[tuple[str, str, str, int]]:
+    """(port name, protocol, pod, target port) for every endpoint and port of the slices."""
+    return {(port.name, port.protocol, ep.target_ref.name, port.port)
+            for s in slices for ep in s.endpoints or [] for port in s.ports or []}
+
+
+def wait_for_endpoint_count(api: client.ApiClient, namespace: str, service: str, count: int) -> None:
+    _slices(api, namespace, service, f"service {namespace}/{service} to have {count} endpoint(s)",
+            lambda items: bool(items) and len(addresses(items)) == count)
+
+
+def wait_for_endpoint_pods(api: client.ApiClient, namespace: str, service: str, *names: str) -> None:
+    _slices(api, namespace, service, f"service {namespace}/{service} to have endpoints {sorted(names)}",
+            lambda items: bool(items) and target_pods(items, namespace) == set(names))
+
+
+def wait_for_endpoint_ports(api: client.ApiClient, namespace: str, service: str,
+                            mappings: set[tuple[str, str, str, int]]) -> None:
+    what = f"service {namespace}/{service} to have endpoint ports {sorted(mappings)}"
+    _slices(api, namespace, service, what, lambda items: bool(items) and port_mappings(items) == mappings)
+
+
+# -- probes from inside a pod -----------------------------------------------------------------------
+def exec_pod(api: client.ApiClient, namespace: str, target: Placer, name: str = "execpod") -> Prober:
+    """e2epod.CreateExecPodOrFail: an agnhost pod to run probes from, Running."""
+    manifest = workloads.pod(name, [workloads.agnhost(target, "agnhost-container")])
+    pods.create(api, namespace, target.place(manifest))
+    pods.wait_for_pod(api, namespace, name, state="Running")
+    return Prober(api, namespace, name)
+
+
+def host_port(host: str, port: int) -> str:
+    try:
+        return f"[{host}]:{port}" if ipaddress.ip_address(host).version == 6 else f"{host}:{port}"
+    except ValueError:
+        return f"{host}:{port}"  # a DNS name
+
+
+@dataclasses.dataclass(frozen=True)
+class Prober:
+    """Probes run inside one pod (kubectl exec), each retried until it passes or its deadline."""
+
+    api: client.ApiClient
+    namespace: str
+    pod: str
+
+    def connect(self, host: str, port: int, protocol: str = "TCP") -> pods.ExecResult:
+        """`agnhost connect`: a TCP connection, or a UDP datagram that must be answered."""
+        command = ["/agnhost", "connect", "--timeout=2s", f"--protocol={protocol.lower()}",
+                   host_port(host, port)]
+        return pods.exec_(self.api, self.namespace, self.pod, command)
+
+    def wait_reachable(self, host: str, port: int, protocol: str = "TCP",
+                       timeout: float = REACHABILITY_TIMEOUT) -> None:
+        """testEndpointReachability: poll until `host:port` answers."""
+        poll(f"{host_port(host, port)} over {protocol} to be reachable from pod {self.namespace}/{self.pod}",
+             lambda: self.connect(host, port, protocol).check(), timeout=timeout)
+
+    def wait_unreachable(self, host: str, port: int, protocol: str = "TCP", timeout: float = 30.0) -> None:
+        """Poll until a connection attempt to `host:port` fails (a Service stopped forwarding it)."""
+
+        def refused() -> None:
+            if self.connect(host, port, protocol).exit_code == 0:
+                raise AssertionError(f"{host_port(host, port)} over {protocol} still answers")
+
+        poll(f"{host_port(host, port)} over {protocol} to stop answering pod {self.namespace}/{self.pod}",
+             refused, timeout=timeout)
+
+    def http_get(self, url: str) -> str:
+        """The body of GET `url`."""
+        return pods.exec_(self.api, self.namespace, self.pod, ["wget", "-q", "-O", "-", url]).check().stdout
+
+    def wait_for_hostname(self, address: str, expected: str, timeout: float = REACHABILITY_TIMEOUT) -> None:
+        """execHostnameTest: GET http://address/hostname answers with `expected` (short names compared)."""
+        want = expected.split(".", maxsplit=1)[0]
+
+        def answers() -> None:
+            got = self.http_get(f"http://{address}/hostname").strip().split(".", maxsplit=1)[0]
+            assert got == want, f"http://{address}/hostname answered {got!r}, want {want!r}"
+
+        poll(f"http://{address}/hostname to answer {want}", answers, timeout=timeout)
+
+    def wait_resolves(self, fqdn: str) -> None:
+        """The name resolves (checkExternalServiceReachability's nslookup)."""
+
+        def resolves() -> None:
+            result = pods.exec_(self.api, self.namespace, self.pod, ["nslookup", fqdn])
+            # nslookup may exit 0 on Windows although the name was not found; its output says so.
+            assert result.exit_code == 0 and f"can't find {fqdn}" not in result.stdout + result.stderr, \
+                f"nslookup {fqdn} failed: {result}"
+
+        poll(f"{fqdn} to resolve from pod {self.namespace}/{self.pod}", resolves,
+             timeout=REACHABILITY_TIMEOUT)
+
+    def check_service_reachability(self, svc: client.V1Service, node_ips: Iterable[str] = ()) -> None:
+        """TestJig.CheckServiceReachability: ClusterIP and NodePort by name and ClusterIP, then node ports;
+        ExternalName by resolving the Service's FQDN (Windows does not search short names)."""
+        namespace, name = svc.metadata.namespace, svc.metadata.name
+        if svc.spec.type == "ExternalName":
+            self.wait_resolves(f"{name}.{namespace}.svc.{CLUSTER_DOMAIN}")
+            return
+        _slices(self.api, namespace, name, f"service {namespace}/{name} to have an endpoint",
+                lambda items: bool(addresses(items)))
+        for port in svc.spec.ports:
+            self.wait_reachable(name, port.port, port.protocol)
+            self.wait_reachable(svc.spec.cluster_ip, port.port, port.protocol)
+            if svc.spec.type == "NodePort":
+                for ip in node_ips:
+                    self.wait_reachable(ip, port.node_port, port.protocol)
+
+
+def wait_for_pods_responding(api: client.ApiClient, namespace: str, expected: list[client.V1Pod], *,
+                             labels: dict[str, str], want_name: bool = True,
+                             timeout: float = RESPONDING_TIMEOUT) -> None:
+    """e2epod.WaitForPodsResponding: each pod answers through the API server's pod proxy (with its name)."""
+    core = pods.core(api)
+
+    def all_respond() -> None:
+        current = {p.metadata.uid for p in workloads.list_pods(api, namespace, labels)}
+        for pod in expected:
+            assert pod.metadata.uid in current, f"pod {pod.metadata.name} is no longer a replica"
+            body = str(retry.call(core.connect_get_namespaced_pod_proxy, pod.metadata.name, namespace))
+            assert body == pod.metadata.name if want_name else body, \
+                f"pod {pod.metadata.name} answered {body!r}"
+
+    poll(f"pods {sorted(p.metadata.name for p in expected)} to respond", all_respond, timeout=timeout)
