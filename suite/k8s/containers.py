@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import datetime
 import logging
 import re
 import time
@@ -28,6 +29,9 @@ log = logging.getLogger("winsuite.k8s")
 # suite's per-test timeout where upstream allows more than it.
 POD_START_TIMEOUT = 180.0
 OBSERVATION_TIMEOUT = 240.0  # defaultObservationTimeout of container_probe.go
+PROBE_INITIAL_DELAY = 15  # probeTestInitialDelaySeconds
+# A shorter probe-level grace period must win over a 500 s pod one: upstream allows 40 s + the observation.
+GRACE_OVERRIDE_TIMEOUT = 40 + OBSERVATION_TIMEOUT
 POLL_INTERVAL = 1.0
 # The Windows user upstream runs "non-root" containers as (test/e2e/framework/pod/utils.go).
 WINDOWS_NON_ROOT_USER = "ContainerUser"
@@ -147,6 +151,20 @@ def wait_for_no_pods(api: client.ApiClient, namespace: str, *, label_selector: s
 
 
 # -- probes -------------------------------------------------------------------------------------------
+def busybox_probe_pod(image: str, name: str, command: list[str], **probes: Any) -> Manifest:
+    """busyBoxPodSpec / startupPodSpec of container_probe.go: busybox running `command`, with probes
+    given by their field names (livenessProbe=…, readinessProbe=…, startupProbe=…)."""
+    busybox = container("busybox", image, command=command, **probes)
+    return pod(name, [busybox], labels={"test": name})
+
+
+def webserver_probe_pod(image: str, **probes: Any) -> Manifest:
+    """testWebServerPodSpec: agnhost test-webserver on port 80, with probes by their field names."""
+    webserver = container("test-webserver", image, args=["test-webserver"], ports=[{"containerPort": 80}],
+                          **probes)
+    return pod("test-webserver", [webserver])
+
+
 def exec_probe(command: list[str], **fields: Any) -> Manifest:
     return {"exec": {"command": command}, **fields}
 
@@ -168,6 +186,14 @@ def status_of(pod_: client.V1Pod, name: str) -> client.V1ContainerStatus | None:
     status = pod_.status or client.V1PodStatus()
     statuses = (status.init_container_statuses or []) + (status.container_statuses or [])
     return next((s for s in statuses if s.name == name), None)
+
+
+def started_at(pod_: client.V1Pod, name: str) -> datetime.datetime:
+    """GetContainerStartedTime: when the running container started."""
+    running = getattr(getattr(status_of(pod_, name), "state", None), "running", None)
+    assert running is not None, f"container {name} is not running: {pods.describe(pod_)}"
+    started: datetime.datetime = running.started_at
+    return started
 
 
 def restart_count(pod_: client.V1Pod, name: str) -> int:

@@ -1,0 +1,76 @@
+"""Probing container, readiness (test/e2e/common/node/container_probe.go): initial delay, failing probes."""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import pods
+from suite.naming import Area
+from suite.naming import Conformance
+from suite.naming import Describe
+from suite.naming import NodeConformance
+
+probing = Describe(Area("sig-node"), "Probing container")
+
+NOT_READY_FOR = 60.0  # how long upstream watches a failing readiness probe keep the pod not Ready
+
+
+def ready_since(pod: client.V1Pod) -> client.V1PodCondition:
+    """GetTransitionTimeForReadyCondition."""
+    ready = next((c for c in pod.status.conditions or [] if c.type == "Ready"), None)
+    assert ready is not None, f"no Ready condition: {pods.describe(pod)}"
+    return ready
+
+
+def stays_not_ready(api: client.ApiClient, namespace: str, name: str) -> client.V1Pod:
+    return containers.hold(api, namespace, name, what="stay not Ready", duration=NOT_READY_FOR,
+                           invariant=lambda p: not containers.is_ready(p))
+
+
+@probing.it("with readiness probe should not be ready before initial delay and never restart",
+            NodeConformance, Conformance,
+            twin="[sig-node] Probing container with readiness probe should not be ready before initial delay "
+                 "and never restart [NodeConformance] [Conformance]",
+            needs=[Capability.RUNS_CONTAINERS], images=["agnhost"])
+def test_readiness_initial_delay(api: client.ApiClient, namespace: str, target: Target) -> None:
+    probe = containers.http_probe("/", 80, initialDelaySeconds=containers.PROBE_INITIAL_DELAY)
+    pod = containers.start(api, namespace, target.place(containers.webserver_probe_pod(
+        target.image("agnhost"), readinessProbe=probe)), state="Ready")
+    assert pod.status.phase == "Running", f"a Ready pod should be Running: {pods.describe(pod)}"
+
+    # A single-container pod becomes Ready when its container does.
+    started = containers.started_at(pod, "test-webserver")
+    became_ready = ready_since(pod).last_transition_time
+    assert (became_ready - started).total_seconds() >= containers.PROBE_INITIAL_DELAY, (
+        f"the pod became Ready at {became_ready}, before its {containers.PROBE_INITIAL_DELAY}s initial delay "
+        f"(container started at {started})")
+    assert containers.restart_count(pod, "test-webserver") == 0, f"restarted: {pods.describe(pod)}"
+
+
+@probing.it("with readiness probe that fails should never be ready and never restart", NodeConformance,
+            Conformance,
+            twin="[sig-node] Probing container with readiness probe that fails should never be ready and "
+                 "never restart [NodeConformance] [Conformance]",
+            needs=[Capability.RUNS_CONTAINERS], images=["agnhost"])
+def test_readiness_failing(api: client.ApiClient, namespace: str, target: Target) -> None:
+    probe = containers.http_probe("/", 81)  # nothing listens on 81: the probe always fails
+    pods.create(api, namespace, target.place(containers.webserver_probe_pod(target.image("agnhost"),
+                                                                            readinessProbe=probe)))
+    pod = stays_not_ready(api, namespace, "test-webserver")
+    assert containers.restart_count(pod, "test-webserver") == 0, f"restarted: {pods.describe(pod)}"
+
+
+@probing.it("should not be ready with an exec readiness probe timeout", NodeConformance,
+            twin="[sig-node] Probing container should not be ready with an exec readiness probe timeout "
+                 "[NodeConformance]",
+            needs=[Capability.RUNS_CONTAINERS], images=["busybox"])
+def test_readiness_exec_timeout(api: client.ApiClient, namespace: str, target: Target) -> None:
+    probe = containers.exec_probe(["/bin/sh", "-c", "sleep 10"], initialDelaySeconds=15, timeoutSeconds=1,
+                                  failureThreshold=1)
+    pod = containers.busybox_probe_pod(target.image("busybox"), "busybox", ["/bin/sh", "-c", "sleep 600"],
+                                       readinessProbe=probe)
+    containers.start(api, namespace, target.place(pod))  # waitForNotPending: the probes have begun
+    stays_not_ready(api, namespace, "busybox")
