@@ -1,0 +1,104 @@
+"""Kubelet stats on Windows nodes (kubelet_stats.go): /stats/summary is complete and answers within 10 s."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import kubelet
+from suite.k8s import windows
+from suite.naming import Area
+from suite.naming import Describe
+from suite.naming import Feature
+from suite.naming import Serial
+
+COLLECTION = "Kubelet stats collection for Windows nodes"
+serial_stats = Describe(Area("sig-windows"), Feature("Windows"), "Kubelet-Stats", Serial).describe(COLLECTION)
+stats = Describe(Area("sig-windows"), Feature("Windows"), "Kubelet-Stats").describe(COLLECTION)
+
+# The default scrape timeout of metrics-server and kube-prometheus.
+SCRAPE_TIMEOUT = 10.0
+RUNNING_TIMEOUT = 180.0
+NEEDS = [Capability.WINDOWS_KERNEL, Capability.STATS_SUMMARY]
+
+
+def stats_test_pods(target: Target, count: int, node: str) -> list[dict[str, Any]]:
+    """newKubeletStatsTestPods: PowerShell pods with an init container, all on one node."""
+    made = []
+    for index in range(count):
+        name = f"statscollectiontest-{uuid.uuid4()}"
+        sleeper = containers.container("stat-container", target.image("busybox"),
+                                       command=["powershell.exe", "-Command", "sleep -Seconds 600"])
+        init = containers.container("init-container", target.image("busybox"),
+                                    command=["powershell.exe", "-Command", "sleep -Seconds 1"])
+        labels = {"name": name, "testapp": "stats-collection"}
+        manifest = containers.pod(f"{name}-{index}", [sleeper], labels=labels, initContainers=[init])
+        made.append(windows.pin_to_node(target.place(manifest), node))
+    return made
+
+
+def check_pod_stats(entry: dict[str, Any]) -> None:
+    """The sanity checks upstream makes on each of its pods' stats."""
+    ref = f"{entry['podRef']['namespace']}/{entry['podRef']['name']}"
+    cpu = (entry.get("cpu") or {}).get("usageCoreNanoSeconds", 0)
+    assert cpu > 0, f"pod {ref} stats report cpu usage equal to {cpu} but it should be greater than 0"
+    memory = (entry.get("memory") or {}).get("workingSetBytes", 0)
+    assert memory > 0, f"pod {ref} stats report {memory} bytes for memory working set; it should be > 0"
+    for container in entry.get("containers") or []:
+        logs = container.get("logs")
+        assert logs is not None, f"pod {ref} stats should have container log stats, but it is nil"
+        available = logs.get("availableBytes", 0)
+        assert available > 0, f"pod {ref} container log stats report {available} bytes for AvailableBytes, " \
+                              f"but it should be greater than 0"
+
+
+def assert_stats_within_scrape_timeout(api: client.ApiClient, namespace: str, target: Target, *, pods: int,
+                                       iterations: int) -> None:
+    """Run `pods` pods on one Windows node, then fetch its summary `iterations` times: every one of our pods
+    has sane stats each time, and the average request takes at most 10 s."""
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows.name_of(windows.find_windows_node(api))
+    windows.create_all(api, namespace, stats_test_pods(target, pods, node), timeout=RUNNING_TIMEOUT)
+    durations = []
+    for _ in range(iterations):
+        summary, took = kubelet.timed_stats_summary(api, node)
+        durations.append(took)
+        ours = kubelet.pod_stats(summary, namespace)
+        for entry in ours:
+            check_pod_stats(entry)
+        assert len(ours) == pods, f"should find stats for {pods} pods in kubelet stats, found {len(ours)}"
+    average = sum(durations) / iterations
+    assert average <= SCRAPE_TIMEOUT, (
+        f"collecting kubelet stats of {node} took {average:.1f}s on average over {iterations} iterations, "
+        f"but it should not take longer than {SCRAPE_TIMEOUT:.0f}s")
+
+
+@serial_stats.it("when running 10 pods", "should return within 10 seconds",
+                 twin="[sig-windows] [Feature:Windows] Kubelet-Stats [Serial] Kubelet stats collection for "
+                      "Windows nodes when running 10 pods should return within 10 seconds",
+                 category="Core.Network", needs=NEEDS, images=["busybox"])
+def test_stats_of_ten_pods(api: client.ApiClient, namespace: str, target: Target) -> None:
+    assert_stats_within_scrape_timeout(api, namespace, target, pods=10, iterations=5)
+
+
+@stats.it("when windows is booted", "should return bootid within 10 seconds",
+          twin="[sig-windows] [Feature:Windows] Kubelet-Stats Kubelet stats collection for Windows nodes "
+               "when windows is booted should return bootid within 10 seconds",
+          category="Extend.Worker", needs=[Capability.WINDOWS_KERNEL])
+def test_boot_id(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows.find_windows_node(api)
+    assert windows.boot_id(node), f"expected a bootID in the node status of {windows.name_of(node)}, got none"
+
+
+@stats.it("when running 3 pods", "should return within 10 seconds",
+          twin="[sig-windows] [Feature:Windows] Kubelet-Stats Kubelet stats collection for Windows nodes "
+               "when running 3 pods should return within 10 seconds",
+          category="Extend.Worker", needs=NEEDS, images=["busybox"])
+def test_stats_of_three_pods(api: client.ApiClient, namespace: str, target: Target) -> None:
+    assert_stats_within_scrape_timeout(api, namespace, target, pods=3, iterations=1)
