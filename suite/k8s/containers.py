@@ -6,6 +6,7 @@ import copy
 import datetime
 import logging
 import re
+import stat
 import time
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -306,6 +307,14 @@ def matcher(expected: str, *, regex: bool) -> Callable[[str], bool]:
         pattern = re.compile(expected)
         return lambda text: pattern.search(text) is not None
     return lambda text: expected in text
+
+
+def file_mode_regex(path: str, mask: int | None = None) -> str:
+    """getFileModeRegex: agnhost mounttest's --file_mode line, 0644 (Linux) or 0775 (Windows) by default."""
+    linux, windows = (0o644, 0o775) if mask is None else (mask, mask)
+    linux_line = f'mode of file "{path}": {stat.filemode(stat.S_IFREG | linux)}'
+    windows_line = f'mode of Windows file "{path}": {stat.filemode(stat.S_IFREG | windows)}'
+    return f"({re.escape(linux_line)}|{re.escape(windows_line)})"
 
 
 def expect_output(api: client.ApiClient, namespace: str, manifest: Manifest,
