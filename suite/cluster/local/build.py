@@ -64,6 +64,7 @@ class Builder:
 
     def _build_all(self, todo: Sequence[Artifact]) -> None:
         started = time.monotonic()
+        self._toolchain()  # every recipe starts from the module proxy: say now if Go is missing
         self.report(
             f"building {len(todo)} artifact(s) into {cache_dir() / 'bin'}: {', '.join(a.name for a in todo)}"
         )

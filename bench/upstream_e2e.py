@@ -1,0 +1,121 @@
+"""Reference run: upstream e2e.test (built from the pinned Kubernetes) on the embedded cluster.
+
+Runs a handful of `[NodeConformance] [Conformance]` specs against the real node with the embedded repo list
+(KUBE_TEST_REPO_LIST), prints the wall time and each spec's verdict, and exits 1 unless all passed. This is
+the side-by-side reference for winsuite's own speed and verdicts on the same cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from suite.cluster.local import LocalCluster
+from suite.cluster.local import images
+from suite.cluster.local.artifacts import Group
+from suite.cluster.local.artifacts import bin_dir_from_env
+from suite.cluster.local.artifacts import select
+from suite.cluster.local.build import Builder
+from suite.cluster.local.progress import stderr_reporter
+from suite.cluster.local.realnode.containerd import Containerd
+from suite.cluster.local.realnode.containerd import image_names
+from suite.pins import load_pins
+
+SPECS = (
+    "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]",
+    "[sig-node] Pods should be submitted and removed [NodeConformance] [Conformance]",
+    "[sig-storage] ConfigMap should be consumable from pods in volume [NodeConformance] [Conformance]",
+    "[sig-node] Probing container with readiness probe should not be ready before initial delay "
+    "and never restart [NodeConformance] [Conformance]",
+    "[sig-node] Kubelet when scheduling a busybox command in a pod should print the output to logs "
+    "[NodeConformance] [Conformance]",
+    "[sig-node] Downward API should provide pod name, namespace and IP address as env vars "
+    "[NodeConformance] [Conformance]",
+)
+# Simulated nodes are tainted on purpose; upstream would otherwise wait up to 30 min for them.
+NON_BLOCKING_TAINTS = "os,kwok.x-k8s.io/node"
+
+
+def e2e_binary() -> Path:
+    pins = load_pins()
+    return Builder(pins, stderr_reporter, bin_dir_from_env()).ensure(select(pins, [Group.E2E]))["e2e.test"]
+
+
+def missing_images(e2e: Path, env: dict[str, str], node: Containerd) -> list[str]:
+    """Images e2e.test may use (with the repo list) that the real node does not have."""
+    listed = subprocess.run([str(e2e), "--list-images"], env=env, capture_output=True, text=True, check=True)
+    present = set(image_names(node))
+    return sorted(name for name in listed.stdout.split() if name not in present)
+
+
+def verdicts(report_dir: Path) -> dict[str, str]:
+    """Spec -> status, from the JUnit that ginkgo writes (names carry an `[It] ` prefix there)."""
+    found = {}
+    for junit in report_dir.glob("junit*.xml"):
+        for case in ET.parse(junit).getroot().iter("testcase"):
+            name = case.get("name", "").removeprefix("[It] ")
+            if name in SPECS:
+                found[name] = case.get("status", "unknown")
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--name", default="winsuite", help="embedded cluster to use (started if not running)")
+    args = parser.parse_args()
+
+    e2e = e2e_binary()
+    cluster = LocalCluster(name=args.name)
+    cluster.connect()
+    try:
+        cluster.wait_ready(180)
+        state = cluster.state()
+        if state.real_node is None:
+            print(f"cannot run: cluster {args.name} has no real node ({state.real_node_reason})")
+            return 2
+        env = dict(os.environ, KUBE_TEST_REPO_LIST=str(images.repo_list_file()))
+        absent = missing_images(e2e, env, Containerd(cluster.layout.node / "containerd"))
+        print(
+            f"images e2e.test may use but the node lacks: {len(absent)} (specs needing them are not run here)"
+        )
+        with tempfile.TemporaryDirectory(prefix="winsuite-e2e-") as report_dir:
+            argv = [
+                str(e2e),
+                f"--kubeconfig={cluster.kubeconfig_path()}",
+                f"--kubectl-path={state.bins['kubectl']}",
+                "--provider=skeleton",
+                f"--non-blocking-taints={NON_BLOCKING_TAINTS}",
+                f"--report-dir={report_dir}",
+                # Unanchored: ginkgo's spec text does not start where the listed name does.
+                f"--ginkgo.focus={'|'.join(re.escape(spec) for spec in SPECS)}",
+                "--ginkgo.no-color",
+            ]
+            started = time.monotonic()
+            log = Path(report_dir) / "e2e.log"
+            with log.open("w") as out:
+                code = subprocess.run(
+                    argv, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
+                ).returncode
+            wall = time.monotonic() - started
+            results = verdicts(Path(report_dir))
+            if code != 0 and not results:
+                print(log.read_text()[-3000:])
+    finally:
+        cluster.close()
+
+    for spec in SPECS:
+        print(f"{results.get(spec, 'not run'):<8} {spec}")
+    passed = sum(status == "passed" for status in results.values())
+    print(f"upstream e2e.test: {passed}/{len(SPECS)} passed in {wall:.1f} s wall time (exit {code})")
+    return 0 if passed == len(SPECS) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
