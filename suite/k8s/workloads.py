@@ -1,4 +1,7 @@
-"""Workloads: pod and controller manifests, pod sets by label, controller status, and watch event streams."""
+"""Workloads: controller manifests, pod sets by label, controller status, and watch event streams.
+
+Pods and containers come from suite.k8s.containers; these wrap them in ReplicaSets, Deployments, ….
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ import time
 from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
-from typing import Protocol
 
 from kubernetes import client
 from kubernetes import watch
@@ -30,12 +32,6 @@ POD_TEMPLATE_HASH = "pod-template-hash"
 Manifest = dict[str, Any]
 
 
-class Images(Protocol):
-    """The part of the `target` fixture manifests need: image references for the run's OS."""
-
-    def image(self, image_id: str, os: str | None = None) -> str: ...
-
-
 def apps(api: client.ApiClient) -> client.AppsV1Api:
     return client.AppsV1Api(api)
 
@@ -48,28 +44,7 @@ def selector(labels: Mapping[str, str]) -> str:
     return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
 
 
-# -- manifests (the e2e framework's fixtures; callers place them with target.place) -----------------
-def container(name: str, image: str, *args: str, ports: list[dict[str, Any]] | None = None) -> Manifest:
-    spec: Manifest = {"name": name, "image": image}
-    if args:
-        spec["args"] = list(args)
-    if ports:
-        spec["ports"] = ports
-    return spec
-
-
-def agnhost(images: Images, name: str, *args: str, ports: list[dict[str, Any]] | None = None) -> Manifest:
-    """e2epod.NewAgnhostContainer: agnhost running `args` (default: pause)."""
-    return container(name, images.image("agnhost"), *(args or ("pause",)), ports=ports)
-
-
-def pod(name: str, containers: list[Manifest], labels: Mapping[str, str] | None = None,
-        **spec: Any) -> Manifest:
-    """A Pod that stops at once when deleted, as the framework's test pods do."""
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": dict(labels or {})},
-            "spec": {"terminationGracePeriodSeconds": 0, "containers": containers, **spec}}
-
-
+# -- controller manifests (the e2e framework's fixtures; callers place them with target.place) --------
 def template(labels: Mapping[str, str], containers: list[Manifest], **spec: Any) -> Manifest:
     return {"metadata": {"labels": dict(labels)},
             "spec": {"terminationGracePeriodSeconds": 0, "containers": containers, **spec}}
@@ -131,13 +106,6 @@ def wait_for_pods(api: client.ApiClient, namespace: str, labels: Mapping[str, st
     return sorted(_live(found), key=lambda p: p.metadata.name)
 
 
-def wait_for_no_pods(api: client.ApiClient, namespace: str, labels: Mapping[str, str],
-                     timeout: float = 300.0) -> None:
-    wait_for_set(pods.core(api).list_namespaced_pod, namespace=namespace, label_selector=selector(labels),
-                 what=f"pods {selector(labels)} in {namespace} to be gone", condition=lambda items: not items,
-                 timeout=timeout, describe=_describe_pods)
-
-
 def controlled_by(obj: Any, owner_uid: str) -> bool:
     return any(ref.controller and ref.uid == owner_uid for ref in obj.metadata.owner_references or [])
 
@@ -173,6 +141,81 @@ def update_with_retries(read: Callable[[], Any], replace: Callable[[Any], Any], 
 
 def condition_of(obj: Any, kind: str) -> Any | None:
     return next((c for c in obj.status.conditions or [] if c.type == kind), None)
+
+
+# -- controller behaviour shared by the controller tests ----------------------------------------------
+def create_pod_quota(api: client.ApiClient, namespace: str, name: str, *, pods_allowed: int,
+                     timeout: float = 60.0) -> None:
+    """newPodQuota, then wait until the quota controller has synced its hard limit."""
+    quota = {"metadata": {"name": name}, "spec": {"hard": {"pods": str(pods_allowed)}}}
+    core = pods.core(api)
+    retry.call(core.create_namespaced_resource_quota, namespace, quota)
+    wait_for_object(core.list_namespaced_resource_quota, name=name, namespace=namespace,
+                    what=f"resource quota {name} to be synced",
+                    condition=lambda q: (q.status.hard or {}).get("pods") == str(pods_allowed),
+                    timeout=timeout)
+
+
+def adopted_or_deleted(api: client.ApiClient, namespace: str, pod_name: str, *, owner_uid: str,
+                       timeout: float = 60.0) -> None:
+    """The orphan pod is either adopted by the controller or deleted and replaced by it."""
+    wait_for_set(pods.core(api).list_namespaced_pod, namespace=namespace, label_selector="",
+                 what=f"pod {pod_name} to be adopted (or deleted) by its controller",
+                 condition=lambda items: all(controlled_by(p, owner_uid) for p in items
+                                             if p.metadata.name == pod_name),
+                 timeout=timeout, describe=lambda items: repr([(p.metadata.name, p.metadata.owner_references)
+                                                               for p in items]))
+
+
+def relabel_and_wait_released(api: client.ApiClient, namespace: str, pod_name: str, *, owner_uid: str,
+                              labels: dict[str, str], timeout: float = 60.0) -> None:
+    """Give a controlled pod labels its controller does not select, then wait until it lets the pod go."""
+    core = pods.core(api)
+
+    def relabel(pod: Any) -> None:
+        pod.metadata.labels = labels
+
+    update_with_retries(lambda: core.read_namespaced_pod(pod_name, namespace),
+                        lambda pod: core.replace_namespaced_pod(pod_name, namespace, pod), relabel)
+    pods.wait_until(api, namespace, pod_name, "to be released by its controller",
+                    lambda pod: not controlled_by(pod, owner_uid), timeout=timeout)
+
+
+def check_scale_subresource(*, read: Callable[[], Any], replace: Callable[[Any], Any],
+                            patch: Callable[[Mapping[str, Any]], Any],
+                            spec_replicas: Callable[[], int]) -> None:
+    """The /scale subresource reads 1 replica, an update sets 2 and a patch 4, both seen in the spec."""
+    scale = read()
+    assert (scale.spec.replicas, scale.status.replicas) == (1, 1), f"unexpected scale: {scale}"
+    scale.metadata.resource_version = ""  # an unconditional update
+    scale.spec.replicas = 2
+    assert replace(scale).spec.replicas == 2, "the scale update did not take"
+    assert spec_replicas() == 2, "spec.replicas was not modified by the scale update"
+    patch({"spec": {"replicas": 4}})
+    assert spec_replicas() == 4, "spec.replicas was not modified by the scale patch"
+
+
+def check_status_subresource(*, read_status: Callable[[], Any], read: Callable[[], Any],
+                             replace_status: Callable[[Any], Any],
+                             patch_status: Callable[[Mapping[str, Any]], Any],
+                             events: Callable[[], EventStream], condition_type: Callable[..., Any]) -> None:
+    """GET /status; an updated condition and then a patched one are seen by watchers."""
+    name = read_status().metadata.name
+
+    def add_condition(obj: Any) -> None:
+        obj.status.conditions = [*(obj.status.conditions or []), condition_type(
+            type="StatusUpdate", status="True", reason="E2E", message="Set from e2e test")]
+
+    update_with_retries(read, replace_status, add_condition)
+    with events() as stream:
+        stream.until(f"{name} to show the updated status condition",
+                     lambda _, obj: obj.metadata.name == name and any(
+                         (c.type, c.reason, c.message) == ("StatusUpdate", "E2E", "Set from e2e test")
+                         for c in obj.status.conditions or []))
+    patch_status({"status": {"conditions": [{"type": "StatusPatched", "status": "True"}]}})
+    with events() as stream:
+        stream.until(f"{name} to show the patched status condition", lambda _, obj: obj.metadata.name == name
+                     and any(c.type == "StatusPatched" for c in obj.status.conditions or []))
 
 
 # -- deployments (test/utils/deployment.go) ----------------------------------------------------------
@@ -232,6 +275,11 @@ def wait_for_deployment_revision_and_image(api: client.ApiClient, namespace: str
 
 # -- watch event streams (client-go watchtools.Until) -------------------------------------------------
 Event = tuple[str, Any]
+
+
+def listed_version(list_fn: Callable[..., Any], **kwargs: Any) -> str:
+    """The resource version of a fresh LIST: a watch from there sees every later change."""
+    return str(retry.call(list_fn, **kwargs).metadata.resource_version)
 
 
 class EventStream:
