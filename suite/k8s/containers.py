@@ -208,6 +208,10 @@ def has_started(pod_: client.V1Pod, name: str) -> bool:
     return state is not None and (state.running is not None or state.terminated is not None)
 
 
+def has_terminated(pod_: client.V1Pod, name: str) -> bool:
+    return getattr(getattr(status_of(pod_, name), "state", None), "terminated", None) is not None
+
+
 def is_ready(pod_: client.V1Pod) -> bool:
     return pods.CONDITIONS["Ready"](pod_)
 
