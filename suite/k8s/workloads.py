@@ -118,6 +118,14 @@ def wait_for_gone(list_fn: Callable[..., Any], *, name: str, namespace: str | No
                  describe=lambda items: f"still listed: {sorted(o.metadata.name for o in items)}")
 
 
+def wait_for_object_set_gone(list_fn: Callable[..., Any], *, namespace: str | None, labels: Mapping[str, str],
+                             what: str, timeout: float = 120.0) -> None:
+    """Wait until no object matches the labels any more."""
+    wait_for_set(list_fn, namespace=namespace, label_selector=selector(labels), what=f"{what} to be gone",
+                 condition=lambda items: not items, timeout=timeout,
+                 describe=lambda items: f"still listed: {sorted(o.metadata.name for o in items)}")
+
+
 def wait_for_object(list_fn: Callable[..., Any], *, name: str, namespace: str | None, what: str,
                     condition: Callable[[Any], bool], timeout: float = 120.0) -> Any:
     """Watch one object until `condition` holds; the timeout message carries its last status."""
@@ -321,6 +329,19 @@ class EventStream:
         last = self.seen[-1] if self.seen else None
         raise WaitTimeout(what, timeout, "no watch event" if last is None
                           else f"{last[0]} {getattr(last[1].metadata, 'name', '?')}: {last[1]}")
+
+    def drain(self) -> list[Event]:
+        """Every event received so far and not yet read, without waiting."""
+        events: list[Event] = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return events
+            if isinstance(item, BaseException):
+                raise AssertionError(f"the watch failed: {item}") from item
+            self.seen.append(item)
+            events.append(item)
 
     def close(self) -> None:
         self._closed.set()
