@@ -90,6 +90,7 @@ class Runner:
         self.abort_reason = ""
         self.kill_now = False
         self.timed_out = False
+        self.phase_running = False
         self.records: dict[int, PhaseRecord] = {}
         self.log: TextIO = open(os.devnull, "w")  # noqa: SIM115  # replaced by build-log.txt in run()
 
@@ -115,6 +116,9 @@ class Runner:
         try:
             connection, facts = self._connect_and_discover()
             self._run_phases(facts, started)
+        except KeyboardInterrupt:
+            self._say(f"\nwinsuite: {self.abort_reason or 'interrupted'}; writing the results")
+            self.abort_reason = self.abort_reason or "interrupted"
         except UsageError as err:
             self._say(f"winsuite: error: {err}", stream=sys.stderr)
             self._finish(facts, result="FAILURE", error=str(err))
@@ -171,8 +175,12 @@ class Runner:
                                cases=self.cases)
             phase = PhaseProcess(spec, argv, self.layout.artifacts, self.log)
             phase.start()
-            self._supervise(phase, progress, deadline)
-            self.records[spec.number] = self._close_phase(phase)
+            self.phase_running = True  # from here a signal stops the phase, which then writes its results
+            try:
+                self._supervise(phase, progress, deadline)
+                self.records[spec.number] = self._close_phase(phase)
+            finally:
+                self.phase_running = False
         progress.close()
 
     def _supervise(self, phase: PhaseProcess, progress: Progress, deadline: float) -> None:
@@ -206,9 +214,10 @@ class Runner:
         """Complete the phase's JUnit from its event log, whatever state the phase ended in."""
         record = read_events(self.layout.artifacts / events_name(phase.spec.junit_name))
         if record.unfinished:
-            names = {e.nodeid: e.spec.full_name for e in collect(self.cases)}
+            # Node ids depend on pytest's rootdir; the file name and test id identify a test either way.
+            names = {_short_id(e.nodeid): e.spec.full_name for e in collect(self.cases)}
             close_unfinished(record, phase.interrupted_with or "the phase ended unexpectedly",
-                             lambda nodeid: names.get(nodeid, nodeid))
+                             lambda nodeid: names.get(_short_id(nodeid), nodeid))
         junit.write(self.layout.artifacts / phase.spec.junit_name, record.attempts)
         code = phase.process.returncode if phase.process else None
         if code not in (0, 1, 2, 5, None, -signal.SIGKILL):
@@ -288,12 +297,19 @@ class Runner:
         if self.abort_reason:
             self.kill_now = True  # a second signal: stop the phase at once, results are still written
         self.abort_reason = self.abort_reason or f"{signal.Signals(signum).name} received"
+        if not self.phase_running:  # connecting, building or discovering: stop that at once
+            raise KeyboardInterrupt(self.abort_reason)
 
     def _say(self, text: str, stream: TextIO | None = None) -> None:
         print(text, file=stream or sys.stdout, flush=True)
         if not self.log.closed:
             self.log.write(text + "\n")
             self.log.flush()
+
+
+def _short_id(nodeid: str) -> str:
+    path, _, test = nodeid.partition("::")
+    return f"{Path(path).name}::{test}"
 
 
 def _layout(run: RunConfig, args: argparse.Namespace) -> Layout:

@@ -66,3 +66,9 @@ def test_waits(api: client.ApiClient, namespace: str, target: Target) -> None:
 def test_serial(api: client.ApiClient, namespace: str, target: Target) -> None:
     created = pods.create(api, namespace, pending_pod(target, "serial"))
     assert pods.get(api, namespace, "serial").metadata.uid == created.metadata.uid
+
+
+@runner.it("waits alone for a pod that never gets Ready", Serial, Slow, images=["pause"])
+def test_waits_alone(api: client.ApiClient, namespace: str, target: Target) -> None:
+    pods.create(api, namespace, pending_pod(target, "waits-alone"))
+    pods.wait_for_pod(api, namespace, "waits-alone", state="Ready", timeout=600)

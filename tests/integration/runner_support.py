@@ -1,0 +1,99 @@
+"""Running `winsuite run` in a subprocess against the session's embedded cluster, and reading what it wrote."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+
+from suite.cluster.local.handle import EmbeddedCluster
+from suite.k8s.namespaces import RUN_ID_LABEL
+
+WINSUITE = (sys.executable, "-m", "suite.cli")
+RUNNER_CASES = "tests.runner_cases"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_args(cluster: EmbeddedCluster, root: Path, *extra: str) -> list[str]:
+    return [*WINSUITE, "run", "--kubeconfig", str(cluster.kubeconfig), "--results-root", str(root),
+            "--cases", RUNNER_CASES, "-n", "2", *extra]
+
+
+def start(cluster: EmbeddedCluster, root: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(run_args(cluster, root, *extra), cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=dict(os.environ))
+
+
+@dataclasses.dataclass
+class Row:
+    name: str
+    status: str  # passed, failed, skipped
+    message: str
+    properties: dict[str, str]
+
+
+@dataclasses.dataclass
+class Build:
+    path: Path
+
+    @property
+    def finished(self) -> dict[str, Any]:
+        return dict(json.loads((self.path / "finished.json").read_text()))
+
+    def rows(self, junit: str = "junit_01.xml") -> list[Row]:
+        root = ET.parse(self.path / "artifacts" / junit).getroot()
+        rows = []
+        for case in root.iter("testcase"):
+            failure, skipped = case.find("failure"), case.find("skipped")
+            status = "failed" if failure is not None else "skipped" if skipped is not None else "passed"
+            element = failure if failure is not None else skipped
+            props = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+            rows.append(Row(case.get("name", ""), status, element.get("message", "") if element is not None else "",
+                            props))
+        return rows
+
+
+def only_build(root: Path) -> Build:
+    (job,) = [p for p in root.iterdir() if p.is_dir()]
+    (build,) = [p for p in job.iterdir() if p.is_dir()]
+    return Build(build)
+
+
+def run_namespaces(cluster: EmbeddedCluster, run_id: str) -> list[str]:
+    listed = client.CoreV1Api(cluster.api).list_namespace(label_selector=f"{RUN_ID_LABEL}={run_id}")
+    return [ns.metadata.name for ns in listed.items]
+
+
+def wait_for_event(build_root: Path, junit: str, kind: str, timeout: float, predicate: Any = None) -> dict[str, Any]:
+    """Poll the phase's event log (a file the run appends to) until an event of `kind` shows up."""
+    deadline = time.monotonic() + timeout
+    name = junit.replace("junit", "winsuite-events").replace(".xml", ".jsonl")
+    while time.monotonic() < deadline:
+        for path in build_root.rglob(name):
+            for line in path.read_text().splitlines():
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if event.get("event") == kind and (predicate is None or predicate(event)):
+                    return dict(event)
+        time.sleep(0.2)  # a file being written by another process: there is nothing to watch but the file
+    raise AssertionError(f"no {kind} event in {name} under {build_root} after {timeout}s")
+
+
+def wait_for_file(root: Path, name: str, timeout: float) -> Path:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = next(root.rglob(name), None)
+        if found is not None:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"no {name} under {root} after {timeout}s")
