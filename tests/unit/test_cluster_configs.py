@@ -7,6 +7,8 @@ from pathlib import Path
 
 from suite.cluster.local import controlplane
 from suite.cluster.local import simnodes
+from suite.cluster.local.config import DEFAULT_PORTS
+from suite.cluster.local.config import REAL_NODE_PORTS
 from suite.cluster.local.config import ClusterConfig
 from suite.cluster.local.realnode import containerd
 from suite.cluster.local.realnode import coredns
@@ -15,18 +17,7 @@ from suite.cluster.local.realnode import kubeproxy
 from suite.cluster.local.realnode import network
 from suite.cluster.local.state import Layout
 
-PORTS = {
-    "etcd-client": 2379,
-    "etcd-peer": 2380,
-    "kube-apiserver": 6443,
-    "kube-controller-manager": 10257,
-    "kube-scheduler": 10259,
-    "kwok": 10247,
-    "kube-proxy-metrics": 10249,
-    "kube-proxy-healthz": 10256,
-    "coredns-health": 10254,
-    "coredns-ready": 10253,
-}
+PORTS = DEFAULT_PORTS | REAL_NODE_PORTS
 
 
 def test_containerd_is_private_and_restricts_oom_score_adj(tmp_path: Path) -> None:

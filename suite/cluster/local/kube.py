@@ -151,3 +151,37 @@ def wait_service_account(
     raise ComponentFailed(
         f"service account {namespace}/{name} not created after {timeout:.0f}s (controller manager?)"
     )
+
+
+def wait_service_endpoints(
+    api_client: client.ApiClient, namespace: str, service: str, timeout: float
+) -> None:
+    """Watch EndpointSlices until the Service has a ready address (for kube-dns: mirrored from Endpoints)."""
+    discovery = client.DiscoveryV1Api(api_client)
+    selector = f"kubernetes.io/service-name={service}"
+
+    def ready(slices: Iterable[Any]) -> bool:
+        return any(
+            ep.addresses and (ep.conditions is None or ep.conditions.ready is not False)
+            for s in slices
+            for ep in s.endpoints or []
+        )
+
+    listing: Any = discovery.list_namespaced_endpoint_slice(namespace, label_selector=selector)
+    if ready(listing.items):
+        return
+    deadline = time.monotonic() + timeout
+    version: str = listing.metadata.resource_version
+    while time.monotonic() < deadline:
+        stream = _stream(
+            discovery.list_namespaced_endpoint_slice,
+            version,
+            deadline - time.monotonic(),
+            namespace=namespace,
+            label_selector=selector,
+        )
+        for event in stream:
+            version = event["object"].metadata.resource_version
+            if event["type"] != "DELETED" and ready([event["object"]]):
+                return
+    raise ComponentFailed(f"service {namespace}/{service} has no ready endpoint after {timeout:.0f}s")

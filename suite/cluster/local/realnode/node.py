@@ -114,4 +114,5 @@ def start(node: RealNode, report: Reporter, started: list[Process]) -> None:
     kube.create_namespaced(core, [coredns.service(), coredns.endpoints()])
     ready_url = f"http://127.0.0.1:{node.ports['coredns-ready']}/ready"
     took = wait_until(dns, http_probe(ready_url, "OK"), what=f"ready at {ready_url}", timeout=READY_TIMEOUT)
+    kube.wait_service_endpoints(core.api_client, coredns.NAMESPACE, coredns.SERVICE, READY_TIMEOUT)
     report(f"  kubelet, kube-proxy and CoreDNS started; CoreDNS ready after {took:.1f}s")
