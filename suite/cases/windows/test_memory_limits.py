@@ -1,0 +1,128 @@
+"""Windows memory limits (memory_limits.go): reservations shrink allocatable, and the scheduler blocks
+overprovisioning (the OS itself does not enforce reservations)."""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import events
+from suite.k8s import kubelet
+from suite.k8s import pods
+from suite.k8s import retry
+from suite.k8s import windows
+from suite.naming import Area
+from suite.naming import Describe
+from suite.naming import Feature
+from suite.naming import Serial
+from suite.naming import Slow
+
+memory_limits = Describe(Area("sig-windows"), Feature("Windows"), "Memory Limits", Serial, Slow)
+TWIN = "[sig-windows] [Feature:Windows] Memory Limits [Serial] [Slow] "
+
+MEBIBYTE = 1024 * 1024
+HEADROOM = 100 * MEBIBYTE  # what upstream leaves free on each node
+FAILURE_POD_MEMORY = "1Gi"
+SCHEDULE_TIMEOUT = 180.0
+
+
+def memory_of(values: dict[str, str] | None) -> Decimal:
+    return kubelet.memory_setting(values, "memory")
+
+
+def requested_memory(pod: client.V1Pod) -> Decimal:
+    """What the scheduler counts for a pod: max(sum of its containers, largest init container) + overhead."""
+    spec = pod.spec or client.V1PodSpec(containers=[])
+
+    def request(container: client.V1Container) -> Decimal:
+        return memory_of((container.resources.requests if container.resources else None) or {})
+
+    init = max((request(c) for c in spec.init_containers or []), default=Decimal(0))
+    return max(sum((request(c) for c in spec.containers), Decimal(0)), init) + memory_of(spec.overhead)
+
+
+def free_memory(api: client.ApiClient, node: client.V1Node) -> Decimal:
+    """Allocatable memory not yet requested by the pods bound to the node."""
+    bound = retry.call(client.CoreV1Api(api).list_pod_for_all_namespaces,
+                       field_selector=f"spec.nodeName={windows.name_of(node)},status.phase!=Succeeded,"
+                                      f"status.phase!=Failed").items
+    allocatable = memory_of((node.status.allocatable if node.status else None) or {})
+    return allocatable - sum((requested_memory(p) for p in bound), Decimal(0))
+
+
+def tolerates(tolerations: list[dict[str, str]], node: client.V1Node) -> bool:
+    """Whether pods with these tolerations may be scheduled to the node despite its taints."""
+
+    def tolerated(taint: client.V1Taint) -> bool:
+        return any(t.get("key") in (None, taint.key) and t.get("effect") in (None, taint.effect)
+                   and (t.get("operator") == "Exists" or t.get("value") == (taint.value or ""))
+                   for t in tolerations)
+
+    taints = (node.spec.taints if node.spec else None) or []
+    return all(tolerated(t) for t in taints if t.effect in ("NoSchedule", "NoExecute"))
+
+
+def pause_pod(target: Target, name: str, memory: str) -> dict[str, Any]:
+    pause = containers.container(name, target.image("pause"), resources={"limits": {"memory": memory}})
+    return target.place(containers.pod(name, [pause]))
+
+
+@memory_limits.it("Allocatable node memory", "should be equal to a calculated allocatable memory value",
+                  twin=TWIN + "Allocatable node memory should be equal to a calculated allocatable memory "
+                              "value",
+                  category="Core.Scheduling", needs=[Capability.WINDOWS_KERNEL, Capability.KUBELET_CONFIGZ])
+def test_allocatable_is_capacity_minus_reservations(api: client.ApiClient, namespace: str,
+                                                    target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows.find_windows_node(api)
+    config = kubelet.configz(api, windows.name_of(node))
+    status = node.status or client.V1NodeStatus()
+    capacity, allocatable = memory_of(status.capacity), memory_of(status.allocatable)
+    reserved = {
+        "systemReserved": memory_of(config.get("systemReserved")),
+        "kubeReserved": memory_of(config.get("kubeReserved")),
+        "evictionSoft": kubelet.memory_setting(config.get("evictionSoft"), "memory.available"),
+        "evictionHard": kubelet.memory_setting(config.get("evictionHard"), "memory.available"),
+    }
+    calculated = capacity - sum(reserved.values(), Decimal(0))
+    assert calculated == allocatable, (
+        f"node {windows.name_of(node)}: capacity {capacity} - {reserved} = {calculated}, "
+        f"but the node states allocatable memory {allocatable}")
+
+
+@memory_limits.it("attempt to deploy past allocatable memory limits",
+                  "should fail deployments of pods once there isn't enough memory",
+                  twin=TWIN + "attempt to deploy past allocatable memory limits should fail deployments of "
+                              "pods once there isn't enough memory",
+                  category="Core.Scheduling", needs=[Capability.WINDOWS_NODES], images=["pause"])
+def test_overprovisioning_is_blocked(api: client.ApiClient, namespace: str, target: Target) -> None:
+    """A scheduling test: on simulated Windows nodes it shows the scheduler's part, which is all of it.
+
+    Upstream binds a pod of (allocatable - 100Mi) to every Windows node with spec.nodeName; winsuite lets
+    the scheduler bind one to each node the run may use, sized to what the node's pods leave free, and waits
+    until each is bound, so the node is really full when the last pod comes."""
+    windows.skip_unless_target_os_is_windows(target.os)
+    target = target.scheduling_only()
+    tolerations = target.placement.tolerations()
+    usable = [n for n in windows.windows_nodes(api, simulated=True) if tolerates(tolerations, n)]
+    assert usable, "no Ready, schedulable Windows node the run's pods may use"
+    for node in usable:
+        limit = free_memory(api, node) - HEADROOM
+        assert limit > 0, f"node {windows.name_of(node)} has less than 100Mi of allocatable memory left"
+        name = f"mem-test-{uuid.uuid4()}"
+        pods.create(api, namespace, windows.pin_to_node(pause_pod(target, name, str(int(limit))),
+                                                        windows.name_of(node)))
+        pods.wait_for_pod(api, namespace, name, state="Scheduled", timeout=SCHEDULE_TIMEOUT)
+
+    failure = "mem-failure-pod"
+    pods.create(api, namespace, pause_pod(target, failure, FAILURE_POD_MEMORY))
+    event = events.wait_for_event(api, namespace, involved=failure, reason="FailedScheduling",
+                                  timeout=SCHEDULE_TIMEOUT)
+    assert event.type == "Warning", events.describe(event)
+    assert "Insufficient memory" in (event.message or ""), f"not refused for memory: {events.describe(event)}"
