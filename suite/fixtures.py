@@ -130,7 +130,9 @@ def _collect_diagnostics(request: pytest.FixtureRequest, api: client.ApiClient, 
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Keep each phase's report on the item, so fixture teardown knows whether the test failed."""
     report = yield
     item.stash.setdefault(PHASE_REPORTS, {})[report.when] = report

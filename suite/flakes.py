@@ -51,6 +51,6 @@ class FlakeAttempts:
         return True
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
-        if report.outcome == "rerun":
+        if str(report.outcome) == "rerun":
             return "rerun", "R", "RERUN"
         return None

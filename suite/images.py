@@ -116,14 +116,14 @@ def _image_from_yaml(image_id: str, raw: Any, path: Path, registries: dict[str, 
     oses = tuple(_require(raw.get("os"), path, f"{field}.os", list))
     if not oses or not set(oses) <= set(OSES):
         raise DataError(path, f"{field}.os", f"expected a list of {', '.join(OSES)}")
-    common = {"id": image_id, "os": oses, "windows": tuple(raw.get("windows", ()))}
+    windows = tuple(str(w) for w in raw.get("windows", ()))
     if "reference" in raw:
-        return Image(**common, reference=str(raw["reference"]))
+        return Image(id=image_id, os=oses, windows=windows, reference=str(raw["reference"]))
     key = raw.get("registry")
     if key not in registries:
         raise DataError(path, f"{field}.registry", f"unknown registry key {key!r}; known: {', '.join(registries)}")
     return Image(
-        **common,
+        id=image_id, os=oses, windows=windows,
         upstream_id=raw.get("upstreamId"),
         registry_key=key,
         name=str(raw["name"]),

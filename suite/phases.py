@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -94,10 +95,8 @@ class PhaseProcess:
 
     def _signal(self, signum: int) -> None:
         assert self.process is not None
-        try:
+        with contextlib.suppress(ProcessLookupError):  # the phase already ended
             os.killpg(self.process.pid, signum)
-        except ProcessLookupError:
-            pass
 
 
 def pytest_argv(spec: PhaseSpec, *, results_dir: Path, run_id: str, discovery: Path, job_flags: list[str],

@@ -54,32 +54,24 @@ def _compile(patterns: Sequence[str], flag: str) -> re.Pattern[str] | None:
         raise UsageError(f"{flag} values joined with '|': {err.problem}") from None
 
 
-@dataclasses.dataclass(frozen=True)
 class Selector:
     """ginkgo's --focus/--skip: selected when any focus matches (or none is given) and no skip matches."""
 
-    focus: tuple[str, ...] = ()
-    skip: tuple[str, ...] = ()
-    apply_default_skip: bool = True
-
-    def __post_init__(self) -> None:
-        skip = self.skip
-        if self.apply_default_skip and not self.focus and not self.skip:
-            skip = (DEFAULT_SKIP,)
-        object.__setattr__(self, "_focus_re", _compile(self.focus, "--focus"))
-        object.__setattr__(self, "_skip_re", _compile(skip, "--skip"))
-        object.__setattr__(self, "_effective_skip", skip)
+    def __init__(self, focus: Sequence[str] = (), skip: Sequence[str] = (), apply_default_skip: bool = True) -> None:
+        self.focus = tuple(focus)
+        self.skip = tuple(skip)
+        self.effective_skip = (DEFAULT_SKIP,) if apply_default_skip and not focus and not skip else self.skip
+        self._focus_re = _compile(self.focus, "--focus")
+        self._skip_re = _compile(self.effective_skip, "--skip")
 
     def why_not(self, full_name: str) -> str | None:
         """None when selected, otherwise the reason in the words of the flags."""
         text = f"{SUITE_DESCRIPTION} {full_name}"
-        focus: re.Pattern[str] | None = self._focus_re
-        skip: re.Pattern[str] | None = self._skip_re
-        if focus is not None and not focus.search(text):
+        if self._focus_re is not None and not self._focus_re.search(text):
             return "does not match --focus"
-        if skip is not None and skip.search(text):
-            effective: tuple[str, ...] = self._effective_skip
-            matching = next((s for s in effective if compile_re2(s).search(text)), "|".join(effective))
+        if self._skip_re is not None and self._skip_re.search(text):
+            matching = next((s for s in self.effective_skip if compile_re2(s).search(text)),
+                            "|".join(self.effective_skip))
             default = " (e2e.test's default when neither focus nor skip is given)" if matching == DEFAULT_SKIP else ""
             return f"matches --skip {matching!r}{default}"
         return None

@@ -26,7 +26,9 @@ def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, inte
         lines.append(f"\nFailures ({len(failed)}):")
         for name, last in failed:
             diag = last.properties.get("diagnostics")
-            lines.append(f"  FAIL {name}\n       {last.message}" + (f"\n       diagnostics: {build_dir / diag}" if diag else ""))
+            lines.append(f"  FAIL {name}\n       {last.message}")
+            if diag:
+                lines.append(f"       diagnostics: {build_dir / diag}")
     flaky = [(n, rows) for n, rows in by_test.items() if verdicts[n] == "flaky"]
     if flaky:
         lines.append(f"\nFlaky ({len(flaky)}), passed after failing:")

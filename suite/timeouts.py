@@ -70,11 +70,13 @@ class TestTimeouts:
         finally:
             self._disarm()
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
-        outcome = yield
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
         if call.excinfo is not None and call.excinfo.errisinstance(TestTimedOut):
-            report = outcome.get_result()
             report.user_properties = [*report.user_properties, (TIMED_OUT_PROPERTY, "true")]
         if call.when == "teardown" and DEADLINE_KEY in item.stash:
             del item.stash[DEADLINE_KEY]  # the next attempt gets a fresh budget
+        return report

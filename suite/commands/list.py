@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from suite import options
 from suite.commands._output import print_json
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
     for message in config.repo_list.warnings:
         warn(message)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for entry in collect():
         spec = entry.spec
         verdict = config.policy.decide(spec.full_name, spec.tags)

@@ -63,7 +63,7 @@ def render(attempts: Iterable[Attempt], timestamp: str | None = None) -> bytes:
     })
     root.append(suite_el)
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
 def write_atomically(path: Path, data: bytes) -> None:

@@ -74,4 +74,4 @@ def verdict(attempts: list[Attempt]) -> str:
     last = attempts[-1].outcome
     if last is Outcome.PASSED:
         return "flaky" if any(a.outcome is Outcome.FAILED for a in attempts) else "passed"
-    return last.value
+    return str(last.value)

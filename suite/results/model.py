@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 
-class Outcome(str, enum.Enum):
+class Outcome(enum.StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     SKIPPED = "skipped"

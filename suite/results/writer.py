@@ -61,7 +61,7 @@ class _Pending:
         for key, value in report.user_properties:
             if key.startswith("winsuite.") and isinstance(value, str):
                 self.extra[key.removeprefix("winsuite.")] = value
-        failed = report.failed or report.outcome == "rerun"
+        failed = report.failed or str(report.outcome) == "rerun"
         if failed and self.outcome is not Outcome.FAILED:
             self.outcome = Outcome.FAILED
             self.message, self.details = _failure(report)
@@ -113,11 +113,11 @@ class ResultsWriter:
         attempt = int(props.get("attempt", 1))
         for key, value in report.user_properties:
             if key == "winsuite.attempt":
-                attempt = int(value)
+                attempt = int(str(value))
         pending = self._pending.setdefault((report.nodeid, attempt), _Pending(props))
         pending.add(report)
         if report.when == "teardown":
-            self._close(report.nodeid, attempt, final=report.outcome != "rerun" and not _will_rerun(report))
+            self._close(report.nodeid, attempt, final=not _will_rerun(report))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         reason = self._interrupt_reason(exitstatus)
