@@ -1,0 +1,223 @@
+"""Exec into a container and read its logs: over the API's websockets (test/e2e/common/node/pods.go) and
+with kubectl (test/e2e/kubectl/kubectl.go "Simple pod", logs.go)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+from kubernetes.stream.ws_client import create_websocket
+from kubernetes.stream.ws_client import get_websocket_url
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import pods
+from suite.naming import Area
+from suite.naming import Conformance
+from suite.naming import Describe
+from suite.naming import NodeConformance
+from suite.session import ClusterSession
+
+pods_ = Describe(Area("sig-node"), "Pods")
+simple_pod = Describe(Area("sig-cli"), "Kubectl client", "Simple pod")
+exit_codes = simple_pod.describe("should return command exit codes")
+kubectl_logs = Describe(Area("sig-cli"), "Kubectl logs", "logs")
+
+EXEC_NEEDS = [Capability.RUNS_CONTAINERS, Capability.EXEC]
+LOGS_NEEDS = [Capability.RUNS_CONTAINERS, Capability.LOGS]
+POD_RUNNING_TIMEOUT = "--pod-running-timeout=2m0s"  # framework.PodStartShortTimeout
+KUBECTL_TIMEOUT = 180.0
+EXEC_TIMEOUT = 60.0
+RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+
+
+class Kubectl:
+    """kubectl against the run's cluster, in the test's namespace (e2ekubectl.RunKubectl)."""
+
+    def __init__(self, cluster: ClusterSession, namespace: str) -> None:
+        binary = shutil.which("kubectl")
+        if binary is None:
+            pytest.skip("requires kubectl on PATH (found: none)")
+        connection = cluster.connection
+        self.base = [binary, f"--namespace={namespace}"]
+        if Path(connection.kubeconfig).is_file():
+            self.base.append(f"--kubeconfig={connection.kubeconfig}")
+        if connection.context:
+            self.base.append(f"--context={connection.context}")
+
+    def run(self, *args: str, stdin: str = "", check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([*self.base, *args], input=stdin, capture_output=True, text=True,
+                              timeout=KUBECTL_TIMEOUT, check=False)
+        if check and done.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)[:200]} exited {done.returncode}: {done.stderr}")
+        return done
+
+
+@pytest.fixture
+def kubectl(cluster: ClusterSession, namespace: str) -> Kubectl:
+    return Kubectl(cluster, namespace)
+
+
+def busybox_pod(target: Target, name: str, command: str) -> containers.Manifest:
+    main = containers.container("main", target.image("busybox"), command=["/bin/sh", "-c", command])
+    return target.place(containers.restricted(containers.pod(name, [main]), target.os))
+
+
+def read_websocket(api: client.ApiClient, path: str, protocol: str) -> bytes:
+    """Everything an API websocket sends until it closes (e2ewebsocket.OpenWebSocketForURL)."""
+    configuration = api.configuration
+    headers = {"sec-websocket-protocol": protocol}
+    token = (configuration.api_key or {}).get("BearerToken") or (configuration.api_key or {}).get("authorization")
+    if token:
+        headers["authorization"] = token
+    socket = create_websocket(configuration, get_websocket_url(f"{configuration.host}{path}"), headers)
+    received = b""
+    try:
+        while (message := socket.recv()) not in ("", b""):
+            received += message if isinstance(message, bytes) else message.encode()
+    finally:
+        socket.close()
+    return received
+
+
+@pods_.it("should support remote command execution over websockets", NodeConformance, Conformance,
+          twin="[sig-node] Pods should support remote command execution over websockets [NodeConformance] "
+               "[Conformance]",
+          needs=EXEC_NEEDS, images=["busybox"])
+def test_exec_over_websockets(api: client.ApiClient, namespace: str, target: Target) -> None:
+    name = "pod-exec-websocket"
+    containers.start(api, namespace, busybox_pod(target, name, "echo container is alive; sleep 600"))
+
+    def exec_echo() -> tuple[bool, str]:
+        result = pods.exec_(api, namespace, name, ["echo", "remote execution test"], container="main")
+        return "remote execution test" in result.stdout, f"exit {result.exit_code}, stdout {result.stdout!r}"
+
+    containers.poll(exec_echo, what="'remote execution test' from exec over websockets", timeout=EXEC_TIMEOUT)
+
+
+@pods_.it("should support retrieving logs from the container over websockets", NodeConformance, Conformance,
+          twin="[sig-node] Pods should support retrieving logs from the container over websockets "
+               "[NodeConformance] [Conformance]",
+          needs=LOGS_NEEDS, images=["busybox"])
+def test_logs_over_websockets(api: client.ApiClient, namespace: str, target: Target) -> None:
+    name = "pod-logs-websocket"
+    containers.start(api, namespace, busybox_pod(target, name, "echo container is alive; sleep 10000"))
+    received = read_websocket(api, f"/api/v1/namespaces/{namespace}/pods/{name}/log?container=main",
+                              "binary.k8s.io")
+    logs = b"".join(line for line in received.splitlines(keepends=True) if line.strip())
+    assert logs == b"container is alive\n", f"unexpected websocket logs: {logs!r}"
+
+
+@pytest.fixture
+def agnhost(kubectl: Kubectl, api: client.ApiClient, namespace: str, target: Target) -> str:
+    """The Simple pod's BeforeEach: pod-with-readiness-probe.yaml.in through `kubectl create -f -`, Ready."""
+    probe = containers.http_probe("/", 80, initialDelaySeconds=5, timeoutSeconds=5)
+    server = containers.container("agnhost", target.image("agnhost"), args=["netexec", "--http-port=80"],
+                                  ports=[{"containerPort": 80}], readinessProbe=probe)
+    pod = target.place(containers.pod("agnhost", [server], labels={"name": "agnhost"}))
+    kubectl.run("create", "-f", "-", stdin=json.dumps(pod))
+    pods.wait_for_pod(api, namespace, "agnhost", state="Ready", timeout=containers.POD_START_TIMEOUT)
+    return "agnhost"
+
+
+@simple_pod.it("should support exec", twin="[sig-cli] Kubectl client Simple pod should support exec",
+               needs=EXEC_NEEDS, images=["agnhost"])
+def test_kubectl_exec(kubectl: Kubectl, agnhost: str) -> None:
+    out = kubectl.run("exec", POD_RUNNING_TIMEOUT, agnhost, "--", "echo", "running", "in", "container").stdout
+    assert out.strip() == "running in container", f"unexpected kubectl exec output: {out!r}"
+
+    very_long = "a" * 20000
+    out = kubectl.run("exec", POD_RUNNING_TIMEOUT, agnhost, "--", "echo", very_long).stdout
+    assert out.strip() == very_long, f"a very long command came back as {len(out.strip())} characters"
+
+    out = kubectl.run("exec", "-i", POD_RUNNING_TIMEOUT, agnhost, "--", "cat", stdin="abcd1234").stdout
+    assert out == "abcd1234", f"noninteractive stdin came back as {out!r}"
+
+    # Pretend to be a user in an interactive shell.
+    out = kubectl.run("exec", "-i", POD_RUNNING_TIMEOUT, agnhost, "--", "sh", stdin="echo hi\nexit\n").stdout
+    assert out.strip() == "hi", f"pseudo-interactive stdin gave {out!r}"
+
+
+@simple_pod.it("should support exec using resource/name",
+               twin="[sig-cli] Kubectl client Simple pod should support exec using resource/name",
+               needs=EXEC_NEEDS, images=["agnhost"])
+def test_kubectl_exec_resource_name(kubectl: Kubectl, agnhost: str) -> None:
+    out = kubectl.run("exec", POD_RUNNING_TIMEOUT, f"pod/{agnhost}", "--", "echo", "running", "in", "container")
+    assert out.stdout.strip() == "running in container", f"unexpected kubectl exec output: {out.stdout!r}"
+
+
+@exit_codes.it("execing into a container with a successful command",
+               twin="[sig-cli] Kubectl client Simple pod should return command exit codes execing into a container "
+                    "with a successful command",
+               needs=EXEC_NEEDS, images=["agnhost"])
+def test_kubectl_exec_exit_zero(kubectl: Kubectl, agnhost: str) -> None:
+    kubectl.run("exec", agnhost, POD_RUNNING_TIMEOUT, "--", "/bin/sh", "-c", "exit 0")
+
+
+@exit_codes.it("execing into a container with a failing command",
+               twin="[sig-cli] Kubectl client Simple pod should return command exit codes execing into a container "
+                    "with a failing command",
+               needs=EXEC_NEEDS, images=["agnhost"])
+def test_kubectl_exec_exit_code(kubectl: Kubectl, agnhost: str) -> None:
+    done = kubectl.run("exec", agnhost, POD_RUNNING_TIMEOUT, "--", "/bin/sh", "-c", "exit 42", check=False)
+    assert done.returncode == 42, f"kubectl exec exited {done.returncode}, not 42: {done.stderr}"
+
+
+def lines(out: str) -> list[str]:
+    return out.rstrip("\n").split("\n")
+
+
+def is_rfc3339(word: str) -> bool:
+    """time.RFC3339 or time.RFC3339Nano, as Go parses them."""
+    if not RFC3339.fullmatch(word):
+        return False
+    try:
+        datetime.datetime.fromisoformat(word)
+    except ValueError:
+        return False
+    return True
+
+
+@kubectl_logs.it("should be able to retrieve and filter logs", Conformance,
+                 twin="[sig-cli] Kubectl logs logs should be able to retrieve and filter logs [Conformance]",
+                 needs=LOGS_NEEDS, images=["agnhost"])
+def test_kubectl_logs(kubectl: Kubectl, api: client.ApiClient, namespace: str, target: Target) -> None:
+    name = "logs-generator"  # kubectl run names the container after the pod
+    generator = containers.container(name, target.image("agnhost"),
+                                     args=["logs-generator", "--log-lines-total", "100", "--run-duration", "20s"])
+    pods.create(api, namespace, target.place(containers.pod(name, [generator], labels={"run": name},
+                                                            restartPolicy="Never")))
+    pods.wait_until(api, namespace, name, "to be running and ready, or succeeded",
+                    lambda p: containers.is_ready(p) or p.status.phase == "Succeeded",
+                    timeout=containers.POD_START_TIMEOUT)
+
+    def logged() -> tuple[bool, str]:
+        out = kubectl.run("logs", name, name).stdout
+        return "/api/v1/namespaces/kube-system" in out, out[-500:]
+
+    containers.poll(logged, what="a request to /api/v1/namespaces/kube-system in the logs",
+                    timeout=containers.POD_START_TIMEOUT)
+
+    out = kubectl.run("logs", name, name, "--tail=1").stdout
+    assert out and len(lines(out)) == 1, f"--tail=1 gave {out!r}"
+    out = kubectl.run("logs", name, name, "--limit-bytes=1").stdout
+    assert len(lines(out)) == 1 and len(out) == 1, f"--limit-bytes=1 gave {out!r}"
+    out = kubectl.run("logs", name, name, "--tail=1", "--timestamps").stdout
+    words = lines(out)[0].split(" ")
+    assert len(lines(out)) == 1 and len(words) > 1 and is_rfc3339(words[0]), f"--timestamps gave {out!r}"
+
+    # Upstream sleeps 2.5 s so that the first lines are more than a second old; retrying until they are is
+    # the same check without a fixed wait.
+    def recent_fewer_than_older() -> tuple[bool, str]:
+        recent = kubectl.run("logs", name, name, "--since=1s").stdout
+        older = kubectl.run("logs", name, name, "--since=24h").stdout
+        return len(recent.split("\n")) < len(older.split("\n")), f"recent:\n{recent}\nolder:\n{older}"
+
+    containers.poll(recent_fewer_than_older, what="--since=1s to show fewer lines than --since=24h", timeout=30)
