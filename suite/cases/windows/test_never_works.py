@@ -1,0 +1,88 @@
+"""What will never work on Windows (KEP-116), where a Windows node decides the outcome, not the API server.
+
+Most items of the KEP's list are refused by the API server for a pod with spec.os.name windows
+(test_api_compatibility.py: privileged, hostPID, hostIPC, readOnlyRootFilesystem, shareProcessNamespace,
+runAsUser, runAsGroup, supplementalGroups, …), or are upstream tests kept out of Windows runs with their
+reason (jobs/exclusions/will-never-work.yaml). Two are admitted, and what happens to them is up to the node;
+these tests document that outcome on a real Windows node, as the kubelet and containerd of the pinned
+versions give it:
+
+- emptyDir with medium Memory: Windows has no RAM disk. The kubelet's tmpfs "mount" on Windows only creates
+  the directory (k8s.io/mount-utils, mount_windows.go: a "tmpfs" source is MkdirAll), so the pod starts and
+  its volume is an ordinary directory on the node's disk: the volume works, and the kubelet reports it with
+  the capacity of the node's filesystem, where a memory-backed one would report its 64Mi sizeLimit.
+- hostNetwork without HostProcess: containerd gives a Windows pod the node's network only when it is a
+  HostProcess pod (hostNetwork() of its CRI plugin), so a pod with hostNetwork: true and ordinary containers
+  runs in a network compartment of its own: the node's address is not among the container's.
+"""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import kubelet
+from suite.k8s import nodes
+from suite.k8s import pods
+from suite.k8s import resolvers
+from suite.k8s import retry
+from suite.k8s import windows
+from suite.naming import Area
+from suite.naming import Describe
+
+never = Describe(Area("sig-windows"), "What will never work")
+
+SIZE_LIMIT = "64Mi"
+SIZE_LIMIT_BYTES = 64 * 1024 * 1024
+MEMORY_VOLUME, MEMORY_PATH = "memory", "C:\\memory-medium"
+STATS_TIMEOUT = 150.0  # the kubelet measures volumes once a minute (volumeStatsAggPeriod)
+
+
+@never.it("an emptyDir volume with medium Memory should be an ordinary directory on the node's disk",
+          category="Core.Storage", needs=[Capability.WINDOWS_KERNEL, Capability.EXEC, Capability.STATS_SUMMARY],
+          images=["agnhost"])
+def test_memory_medium_is_not_memory_backed(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    volume = {"name": MEMORY_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": SIZE_LIMIT}}
+    manifest = containers.agnhost_pod(target.image("agnhost"), "memory-medium", volumes=[volume],
+                                      mounts=[containers.volume_mount(MEMORY_VOLUME, MEMORY_PATH)])
+    pod = containers.start(api, namespace, target.place(manifest))
+    probe = f"{MEMORY_PATH}\\probe.txt"
+    written = pods.exec_(api, namespace, "memory-medium", ["cmd", "/c", f"echo written> {probe} && type {probe}"])
+    assert "written" in written.check().stdout, f"the volume is not writable: {written}"
+
+    node = str((pod.spec or client.V1PodSpec(containers=[])).node_name)
+    sizes: dict[str, int | None] = {}
+
+    def measured() -> tuple[bool, str]:
+        summary = kubelet.stats_summary(api, node)
+        stats = [v for p in kubelet.pod_stats(summary, namespace) for v in p.get("volume") or []
+                 if v.get("name") == MEMORY_VOLUME]
+        sizes["volume"] = stats[0].get("capacityBytes") if stats else None
+        sizes["disk"] = ((summary.get("node") or {}).get("fs") or {}).get("capacityBytes")
+        return None not in sizes.values(), f"volume stats {stats}, node {summary.get('node')}"
+
+    detail = containers.poll(measured, what=f"the kubelet on {node} to report the size of volume {MEMORY_VOLUME}",
+                             timeout=STATS_TIMEOUT)
+    assert sizes["volume"] != SIZE_LIMIT_BYTES, f"the volume has its sizeLimit's size, as in memory: {detail}"
+    assert sizes["volume"] == sizes["disk"], f"the volume is not on the node's filesystem: {detail}"
+
+
+@never.it("a pod with hostNetwork but without HostProcess should not share the node's network",
+          category="Core.Network", needs=[Capability.WINDOWS_KERNEL, Capability.EXEC], images=["agnhost"])
+def test_host_network_without_host_process(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    windows.allow_privileged_pods(api, namespace)  # hostNetwork is outside the baseline Pod Security level
+    manifest = containers.agnhost_pod(target.image("agnhost"), "host-network", hostNetwork=True)
+    pod = containers.start(api, namespace, target.place(manifest))
+    node = retry.call(client.CoreV1Api(api).read_node, (pod.spec or client.V1PodSpec(containers=[])).node_name)
+    node_ip = nodes.internal_ip(node)
+    assert node_ip, f"node {windows.name_of(node)} reports no InternalIP"
+    report = resolvers.run(api, namespace, "host-network", ["ipconfig"])
+    own = [ip for line in report.splitlines() if "IPv4 Address" in line for ip in resolvers.IPV4.findall(line)]
+    assert own, f"ipconfig shows the container no IPv4 address:\n{report}"
+    reported = (pod.status or client.V1PodStatus()).pod_ip  # the kubelet reports the node's IPs for hostNetwork
+    assert node_ip not in own, (f"the container has the node's address {node_ip} (its addresses: {own}; the "
+                                f"kubelet reports pod IP {reported}): it shares the node's network")
