@@ -59,6 +59,7 @@ def up(
     name: str, config: ClusterConfig, report: Reporter, bin_dir: Path | None = None
 ) -> tuple[ClusterState, bool]:
     """Start the cluster or reuse the running one; returns its state and whether this call started it."""
+    simnodes.check_builds(config.windows_builds)  # a user mistake: say so before anything starts
     layout = Layout(name)
     with file_lock(layout.lock):
         existing = load(layout)
@@ -96,23 +97,15 @@ def _start(layout: Layout, config: ClusterConfig, report: Reporter, bin_dir: Pat
     reason = real_node_decision(config, bin_dir)
     groups = [Group.CONTROL_PLANE] + ([] if reason else [Group.REAL_NODE])
     bins = Builder(pins, report, bin_dir).ensure(select(pins, groups))
-    layout.root.mkdir(parents=True)
-    reason = reason or claim.acquire(layout)  # after the build: claiming is quick, building is not
-    real = not reason
-    if reason and config.real_node is not False:
-        report(f"no real node: {reason}; starting a simulated-only cluster")
-    host = BRIDGE_IP if real else LOOPBACK
-    ports = _ports(real, report)
     sim_nodes = simnodes.manifests(config, pins.kubernetes)
-    state = ClusterState(
-        name=layout.name,
-        server=f"https://{host}:{ports['kube-apiserver']}",
-        ports=ports,
-        bins={key: str(path) for key, path in bins.items()},
-        nodes=[node["metadata"]["name"] for node in sim_nodes] + ([REAL_NODE_NAME] if real else []),
-        real_node=realnode.snapshot_host() if real else None,
-        real_node_reason=reason,
-    )
+    layout.root.mkdir(parents=True)
+    try:
+        names = [node["metadata"]["name"] for node in sim_nodes]
+        state = _new_state(layout, config, reason, bins=bins, sim_nodes=names, report=report)
+    except BaseException:
+        claim.release(layout)
+        shutil.rmtree(layout.root)
+        raise
     report(f"starting cluster {layout.name} in {layout.root}")
     save(layout, state)  # from here on, `down` knows what to undo
     try:
@@ -130,6 +123,32 @@ def _start(layout: Layout, config: ClusterConfig, report: Reporter, bin_dir: Pat
     took = elapsed(time.monotonic() - started_at)
     report(f"cluster {layout.name} ready in {took}: {len(state.nodes)} nodes, {state.server}")
     return state
+
+
+def _new_state(
+    layout: Layout,
+    config: ClusterConfig,
+    reason: str,
+    *,
+    bins: dict[str, Path],
+    sim_nodes: list[str],
+    report: Reporter,
+) -> ClusterState:
+    """Claim the real node if it is wanted, choose ports, and record the host as it is before any change."""
+    reason = reason or claim.acquire(layout)  # after the build: claiming is quick, building is not
+    real = not reason
+    if reason and config.real_node is not False:
+        report(f"no real node: {reason}; starting a simulated-only cluster")
+    ports = _ports(real, report)
+    return ClusterState(
+        name=layout.name,
+        server=f"https://{BRIDGE_IP if real else LOOPBACK}:{ports['kube-apiserver']}",
+        ports=ports,
+        bins={key: str(path) for key, path in bins.items()},
+        nodes=sim_nodes + ([REAL_NODE_NAME] if real else []),
+        real_node=realnode.snapshot_host() if real else None,
+        real_node_reason=reason,
+    )
 
 
 def _run_components(
