@@ -6,6 +6,7 @@ import copy
 import logging
 import re
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -134,6 +135,25 @@ def host_process_pod(name: str, container_list: list[Manifest], *, user: str = N
     security = {"windowsOptions": {"hostProcess": True, "runAsUserName": user}}
     return containers.pod(name, container_list, securityContext=security, hostNetwork=True,
                           restartPolicy="Never", **spec)
+
+
+def network_test_pod(image: str, os_name: str, *args: str) -> Manifest:
+    """createTestPod (hybrid_network.go): one container named '<os>-container' with port 80, not yet placed."""
+    made = containers.container(f"{os_name}-container", image, ports=[{"containerPort": 80}])
+    if args:
+        made["args"] = list(args)
+    return containers.pod(f"pod-{uuid.uuid4()}", [made])
+
+
+def create_sync(api: client.ApiClient, namespace: str, manifest: Manifest, *,
+                timeout: float = containers.POD_START_TIMEOUT) -> client.V1Pod:
+    """PodClient.CreateSync: create, then wait until Running and Ready; the pod as it then is (with its IP)."""
+    pods.create(api, namespace, manifest)
+    return pods.wait_for_pod(api, namespace, manifest["metadata"]["name"], state="Ready", timeout=timeout)
+
+
+def pod_ip(pod: client.V1Pod) -> str:
+    return str(pod.status.pod_ip if pod.status else "")
 
 
 def create_all(api: client.ApiClient, namespace: str, manifests: list[Manifest], *,

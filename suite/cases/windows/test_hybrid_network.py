@@ -1,0 +1,62 @@
+"""Hybrid cluster networking (hybrid_network.go): Linux and Windows pods reach each other and the Internet."""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import windows
+from suite.naming import Area
+from suite.naming import Describe
+from suite.naming import Feature
+
+hybrid = Describe(Area("sig-windows"), "Hybrid cluster network").describe("for all supported CNIs")
+TWIN = "[sig-windows] Hybrid cluster network for all supported CNIs "
+
+
+@hybrid.it("should have stable networking for Linux and Windows pods",
+           twin=TWIN + "should have stable networking for Linux and Windows pods",
+           category="Core.Network", needs=[Capability.LINUX_AND_WINDOWS_CONTAINERS], images=["nginx", "agnhost"])
+def test_linux_and_windows_pods_reach_each_other(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    linux_pod = windows.create_sync(api, namespace, windows.on_linux(
+        windows.network_test_pod(target.image("nginx", os="linux"), "linux")))
+    windows_pod = windows.create_sync(api, namespace, target.place(
+        windows.network_test_pod(target.image("agnhost"), "windows", "test-webserver")))
+    # Linux to Windows, then Windows to Linux.
+    windows.assert_consistent_connectivity(
+        api, namespace, windows.name_of(linux_pod), container="linux-container",
+        command=windows.linux_check(windows.pod_ip(windows_pod), 80), max_tries=windows.INTERNAL_MAX_TRIES)
+    windows.assert_consistent_connectivity(
+        api, namespace, windows.name_of(windows_pod), container="windows-container",
+        command=windows.windows_check(windows.pod_ip(linux_pod)), max_tries=windows.INTERNAL_MAX_TRIES)
+
+
+@hybrid.it("should provide Internet connection for Linux containers", Feature("Networking-IPv4"),
+           twin=TWIN + "should provide Internet connection for Linux containers [Feature:Networking-IPv4]",
+           category="Core.Network", images=["nginx"],
+           needs=[Capability.LINUX_AND_WINDOWS_CONTAINERS, Capability.EXTERNAL_NETWORK])
+def test_linux_pods_reach_the_internet(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    linux_pod = windows.create_sync(api, namespace, windows.on_linux(
+        windows.network_test_pod(target.image("nginx", os="linux"), "linux")))
+    # 8.8.8.8:53 (Google's DNS) stands for "the Internet", as upstream has it.
+    windows.assert_consistent_connectivity(
+        api, namespace, windows.name_of(linux_pod), container="linux-container",
+        command=windows.linux_check("8.8.8.8", 53), max_tries=windows.EXTERNAL_MAX_TRIES)
+
+
+@hybrid.it("should provide Internet connection and DNS for Windows containers", Feature("Networking-IPv4"),
+           Feature("Networking-DNS"),
+           twin=TWIN + "should provide Internet connection and DNS for Windows containers "
+                       "[Feature:Networking-IPv4] [Feature:Networking-DNS]",
+           category="Core.Network", images=["agnhost"],
+           needs=[Capability.WINDOWS_KERNEL, Capability.CLUSTER_DNS, Capability.EXTERNAL_NETWORK])
+def test_windows_pods_reach_the_internet_by_name(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    manifest = windows.network_test_pod(target.image("agnhost"), "windows")
+    windows_pod = windows.create_sync(api, namespace, target.place(manifest))
+    windows.assert_consistent_connectivity(
+        api, namespace, windows.name_of(windows_pod), container="windows-container",
+        command=windows.windows_check("www.google.com"), max_tries=windows.EXTERNAL_MAX_TRIES)

@@ -1,0 +1,128 @@
+"""NodePort Services backed by Windows pods (service.go): reached from Windows pods, on Linux and Windows node IPs."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from typing import Any
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import nodes
+from suite.k8s import retry
+from suite.k8s import services
+from suite.k8s import windows
+from suite.naming import Area
+from suite.naming import Describe
+from suite.targeting import OS_LABEL
+
+service_tests = Describe(Area("sig-windows"), "Services")
+SERVICE = "nodeport-test"
+
+
+def create_node_port_service(api: client.ApiClient, namespace: str, labels: dict[str, str]) -> client.V1Service:
+    """jig.CreateTCPService with type NodePort: port 80 to the pods carrying the jig's labels."""
+    manifest = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": SERVICE, "labels": labels},
+                "spec": {"type": "NodePort", "selector": labels, "ports": [{"protocol": "TCP", "port": 80}]}}
+    return services.create(api, namespace, manifest)
+
+
+def run_windows_backends(api: client.ApiClient, namespace: str, target: Target, labels: dict[str, str]) -> None:
+    """jig.Run with upstream's Windows nodeSelector tweak: one agnhost netexec replica, Ready on /hostName."""
+    netexec = containers.container("netexec", target.image("agnhost"),
+                                   args=["netexec", "--http-port=80", "--udp-port=80"],
+                                   readinessProbe=containers.http_probe("/hostName", 80, periodSeconds=3))
+    template: dict[str, Any] = {"metadata": {"labels": labels},
+                                "spec": {"containers": [netexec], "terminationGracePeriodSeconds": 3}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": SERVICE, "labels": labels},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": template}}
+    retry.call(client.AppsV1Api(api).create_namespaced_deployment, namespace, target.place(deployment))
+    windows.wait_for_deployment(api, namespace, SERVICE)
+
+
+def node_port_of(service: client.V1Service) -> int:
+    ports = (service.spec.ports if service.spec else None) or []
+    return int(ports[0].node_port or 0)
+
+
+def ip_family_of(service: client.V1Service) -> str:
+    families = (service.spec.ip_families if service.spec else None) or ["IPv4"]
+    return str(families[0])
+
+
+def node_ips(node: client.V1Node, family: str) -> list[str]:
+    """e2enode.GetAddressesByTypeAndFamily for InternalIP."""
+    addresses = (node.status.addresses if node.status else None) or []
+    return [a.address for a in addresses if a.type == "InternalIP" and (":" in a.address) == (family == "IPv6")]
+
+
+def real_nodes(api: client.ApiClient, os_name: str | None = None) -> list[client.V1Node]:
+    """Ready, schedulable nodes that run containers: a simulated node's IP leads nowhere."""
+    return [n for n in nodes.list_nodes(api) if windows.is_schedulable(n) and not nodes.is_simulated(n)
+            and (os_name is None or nodes.os_of(n) == os_name)]
+
+
+def url(ip: str, port: int) -> str:
+    return f"http://[{ip}]:{port}" if ":" in ip else f"http://{ip}:{port}"
+
+
+def windows_client(api: client.ApiClient, namespace: str, target: Target) -> str:
+    """The Windows testing pod (createTestPod with agnhost), checked to carry the Windows nodeSelector."""
+    tester = windows.create_sync(api, namespace, target.place(
+        windows.network_test_pod(target.image("agnhost"), "windows")))
+    selector = (tester.spec.node_selector if tester.spec else None) or {}
+    # Admission controllers may sometimes do the wrong thing.
+    assert selector.get(OS_LABEL) == "windows", f"pod.spec.nodeSelector: {selector}"
+    return windows.name_of(tester)
+
+
+@service_tests.it("should be able to create a functioning NodePort service for Windows",
+                  twin="[sig-windows] Services should be able to create a functioning NodePort service for Windows",
+                  category="Core.Network", needs=[Capability.WINDOWS_KERNEL, Capability.NODE_PORTS],
+                  images=["agnhost"])
+def test_node_port_service_for_windows(api: client.ApiClient, namespace: str, target: Target) -> None:
+    """A Windows pod reaches a Windows-backed Service through a node IP and the NodePort."""
+    windows.skip_unless_target_os_is_windows(target.os)
+    labels = {"testid": f"{SERVICE}-{uuid.uuid4()}"}
+    service = create_node_port_service(api, namespace, labels)
+    candidates = real_nodes(api)
+    assert candidates, "no Ready, schedulable node that runs containers"
+    node = random.choice(candidates)
+    ips = node_ips(node, ip_family_of(service))
+    assert ips, f"node {windows.name_of(node)} has no {ip_family_of(service)} InternalIP"
+    run_windows_backends(api, namespace, target, labels)
+    tester = windows_client(api, namespace, target)
+    windows.assert_consistent_connectivity(
+        api, namespace, tester, container="windows-container",
+        command=windows.windows_check(url(ips[0], node_port_of(service))), max_tries=windows.INTERNAL_MAX_TRIES)
+
+
+@service_tests.it("should be reachable through a NodePort on both Linux and Windows node IPs",
+                  category="Core.Network", images=["agnhost", "nginx"],
+                  needs=[Capability.LINUX_AND_WINDOWS_CONTAINERS, Capability.NODE_PORTS])
+def test_node_port_on_linux_and_windows_node_ips(api: client.ApiClient, namespace: str, target: Target) -> None:
+    """KEP-116's 'NodePort on both Linux and Windows node IPs': the Windows-backed NodePort answers on a Linux
+    node's IP and on a Windows node's IP, to a Windows pod and to a Linux pod alike."""
+    windows.skip_unless_target_os_is_windows(target.os)
+    labels = {"testid": f"{SERVICE}-{uuid.uuid4()}"}
+    service = create_node_port_service(api, namespace, labels)
+    family, port = ip_family_of(service), node_port_of(service)
+    addresses = {}
+    for os_name in ("linux", "windows"):
+        ips = [ip for n in real_nodes(api, os_name) for ip in node_ips(n, family)]
+        assert ips, f"no Ready {os_name} node that runs containers has a {family} InternalIP"
+        addresses[os_name] = ips[0]
+    run_windows_backends(api, namespace, target, labels)
+    windows_tester = windows_client(api, namespace, target)
+    linux_tester = windows.create_sync(api, namespace, windows.on_linux(
+        windows.network_test_pod(target.image("nginx", os="linux"), "linux")))
+    for ip in addresses.values():
+        windows.assert_consistent_connectivity(
+            api, namespace, windows_tester, container="windows-container",
+            command=windows.windows_check(url(ip, port)), max_tries=windows.INTERNAL_MAX_TRIES)
+        windows.assert_consistent_connectivity(
+            api, namespace, windows.name_of(linux_tester), container="linux-container",
+            command=windows.linux_check(ip, port), max_tries=windows.INTERNAL_MAX_TRIES)
