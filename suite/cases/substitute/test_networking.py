@@ -75,33 +75,19 @@ def check_node_to_pod_connectivity(config: netexec.NetworkingTestConfig, protoco
         assert error is None, f"Error dialing {protocol.upper()} from node to pod: {error}"
 
 
-@granular.it("should function for intra-pod communication: http", category="Core.Network", needs=NEEDS,
-             images=["agnhost"])
-def test_intra_pod_http(api: client.ApiClient, namespace: str, target: Target,
-                        cluster: ClusterSession) -> None:
-    config = new_config(api, namespace, target, cluster, host_network=False)
-    check_pod_to_pod_connectivity(config, "http", netexec.ENDPOINT_HTTP_PORT)
+PORTS = {"http": netexec.ENDPOINT_HTTP_PORT, "udp": netexec.ENDPOINT_UDP_PORT}
+# Its text -> (from the node's network?, protocol)
+CHECKS = {f"{kind} communication: {protocol}": (kind == "node-pod", protocol)
+          for kind in ("intra-pod", "node-pod") for protocol in PORTS}
 
 
-@granular.it("should function for intra-pod communication: udp", category="Core.Network", needs=NEEDS,
-             images=["agnhost"])
-def test_intra_pod_udp(api: client.ApiClient, namespace: str, target: Target,
-                        cluster: ClusterSession) -> None:
-    config = new_config(api, namespace, target, cluster, host_network=False)
-    check_pod_to_pod_connectivity(config, "udp", netexec.ENDPOINT_UDP_PORT)
-
-
-@granular.it("should function for node-pod communication: http", category="Core.Network", needs=NEEDS,
-             images=["agnhost"])
-def test_node_pod_http(api: client.ApiClient, namespace: str, target: Target,
-                        cluster: ClusterSession) -> None:
-    config = new_config(api, namespace, target, cluster, host_network=True)
-    check_node_to_pod_connectivity(config, "http", netexec.ENDPOINT_HTTP_PORT)
-
-
-@granular.it("should function for node-pod communication: udp", category="Core.Network", needs=NEEDS,
-             images=["agnhost"])
-def test_node_pod_udp(api: client.ApiClient, namespace: str, target: Target,
-                        cluster: ClusterSession) -> None:
-    config = new_config(api, namespace, target, cluster, host_network=True)
-    check_node_to_pod_connectivity(config, "udp", netexec.ENDPOINT_UDP_PORT)
+@granular.it_each("should function for {entry}", argname="check", entries=CHECKS, category="Core.Network",
+                  needs=NEEDS, images=["agnhost"])
+def test_pods(api: client.ApiClient, namespace: str, target: Target, cluster: ClusterSession,
+              check: tuple[bool, str]) -> None:
+    from_node, protocol = check
+    config = new_config(api, namespace, target, cluster, host_network=from_node)
+    if from_node:
+        check_node_to_pod_connectivity(config, protocol, PORTS[protocol])
+    else:
+        check_pod_to_pod_connectivity(config, protocol, PORTS[protocol])
