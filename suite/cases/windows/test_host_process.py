@@ -1,0 +1,287 @@
+"""HostProcess containers (host_process.go): processes on the Windows host, with volumes, metrics and stats."""
+
+from __future__ import annotations
+
+import random
+import string
+import uuid
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import kubelet
+from suite.k8s import pods
+from suite.k8s import retry
+from suite.k8s import windows
+from suite.naming import Area
+from suite.naming import Describe
+from suite.naming import Feature
+
+host_process = Describe(Area("sig-windows"), Feature("WindowsHostProcessContainers"), "HostProcess containers")
+TWIN = "[sig-windows] [Feature:WindowsHostProcessContainers] HostProcess containers "
+NEEDS = [Capability.WINDOWS_KERNEL]
+NEEDS_CONTAINERD_1_7 = [Capability.WINDOWS_KERNEL, Capability.HOSTPROCESS]
+SANDBOX = "CONTAINER_SANDBOX_MOUNT_POINT"
+
+# The container command matrix of containerd 1.6 (KEP-1981): (command, args, workingDir), one pod per batch.
+Case = tuple[list[str], list[str], str]
+COMMAND_BATCHES: list[list[Case]] = [
+    [(["cmd.exe", "/c", "ver"], [], ""), (["System32\\cmd.exe", "/c", "ver"], [], "c:\\Windows"),
+     (["System32\\cmd.exe", "/c", "ver"], [], "c:\\Windows\\"), ([f"%{SANDBOX}%\\bin\\uname.exe", "-o"], [], "")],
+    [([f"%{SANDBOX}%/bin/uname.exe", "-o"], [], ""), ([f"%{SANDBOX}%\\bin/uname.exe", "-o"], [], ""),
+     (["bin/uname.exe", "-o"], [], ""), (["bin/uname.exe", "-o"], [], f"%{SANDBOX}%")],
+    [(["bin\\uname.exe", "-o"], [], f"%{SANDBOX}%"), (["uname.exe", "-o"], [], f"%{SANDBOX}%/bin"),
+     (["uname.exe", "-o"], [], f"%{SANDBOX}%/bin/"), (["uname.exe", "-o"], [], f"%{SANDBOX}%\\bin\\")],
+    [(["powershell", "cmd.exe", "/ver"], [], ""), (["powershell", "c:/Windows/System32/cmd.exe", "/c", "ver"], [], ""),
+     (["powershell", "c:\\Windows\\System32/cmd.exe", "/c", "ver"], [], ""),
+     (["powershell", f"%{SANDBOX}%\\bin\\uname.exe", "-o"], [], "")],
+    [(["powershell", f"$env:{SANDBOX}\\bin\\uname.exe", "-o"], [], ""),
+     (["powershell", f"%{SANDBOX}%/bin/uname.exe", "-o"], [], ""),
+     (["powershell", f"$env:{SANDBOX}/bin/uname.exe", "-o"], [], ""),
+     (["powershell", "bin/uname.exe", "-o"], [], f"%{SANDBOX}%")],
+    [(["powershell", "bin/uname.exe", "-o"], [], f"$env:{SANDBOX}"),
+     (["powershell", "bin\\uname.exe", "-o"], [], f"$env:{SANDBOX}"),
+     (["powershell", ".\\uname.exe", "-o"], [], f"%{SANDBOX}%/bin"),
+     (["powershell", "./uname.exe", "-o"], [], f"%{SANDBOX}%/bin")],
+    [(["powershell", "./uname.exe", "-o"], [], f"$env:{SANDBOX}\\bin\\"),
+     ([f"%{SANDBOX}%\\bin\\uname.exe"], ["-o"], ""), (["bin\\uname.exe"], ["-o"], f"%{SANDBOX}%"),
+     (["uname.exe"], ["-o"], f"%{SANDBOX}%\\bin")],
+    [(["cmd.exe"], ["/c", "dir", f"%{SANDBOX}%\\bin\\uname.exe"], ""),
+     (["cmd.exe"], ["/c", "dir", "bin\\uname.exe"], f"%{SANDBOX}%"),
+     (["powershell"], ["Get-ChildItem", "-Path", f"$env:{SANDBOX}\\bin\\uname.exe"], ""),
+     (["powershell"], ["Get-ChildItem", "-Path", "bin\\uname.exe"], f"$env:{SANDBOX}")],
+    [(["powershell"], ["Get-ChildItem", "-Path", "uname.exe"], f"$env:{SANDBOX}/bin")],
+]
+
+# Checks every volume type from inside the container (validation_script of host_process.go).
+VALIDATION_SCRIPT = r"""if (-not(Test-Path $env:CONTAINER_SANDBOX_MOUNT_POINT\etc\emptydir)) {
+    throw "Cannot find emptydir volume"
+}
+if (-not(Test-Path $env:CONTAINER_SANDBOX_MOUNT_POINT\etc\configmap\text.txt)) {
+    throw "Cannot find text.txt in configmap-volume"
+}
+$c = Get-Content -Path $env:CONTAINER_SANDBOX_MOUNT_POINT\etc\configmap\text.txt
+if ($c -ne "Lorem ipsum dolor sit amet") {
+    throw "Contents of /etc/configmap/text.txt are not as expected"
+}
+if (-not(Test-Path $env:CONTAINER_SANDBOX_MOUNT_POINT\etc\hostpath)) {
+    throw "Cannot find hostpath volume"
+}
+if (-not(Test-Path $env:CONTAINER_SANDBOX_MOUNT_POINT\etc\downwardapi\podname)) {
+    throw "Cannot find podname file in downward-api volume"
+}
+$c = Get-Content -Path $env:CONTAINER_SANDBOX_MOUNT_POINT\etc\downwardapi\podname
+if ($c -ne "host-process-volume-mounts") {
+    throw "Contents of /etc/downward-api/podname are not as expected"
+}
+if (-not(Test-Path $env:CONTAINER_SANDBOX_MOUNT_POINT\etc\secret\foo.txt)) {
+    throw "Cannot find file foo.txt in secret volume"
+}
+$c = Get-Content $env:CONTAINER_SANDBOX_MOUNT_POINT\etc\secret\foo.txt
+if ($c -ne "bar") {
+    Write-Output $c
+    throw "Contents of /etc/secret/foo.txt are not as expected"
+}
+# A Windows computer name has at most 15 characters, so compare the node name with the host name instead
+# (case-insensitively).
+if ($env:NODE_NAME_TEST -ine "$(hostname)") {
+    throw "NODE_NAME_TEST env var ($env:NODE_NAME_TEST) does not equal hostname"
+}
+Write-Output "SUCCESS"
+"""
+
+
+def busybox(target: Target, name: str, command: list[str], **fields: Any) -> dict[str, Any]:
+    return containers.container(name, target.image("busybox"), command=command, **fields)
+
+
+def run_to_success(api: client.ApiClient, namespace: str, manifest: dict[str, Any]) -> client.V1Pod:
+    """Create the pod, wait for it to finish (3 minutes), and require that it Succeeded."""
+    pods.create(api, namespace, manifest)
+    return windows.assert_succeeded(api, namespace, manifest["metadata"]["name"])
+
+
+def windows_node_for_host_process(api: client.ApiClient, namespace: str) -> str:
+    windows.allow_privileged_pods(api, namespace)
+    return windows.name_of(windows.find_windows_node(api))
+
+
+@host_process.it("should run as a process on the host/node", twin=TWIN + "should run as a process on the host/node",
+                 category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
+def test_runs_as_a_process_on_the_host(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows_node_for_host_process(api, namespace)
+    # The container's host name is the node's: it runs on the host, not in a container of its own.
+    check = f"& {{if ('{node}' -ine \"$(hostname)\") {{ exit -1 }}}}"
+    pod = windows.host_process_pod("host-process-test-pod", [
+        busybox(target, "computer-name-test", ["powershell.exe", "-Command", check])])
+    run_to_success(api, namespace, windows.pin_to_node(target.place(pod), node))
+
+
+@host_process.it("should support init containers", twin=TWIN + "should support init containers",
+                 category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
+def test_init_containers(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    windows.allow_privileged_pods(api, namespace)
+    filename = f"/testfile{uuid.uuid4()}.txt"
+    configure = busybox(target, "configure-node", ["powershell", "-c", "Set-content", "-Path", filename, "-V", "test"])
+    read = busybox(target, "read-configuration", ["powershell", "-c", "ls", filename])
+    pod = windows.host_process_pod("host-process-init-pods", [read], initContainers=[configure])
+    run_to_success(api, namespace, target.place(pod))
+
+
+@host_process.it("container command path validation", twin=TWIN + "container command path validation",
+                 category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
+def test_command_path_validation(api: client.ApiClient, namespace: str, target: Target) -> None:
+    """Only for containerd 1.6: 1.7 changed how a HostProcess container's first process is started."""
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows.find_windows_node(api)
+    version = windows.containerd_version(node)
+    if version is None or version[:2] >= (1, 7):
+        pytest.skip(f"requires containerd 1.6 on Windows node {windows.name_of(node)} "
+                    f"(found: {windows.runtime_of(node)})")
+    windows.allow_privileged_pods(api, namespace)
+    # One pod per batch, one after the other: Windows containers start slowly.
+    for index, batch in enumerate(COMMAND_BATCHES):
+        cases = [containers.container(f"host-process-command-{index}-{number}", target.image("busybox"),
+                                      command=command, args=args, workingDir=working_dir)
+                 for number, (command, args, working_dir) in enumerate(batch)]
+        pod = windows.host_process_pod(f"host-process-command-{index}", cases,
+                                       user=windows.NT_AUTHORITY_LOCAL_SERVICE)
+        run_to_success(api, namespace, target.place(pod))
+
+
+def volume_mounts_pod(target: Target, name: str) -> dict[str, Any]:
+    """makeTestPodWithVolumeMounts: emptyDir, configMap, hostPath, downward API and secret volumes."""
+    sources: dict[str, dict[str, Any]] = {
+        "emptydir": {"emptyDir": {"medium": ""}},
+        "configmap": {"configMap": {"name": "sample-config-map", "items": [
+            {"key": "text", "path": "text.txt"}, {"key": "validation-script", "path": "validationscript.ps1"}]}},
+        "hostpath": {"hostPath": {"path": "/var/hostpath", "type": "DirectoryOrCreate"}},
+        "downwardapi": {"downwardAPI": {"items": [{"path": "podname", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+        "secret": {"secret": {"secretName": "sample-secret", "items": [{"key": "foo", "path": "foo.txt"}]}},
+    }
+    # Mounted at /etc/<kind>, which the container finds under $env:CONTAINER_SANDBOX_MOUNT_POINT.
+    volumes = [{"name": f"{kind}-volume", **source} for kind, source in sources.items()]
+    mounts = [containers.volume_mount(f"{kind}-volume", f"/etc/{kind}") for kind in sources]
+    validator = busybox(target, name, ["powershell.exe", "./etc/configmap/validationscript.ps1"],
+                        env=[containers.env_from_field("NODE_NAME_TEST", "spec.nodeName")], volumeMounts=mounts)
+    return target.place(windows.host_process_pod(name, [validator], volumes=volumes))
+
+
+@host_process.it("should support various volume mount types", twin=TWIN + "should support various volume mount types",
+                 category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
+def test_volume_mount_types(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    windows.allow_privileged_pods(api, namespace)
+    core = client.CoreV1Api(api)
+    retry.call(core.create_namespaced_config_map, namespace, {
+        "metadata": {"name": "sample-config-map"},
+        "data": {"text": "Lorem ipsum dolor sit amet", "validation-script": VALIDATION_SCRIPT}})
+    retry.call(core.create_namespaced_secret, namespace, {
+        "metadata": {"name": "sample-secret"}, "type": "Opaque", "stringData": {"foo": "bar"}})
+    run_to_success(api, namespace, volume_mounts_pod(target, "host-process-volume-mounts"))
+
+
+def host_process_counts(api: client.ApiClient, node: str) -> dict[str, float]:
+    """getCurrentHostProcessMetrics: started containers and start errors, per container type (0 if unset)."""
+    text = kubelet.metrics(api, node)
+    counts = {"container": 0.0, "init_container": 0.0, "container errors": 0.0, "init_container errors": 0.0}
+    for suffix, metric in (("", "kubelet_started_host_process_containers_total"),
+                           (" errors", "kubelet_started_host_process_containers_errors_total")):
+        for labels, value in kubelet.samples(text, metric):
+            key = labels.get("container_type", "") + suffix
+            if key in counts:  # errors of every kind (ErrImagePull, RunContainerError, …) add up
+                counts[key] += value
+    return counts
+
+
+@host_process.it("metrics should report count of started and failed to start HostProcess containers",
+                 twin=TWIN + "metrics should report count of started and failed to start HostProcess containers",
+                 category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
+def test_start_metrics(api: client.ApiClient, namespace: str, target: Target) -> None:
+    """Relative comparisons only, so that other HostProcess pods on the node cannot break it."""
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows_node_for_host_process(api, namespace)
+    before = host_process_counts(api, node)
+    bad_user = {"windowsOptions": {"runAsUserName": "bad-user-name"}}
+    failing_init = windows.host_process_pod(
+        "host-process-metrics-pod-failing-init-container",
+        [busybox(target, "container", ["cmd.exe", "/c", "exit", "/b", "0"])],
+        initContainers=[busybox(target, "failing-init-container", ["foobar.exe"], securityContext=bad_user)])
+    failing = windows.host_process_pod("host-process-metrics-pod-failing-container",
+                                       [busybox(target, "failing-container", ["foobar.exe"], securityContext=bad_user)])
+    for manifest in (failing_init, failing):
+        pods.create(api, namespace, windows.pin_to_node(target.place(manifest), node))
+        windows.wait_for_finish(api, namespace, manifest["metadata"]["name"])
+    after = host_process_counts(api, node)
+    unchanged = [key for key in before if not before[key] < after[key]]
+    assert not unchanged, f"HostProcess container counts did not increase for {unchanged}: {before} -> {after}"
+
+
+@host_process.it("container stats validation", twin=TWIN + "container stats validation",
+                 category="Extend.HostProcess", needs=[*NEEDS, Capability.STATS_SUMMARY], images=["busybox"])
+def test_container_stats(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows_node_for_host_process(api, namespace)
+    sleeper = busybox(target, "host-process-stats",
+                      ["powershell.exe", "-Command", "Write-Host 'Hello'; sleep -Seconds 600"])
+    pod = windows.host_process_pod("host-process-stats-pod", [sleeper], user=windows.NT_AUTHORITY_LOCAL_SERVICE)
+    windows.create_sync(api, namespace, windows.pin_to_node(target.place(pod), node))
+
+    def stats_are_sane() -> tuple[bool, str]:
+        """ensurePodsStatsOnNode, until our container's stats are all there and positive."""
+        ours = kubelet.pod_stats(kubelet.stats_summary(api, node), namespace)
+        checked = [c for p in ours for c in p.get("containers") or []]
+        values = [(p.get("cpu") or {}).get("usageCoreNanoSeconds", 0) for p in ours]
+        values += [(p.get("memory") or {}).get("workingSetBytes", 0) for p in ours]
+        for c in checked:
+            values += [(c.get("cpu") or {}).get("usageCoreNanoSeconds", 0),
+                       (c.get("memory") or {}).get("workingSetBytes", 0), (c.get("logs") or {}).get("usedBytes", 0)]
+        return bool(checked) and all(v > 0 for v in values), f"stats of the pods of {namespace}: {ours}"
+
+    containers.poll(stats_are_sane, what="HostProcess container stats in the summary", timeout=180)
+
+
+@host_process.it("should support querying api-server using in-cluster config",
+                 twin=TWIN + "should support querying api-server using in-cluster config",
+                 category="Extend.HostProcess", needs=NEEDS_CONTAINERD_1_7, images=["agnhost"])
+def test_in_cluster_config(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows.find_windows_node(api)
+    windows.skip_unless_containerd_at_least(node, (1, 7))
+    windows.allow_privileged_pods(api, namespace)
+    name = "host-process-agnhost-icc"
+    # agnhost has to be copied to agnhost.exe first (microsoft/hcsshim#1128 and #1174).
+    agnhost = containers.container("hpc-agnhost", target.image("agnhost"), command=[
+        "cmd", "/C", "copy", "c:\\hpc\\agnhost", "c:\\hpc\\agnhost.exe", "&&", "c:\\hpc\\agnhost.exe",
+        "inclusterclient"])
+    windows.create_sync(api, namespace, windows.pin_to_node(target.place(
+        windows.host_process_pod(name, [agnhost])), windows.name_of(node)))
+    # inclusterclient calls /healthz every 30 s and logs only failures: a second call means the first returned.
+    logs = containers.wait_for_logs(api, namespace, name, "hpc-agnhost", what="two calls of /healthz",
+                                    matches=lambda text: text.count("calling /healthz") >= 2, timeout=180)
+    assert "status=failed" not in logs, f"the app failed to query the API server:\n{logs}"
+
+
+@host_process.it("should run as localgroup accounts", twin=TWIN + "should run as localgroup accounts",
+                 category="Extend.HostProcess", needs=NEEDS_CONTAINERD_1_7, images=["busybox"])
+def test_local_group_accounts(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows.find_windows_node(api)
+    windows.skip_unless_containerd_at_least(node, (1, 7))
+    windows.allow_privileged_pods(api, namespace)
+    group = "hpc-" + "".join(random.choices(string.ascii_lowercase, k=8))
+    setup = busybox(target, "setup", ["cmd", "/C", "net", "localgroup", group, "/add"])
+    whoami = busybox(target, "localgroup-container", ["cmd", "/C", "whoami"],
+                     securityContext={"windowsOptions": {"runAsUserName": group}})
+    pod = windows.host_process_pod("host-process-localgroup-pod", [whoami], initContainers=[setup])
+    run_to_success(api, namespace, windows.pin_to_node(target.place(pod), windows.name_of(node)))
+    # whoami prints <computer>\<generated user>; every built-in account a HostProcess container may use
+    # starts with "nt authority".
+    logs = pods.logs(api, namespace, "host-process-localgroup-pod", "localgroup-container")
+    assert "nt authority" not in logs.lower(), f"the container ran as a system account: {logs!r}"
