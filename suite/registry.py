@@ -66,7 +66,7 @@ def check_specs(specs: Iterable[Spec], registry: Registry | None = None) -> list
     for name, same in sorted(by_name.items()):
         if len(same) > 1:
             where = ", ".join(s.location for s in same)
-            problems.append(f"{same[0].location}: duplicate full name {name!r} (also at {where})")
+            problems.append(f"{same[0].location}: duplicate full name {name!r}, declared at {where}")
     return problems
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
@@ -21,6 +23,14 @@ ROW_PREFIX = "[It] "
 MAX_MESSAGE = 300
 
 
+# Characters XML 1.0 does not allow (terminal escapes in logs, NULs): a file with one would be "malformed".
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    return _NOT_XML.sub("", text)
+
+
 def short(text: str, limit: int = MAX_MESSAGE) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -31,6 +41,9 @@ def row_name(full_name: str) -> str:
 
 
 def _testcase(attempt: Attempt) -> TestCase:
+    attempt = dataclasses.replace(attempt, name=xml_safe(attempt.name), message=xml_safe(attempt.message),
+                                  details=xml_safe(attempt.details),
+                                  properties={k: xml_safe(v) for k, v in attempt.properties.items()})
     case = TestCase(row_name(attempt.name), classname=SUITE_NAME, elapsed_sec=round(attempt.duration, 3) or None,
                     status=attempt.outcome.value)
     if attempt.outcome is Outcome.FAILED:

@@ -1,0 +1,141 @@
+"""The result files: JUnit rows as TestGrid reads them, event logs read back, finished.json (pure logic)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from suite.results import junit
+from suite.results import prow
+from suite.results.merge import close_unfinished
+from suite.results.merge import final_attempts
+from suite.results.merge import read_events
+from suite.results.merge import verdict
+from suite.results.model import Attempt
+from suite.results.model import Outcome
+from suite.summary import summarize
+
+HOSTILE = '[sig-x] <script>alert("x")</script> & \'quoted\' \x1b[31m'
+
+
+def rows(attempts: list[Attempt]) -> list[ET.Element]:
+    root = ET.fromstring(junit.render(attempts))
+    assert root.tag == "testsuites"
+    (suite,) = root
+    assert suite.get("name") == "Kubernetes e2e suite"
+    return list(suite.iter("testcase"))
+
+
+def test_rows_carry_the_it_prefix_and_the_suite_as_classname() -> None:
+    (row,) = rows([Attempt("[sig-node] Pods should get a host IP", "n", Outcome.PASSED, duration=1.25)])
+    assert row.get("name") == "[It] [sig-node] Pods should get a host IP"
+    assert row.get("classname") == "Kubernetes e2e suite" and row.get("time") == "1.250000"
+    assert row.find("failure") is None and row.find("skipped") is None
+
+
+def test_a_failure_has_a_short_message_and_the_details_in_the_body() -> None:
+    details = "Traceback …\n  line 1\nAssertionError: the pod never became Ready"
+    (row,) = rows([Attempt("t", "n", Outcome.FAILED, message="AssertionError: never Ready\nsecond line " + "x" * 500,
+                           details=details)])
+    failure = row.find("failure")
+    assert failure is not None
+    assert failure.get("message") == "AssertionError: never Ready"
+    assert failure.text == details
+
+
+def test_every_skip_has_its_reason_even_an_empty_one() -> None:
+    reasons = [r.find("skipped").get("message") for r in rows([  # type: ignore[union-attr]
+        Attempt("a", "n", Outcome.SKIPPED, message="requires a node that runs Windows containers (found: none)"),
+        Attempt("b", "n", Outcome.SKIPPED, message=""),
+    ])]
+    assert reasons == ["requires a node that runs Windows containers (found: none)", "skipped without a reason"]
+
+
+def test_interrupted_and_timed_out_rows_are_failures_with_properties() -> None:
+    (interrupted, timed_out) = rows([
+        Attempt("a", "n", Outcome.INTERRUPTED, message="interrupted: SIGTERM received",
+                properties={"interrupted": "true"}),
+        Attempt("b", "n", Outcome.FAILED, message="TestTimedOut: timed out after 60s",
+                properties={"timed-out": "true", "tier": "adapted", "unknown-key": "dropped"}),
+    ])
+    assert interrupted.find("failure").get("message") == "interrupted: SIGTERM received"  # type: ignore[union-attr]
+    props = {p.get("name"): p.get("value") for p in timed_out.iter("property")}
+    assert props == {"attempt": "1", "tier": "adapted", "timed-out": "true"}
+
+
+def test_every_flake_attempt_is_its_own_row() -> None:
+    attempts = [Attempt("t", "n", Outcome.FAILED, attempt=1, message="boom"),
+                Attempt("t", "n", Outcome.PASSED, attempt=2)]
+    found = rows(attempts)
+    assert [r.get("name") for r in found] == ["[It] t", "[It] t"]
+    assert [{p.get("name"): p.get("value") for p in r.iter("property")}["attempt"] for r in found] == ["1", "2"]
+    assert verdict(attempts) == "flaky"
+    assert verdict([Attempt("t", "n", Outcome.FAILED), Attempt("t", "n", Outcome.FAILED, attempt=2)]) == "failed"
+
+
+def test_hostile_names_and_messages_survive_as_text() -> None:
+    (row,) = rows([Attempt(HOSTILE, "n", Outcome.FAILED, message=HOSTILE, details=f"<details>{HOSTILE}</details>")])
+    assert row.get("name") == "[It] " + HOSTILE.replace("\x1b", "")
+    assert row.find("failure").text == f"<details>{HOSTILE}</details>".replace("\x1b", "")  # type: ignore[union-attr]
+
+
+def test_written_files_are_replaced_atomically(tmp_path: Path) -> None:
+    path = tmp_path / "artifacts" / "junit_01.xml"
+    junit.write(path, [Attempt("a", "n", Outcome.PASSED)])
+    junit.write(path, [Attempt("a", "n", Outcome.PASSED), Attempt("b", "n", Outcome.PASSED)])
+    assert len(rows_of(path)) == 2
+    assert [p.name for p in path.parent.iterdir()] == ["junit_01.xml"], "no temporary file is left"
+
+
+def rows_of(path: Path) -> list[ET.Element]:
+    return list(ET.parse(path).getroot().iter("testcase"))
+
+
+def test_event_logs_read_back_with_a_torn_last_line(tmp_path: Path) -> None:
+    log = tmp_path / "winsuite-events_01.jsonl"
+    done = Attempt("a", "x.py::a", Outcome.PASSED)
+    log.write_text("\n".join([
+        json.dumps({"event": "collected", "count": 2}),
+        json.dumps({"event": "start", "nodeid": "x.py::a"}),
+        json.dumps({"event": "attempt", "final": True, "result": json.loads(done.to_json())}),
+        json.dumps({"event": "start", "nodeid": "x.py::b"}),
+        '{"event": "attempt", "fin',
+    ]))
+    record = read_events(log)
+    assert record.collected == 2 and not record.finished and record.unfinished == ["x.py::b"]
+    (added,) = close_unfinished(record, "SIGTERM received", {"x.py::b": "the b test"}.get)
+    assert (added.name, added.outcome, added.message) == ("the b test", Outcome.INTERRUPTED,
+                                                          "interrupted: SIGTERM received")
+    assert list(final_attempts(record.attempts)) == ["a", "the b test"]
+
+
+def test_finished_json_has_passed_and_result(tmp_path: Path) -> None:
+    prow.write_finished(tmp_path, passed=False, result="ABORTED", metadata={"interrupted": "SIGINT received"})
+    finished = json.loads((tmp_path / "finished.json").read_text())
+    assert finished["passed"] is False and finished["result"] == "ABORTED"
+    assert json.loads((tmp_path / "artifacts" / "metadata.json").read_text()) == finished["metadata"]
+    with pytest.raises(ValueError, match="not one of"):
+        prow.write_finished(tmp_path, passed=True, result="PASSED", metadata={})
+
+
+def test_build_ids_sort_chronologically_and_never_collide(tmp_path: Path) -> None:
+    first = prow.new_build_id(tmp_path)
+    (tmp_path / first).mkdir()
+    second = prow.new_build_id(tmp_path)
+    assert len(first) == 14 and first.isdigit() and second > first
+
+
+def test_the_summary_groups_skips_and_names_failures(tmp_path: Path) -> None:
+    text = summarize([
+        Attempt("ok", "n", Outcome.PASSED),
+        Attempt("bad", "n", Outcome.FAILED, message="boom", properties={"diagnostics": "artifacts/bad/"}),
+        Attempt("flaky", "n", Outcome.FAILED, message="first"), Attempt("flaky", "n", Outcome.PASSED, attempt=2),
+        Attempt("s1", "n", Outcome.SKIPPED, message="requires X"), Attempt("s2", "n", Outcome.SKIPPED, message="requires X"),
+    ], build_dir=tmp_path, result="FAILURE", interrupted="", dashboard="d/index.html")
+    assert "1 passed, 1 failed, 1 flaky, 2 skipped, 0 interrupted" in text
+    assert "FAIL bad\n       boom\n       diagnostics: " in text
+    assert "   2  requires X" in text and "FLAKY flaky (2 attempts; first failure: first)" in text
+    assert "Dashboard: d/index.html" in text
