@@ -7,10 +7,12 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from suite.k8s import containers
 from suite.k8s import events
@@ -233,6 +235,30 @@ def assert_consistent_connectivity(api: client.ApiClient, namespace: str, pod: s
         ok, detail = check()
         assert ok, f"connectivity did not hold for {STEADY:.0f}s: {detail}"
         time.sleep(containers.POLL_INTERVAL)
+
+
+# -- cleanup ------------------------------------------------------------------------------------------
+class Undo:
+    """Undo steps for what a test creates outside its namespace (cluster-scoped objects, kube-system), run
+    last-first after the test; an object already gone is fine, any other error is raised once all ran."""
+
+    def __init__(self) -> None:
+        self._steps: list[tuple[str, Callable[[], object]]] = []
+
+    def add(self, what: str, step: Callable[[], object]) -> None:
+        self._steps.append((what, step))
+
+    def run(self) -> None:
+        failures = []
+        for what, step in reversed(self._steps):
+            try:
+                step()
+            except ApiException as err:
+                if err.status != 404:
+                    failures.append(f"{what}: {err.status} {err.reason}")
+        self._steps.clear()
+        if failures:
+            raise AssertionError(f"failed to clean up: {'; '.join(failures)}")
 
 
 # -- deployments --------------------------------------------------------------------------------------

@@ -1,0 +1,210 @@
+"""GMSA end to end (gmsa_full.go): a pod authenticates to Active Directory with a Group Managed Service Account.
+
+It assumes what the AKS setup of upstream's daily job provides: exactly one Windows node labelled
+agentpool=windowsgmsa, joined to the domain k8sgmsa.lan, with a GMSA installed and its GMSACredentialSpec
+manifest (custom resource gmsa-e2e) at C:\\gmsa\\gmsa-cred-spec-gmsa-e2e.yml; a Linux node for the webhook;
+the admission webhooks enabled; and, for the SMB test, a folder write_test shared with the GMSA account.
+Deploying the webhook downloads its script and packages, so the cluster must reach the Internet.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import uuid
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+from kubernetes.dynamic import DynamicClient
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import pods
+from suite.k8s import retry
+from suite.k8s import windows
+from suite.naming import Area
+from suite.naming import Describe
+from suite.naming import Feature
+from suite.naming import Serial
+from suite.naming import Slow
+
+gmsa_support = Describe(Area("sig-windows"), Feature("Windows"), "GMSA Full", Serial, Slow).describe("GMSA support")
+TWIN = "[sig-windows] [Feature:Windows] GMSA Full [Serial] [Slow] GMSA support "
+NEEDS = [Capability.WINDOWS_KERNEL, Capability.ACTIVE_DIRECTORY, Capability.LINUX_AND_WINDOWS_CONTAINERS,
+         Capability.EXTERNAL_NETWORK]
+
+GMSA_NODE_LABEL = "agentpool=windowsgmsa"
+CRED_SPEC_MANIFEST = "C:\\gmsa\\gmsa-cred-spec-gmsa-e2e.yml"
+CRED_SPEC_NAME = "gmsa-e2e"
+DOMAIN = "k8sgmsa.lan"
+SHARED_FOLDER = "write_test"
+WEBHOOK = "gmsa-webhook"
+WEBHOOK_SCRIPT = ("https://raw.githubusercontent.com/kubernetes-sigs/windows-gmsa/master/admission-webhook/deploy/"
+                  "deploy-gmsa-webhook.sh")
+CRD = "gmsacredentialspecs.windows.k8s.io"
+QUERY_OK = "The command completed successfully"
+RETRY_TIMEOUT = 60.0
+log = logging.getLogger(__name__)
+IPV4 = re.compile(r"(25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)(\.(25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)){3}")
+
+
+@pytest.fixture
+def undo(namespace: str) -> Generator[windows.Undo]:
+    """Cluster-scoped objects and the webhook go before the namespace does."""
+    steps = windows.Undo()
+    yield steps
+    steps.run()
+
+
+def exec_in(api: client.ApiClient, namespace: str, pod: str, *command: str) -> pods.ExecResult:
+    return pods.exec_(api, namespace, pod, list(command), timeout=120)
+
+
+def gmsa_node(api: client.ApiClient) -> client.V1Node:
+    labelled = retry.call(client.CoreV1Api(api).list_node, label_selector=GMSA_NODE_LABEL).items
+    if len(labelled) != 1:
+        pytest.skip(f"requires exactly one node labelled {GMSA_NODE_LABEL} (found: {len(labelled)})")
+    return labelled[0]
+
+
+def cred_spec_manifest(api: client.ApiClient, namespace: str, target: Target, node: str) -> str:
+    """retrieveCRDManifestFileContents: read the manifest on the node through a pod mounting its folder."""
+    folder = CRED_SPEC_MANIFEST.rsplit("\\", 1)[0]
+    name = "retrieve-gmsa-crd-contents"
+    reader = containers.container(name, target.image("pause"),
+                                  volumeMounts=[containers.volume_mount(f"{name}-volume", folder)])
+    pod = containers.pod(name, [reader], volumes=[{"name": f"{name}-volume", "hostPath": {"path": folder}}])
+    windows.create_sync(api, namespace, windows.pin_to_node(target.place(pod), node))
+    result = exec_in(api, namespace, name, "cmd", "/S", "/C", f"type {CRED_SPEC_MANIFEST}")
+    assert result.exit_code == 0, f"failed to retrieve the contents of {CRED_SPEC_MANIFEST} on node {node}: {result}"
+    return result.stdout.replace("\r\n", "\n")
+
+
+def service_account(api: client.ApiClient, namespace: str) -> str:
+    name = f"{namespace}-sa-{uuid.uuid4()}"
+    retry.call(client.CoreV1Api(api).create_namespaced_service_account, namespace, {"metadata": {"name": name}})
+    return name
+
+
+def binding(kind: str, namespace: str, account: str, role: str) -> dict[str, Any]:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+            "metadata": {"name": f"{namespace}-rbac-binding"},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role}}
+
+
+def deploy_webhook(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> None:
+    """deployGmsaWebhook: a Linux pod with cluster-admin rights runs the windows-gmsa deploy script."""
+    rbac = client.RbacAuthorizationV1Api(api)
+    webhook_namespace = f"{namespace[:50].rstrip('-')}-webhook"  # a namespace name has at most 63 characters
+    deployer = "webhook-deployer"
+    account = service_account(api, namespace)
+    admin = binding("ClusterRoleBinding", namespace, account, "cluster-admin")
+    # Undone last: the deployer's cluster-admin rights are what deletes the webhook's manifests.
+    undo.add("the deployer's ClusterRoleBinding",
+             lambda: retry.call(rbac.delete_cluster_role_binding, admin["metadata"]["name"]))
+    undo.add("the webhook's manifests",
+             lambda: exec_in(api, namespace, deployer, "kubectl", "delete", "-f", "/manifests.yml"))
+    undo.add("the webhook's CertificateSigningRequest", lambda: retry.call(
+        client.CertificatesV1Api(api).delete_certificate_signing_request, f"{WEBHOOK}.{webhook_namespace}"))
+    undo.add("the GMSACredentialSpec CRD", lambda: retry.call(
+        client.ApiextensionsV1Api(api).delete_custom_resource_definition, CRD))
+    retry.call(rbac.create_cluster_role_binding, admin)
+    install = " ".join([
+        'echo "@community http://dl-cdn.alpinelinux.org/alpine/edge/community/" >> /etc/apk/repositories',
+        "&& apk add kubectl@community gettext openssl", "&& apk add --update coreutils",
+        f"&& curl {WEBHOOK_SCRIPT} > gmsa.sh", "&& chmod +x gmsa.sh",
+        f"&& ./gmsa.sh --file /manifests.yml --name {WEBHOOK} --namespace {webhook_namespace} --certs-dir certs "
+        "--tolerate-master", "&& /agnhost pause"])
+    agnhost = containers.container(deployer, target.image("agnhost", os="linux"), command=["bash", "-c"],
+                                   args=[install])
+    windows.create_sync(api, namespace, windows.on_linux(containers.pod(deployer, [agnhost],
+                                                                        serviceAccountName=account)))
+    try:
+        windows.wait_for_deployment(api, webhook_namespace, WEBHOOK, timeout=300)
+    finally:
+        log.info("GMSA webhook deployment logs:\n%s", pods.logs(api, namespace, deployer, deployer))
+
+
+def create_cred_spec(api: client.ApiClient, manifest: str, undo: windows.Undo) -> None:
+    """createGmsaCustomResource: apply the node's manifest (`kubectl apply` semantics: server-side apply)."""
+    dynamic = DynamicClient(api)
+    for document in (d for d in yaml.safe_load_all(manifest) if d):
+        resource = dynamic.resources.get(api_version=document["apiVersion"], kind=document["kind"])
+        dynamic.server_side_apply(resource, body=document, field_manager="winsuite", force_conflicts=True)
+        undo.add(f"{document['kind']} {document['metadata']['name']}",
+                 functools.partial(dynamic.delete, resource, name=document["metadata"]["name"]))
+
+
+def pod_with_gmsa(api: client.ApiClient, namespace: str, target: Target, node: str, undo: windows.Undo) -> str:
+    """The RBAC role to use the credential spec, a service account bound to it, and a pod using both."""
+    rbac = client.RbacAuthorizationV1Api(api)
+    role = f"{namespace}-rbac-role"
+    rule = {"apiGroups": ["windows.k8s.io"], "resources": ["gmsacredentialspecs"], "verbs": ["use"],
+            "resourceNames": [CRED_SPEC_NAME]}
+    undo.add("the GMSA ClusterRole", lambda: retry.call(rbac.delete_cluster_role, role))
+    retry.call(rbac.create_cluster_role, {"metadata": {"name": role}, "rules": [rule]})
+    account = service_account(api, namespace)
+    retry.call(rbac.create_namespaced_role_binding, namespace, binding("RoleBinding", namespace, account, role))
+    name = "pod-with-gmsa"
+    sleeper = containers.container(name, target.image("busybox"),
+                                   command=["powershell.exe", "-Command", "sleep -Seconds 600"])
+    pod = containers.pod(name, [sleeper], serviceAccountName=account,
+                         securityContext={"windowsOptions": {"gmsaCredentialSpecName": CRED_SPEC_NAME}})
+    # Upstream leaves placement to the cluster; only the labelled node is joined to the domain.
+    windows.create_sync(api, namespace, windows.pin_to_node(target.place(pod), node))
+    return name
+
+
+def set_up_gmsa_pod(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> str:
+    """The steps both tests share, up to a running pod with the GMSA identity."""
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows.name_of(gmsa_node(api))
+    windows.allow_privileged_pods(api, namespace)
+    manifest = cred_spec_manifest(api, namespace, target, node)
+    deploy_webhook(api, namespace, target, undo)
+    create_cred_spec(api, manifest, undo)
+    return pod_with_gmsa(api, namespace, target, node, undo)
+
+
+@gmsa_support.it("works end to end", twin=TWIN + "works end to end", category="Extend.ActiveDirectory",
+                 needs=NEEDS, images=["pause", "agnhost", "busybox"])
+def test_gmsa_works_end_to_end(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> None:
+    pod = set_up_gmsa_pod(api, namespace, target, undo)
+
+    # nltest /QUERY succeeds only with a GMSA identity that reaches and authenticates to the domain controller.
+    def query() -> tuple[bool, str]:
+        result = exec_in(api, namespace, pod, "nltest", "/QUERY")
+        valid = QUERY_OK in result.stdout and not any(
+            e in result.stdout for e in ("ERROR_NO_LOGON_SERVERS", "RPC_S_SERVER_UNAVAILABLE"))
+        if result.exit_code == 0 and valid:
+            return True, result.stdout
+        # Repair the secure channel, as the GMSA troubleshooting guide says, and try again.
+        reset = exec_in(api, namespace, pod, "nltest", f"/sc_reset:{DOMAIN}")
+        return False, f"failed to connect to the domain ({result}); tried resetting it: {reset}"
+
+    containers.poll(query, what="nltest /QUERY to succeed", timeout=RETRY_TIMEOUT)
+
+
+@gmsa_support.it("can read and write file to remote SMB folder",
+                 twin=TWIN + "can read and write file to remote SMB folder",
+                 category="Extend.ActiveDirectory", needs=NEEDS, images=["pause", "agnhost", "busybox"])
+def test_gmsa_smb_share(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> None:
+    pod = set_up_gmsa_pod(api, namespace, target, undo)
+    lookup = exec_in(api, namespace, pod, "nslookup", DOMAIN).stdout
+    addresses = IPV4.search(lookup[max(lookup.find(DOMAIN), 0):])
+    assert addresses, f"failed to get the IP of the GMSA domain {DOMAIN} from nslookup:\n{lookup}"
+    # A remote folder: keep the UNC form.
+    path = f"\\\\{addresses.group(0)}\\{SHARED_FOLDER}\\write-test-{str(uuid.uuid4())[:4]}.txt"
+
+    def write_then_read() -> tuple[bool, str]:
+        exec_in(api, namespace, pod, "powershell.exe", "-Command", f"echo 'This is a test file.' > {path}")
+        read = exec_in(api, namespace, pod, "powershell.exe", "-Command", f"cat {path}")
+        return read.exit_code == 0, str(read)
+
+    containers.poll(write_then_read, what=f"{path} to be written and read", timeout=RETRY_TIMEOUT)

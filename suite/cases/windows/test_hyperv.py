@@ -1,0 +1,48 @@
+"""Hyper-V isolated containers (hyperv.go): a pod of the Hyper-V RuntimeClass runs in a utility VM."""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.cluster.discovery import HYPERV_RUNTIME_CLASS
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import pods
+from suite.k8s import windows
+from suite.naming import Area
+from suite.naming import Describe
+from suite.naming import Feature
+
+hyperv = Describe(Area("sig-windows"), Feature("WindowsHyperVContainers"), "HyperV containers")
+
+HELLO = ["powershell.exe", "-Command", "Write-Host 'Hello'; sleep -Seconds 600"]
+# Each pod runs in its own utility VM, owned by the runhcs shim: one such VM must exist on the host.
+FIND_UTILITY_VM = ("$vms = Get-ComputeProcess | Where-Object { ($_.Type -EQ 'VirtualMachine') -and "
+                   "($_.Owner -EQ 'containerd-shim-runhcs-v1.exe') } ; if ($vms.Length -le 0) { throw 'error' }")
+START_TIMEOUT = 180.0
+
+
+@hyperv.it("should start a hyperv isolated container",
+           twin="[sig-windows] [Feature:WindowsHyperVContainers] HyperV containers should start a hyperv isolated "
+                "container",
+           category="Extend.Worker", needs=[Capability.WINDOWS_KERNEL, Capability.HOSTPROCESS, Capability.HYPERV],
+           images=["busybox"])
+def test_hyperv_isolated_container(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows.find_windows_node(api)
+    windows.skip_unless_containerd_at_least(node, (1, 7))  # Hyper-V isolation needs containerd 1.7+
+    windows.allow_privileged_pods(api, namespace)
+    node_name = windows.name_of(node)
+
+    image = target.image("busybox")
+    isolated = containers.pod("hyperv-test-pod", [containers.container("busybox-1", image, command=HELLO),
+                                                  containers.container("busybox-2", image, command=HELLO)],
+                              restartPolicy="Never", runtimeClassName=HYPERV_RUNTIME_CLASS)
+    windows.create_sync(api, namespace, windows.pin_to_node(target.place(isolated), node_name), timeout=START_TIMEOUT)
+
+    # A HostProcess pod looks at the host for the utility VM.
+    validation = windows.host_process_pod("validation-pod", [
+        containers.container("container", image, command=["powershell.exe", "-Command", FIND_UTILITY_VM])])
+    pods.create(api, namespace, windows.pin_to_node(target.place(validation), node_name))
+    windows.assert_succeeded(api, namespace, "validation-pod", timeout=START_TIMEOUT)
