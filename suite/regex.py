@@ -87,7 +87,7 @@ class _Translator:
         self.group.last_repeated = False
 
     def assertion(self, text: str) -> None:
-        self.out.append(text)
+        self.out.append(f"(?:{text})")  # grouped: Python cannot repeat a bare `^`
         self.group.last_repeatable = True  # Go allows `^*`; it is harmless
         self.group.last_repeated = False
 
@@ -239,8 +239,9 @@ class _Translator:
             end = self.src.find(r"\E", self.pos + 2)
             literal = self.src[self.pos + 2 :] if end < 0 else self.src[self.pos + 2 : end]
             self.pos = len(self.src) if end < 0 else end + 2
-            if literal:
-                self.atom("(?:" + re.escape(literal) + ")")
+            if literal:  # like Go, a repetition after \E applies to the last character only
+                self.out.append(re.escape(literal[:-1]))
+                self.atom(re.escape(literal[-1]))
             return
         if c in "AzbB":
             self.pos += 2
