@@ -327,36 +327,45 @@ class EventStream:
             if not self._closed.is_set():
                 self._queue.put(err)
 
+    def _next(self, timeout: float) -> Event | None:
+        """The next event within `timeout` seconds (0: only one already received), or None."""
+        try:
+            item = self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
+        except queue.Empty:
+            return None
+        if isinstance(item, BaseException):
+            raise AssertionError(f"the watch failed: {item}") from item
+        self.seen.append(item)
+        return item
+
     def until(self, what: str, condition: Callable[[str, Any], bool], timeout: float = 60.0) -> Event:
         """Read events until one satisfies `condition(type, object)`; return it."""
         log.info("waiting up to %.0fs for %s", timeout, what)
         deadline = time.monotonic() + timeout
         while (remaining := deadline - time.monotonic()) > 0:
-            try:
-                item = self._queue.get(timeout=remaining)
-            except queue.Empty:
+            item = self._next(remaining)
+            if item is None:
                 break
-            if isinstance(item, BaseException):
-                raise AssertionError(f"the watch for {what} failed: {item}") from item
-            self.seen.append(item)
             if condition(*item):
                 return item
         last = self.seen[-1] if self.seen else None
         raise WaitTimeout(what, timeout, "no watch event" if last is None
                           else f"{last[0]} {getattr(last[1].metadata, 'name', '?')}: {last[1]}")
 
+    def settle(self, seconds: float) -> list[Event]:
+        """Every event that arrives within `seconds` (for checks that a state stays stable)."""
+        events: list[Event] = []
+        deadline = time.monotonic() + seconds
+        while (remaining := deadline - time.monotonic()) > 0 and (item := self._next(remaining)) is not None:
+            events.append(item)
+        return events
+
     def drain(self) -> list[Event]:
         """Every event received so far and not yet read, without waiting."""
         events: list[Event] = []
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return events
-            if isinstance(item, BaseException):
-                raise AssertionError(f"the watch failed: {item}") from item
-            self.seen.append(item)
+        while (item := self._next(0)) is not None:
             events.append(item)
+        return events
 
     def close(self) -> None:
         self._closed.set()
