@@ -122,6 +122,9 @@ def _image_from_yaml(image_id: str, raw: Any, path: Path, registries: dict[str, 
     key = raw.get("registry")
     if key not in registries:
         raise DataError(path, f"{field}.registry", f"unknown registry key {key!r}; known: {', '.join(registries)}")
+    for required in ("name", "version"):
+        if required not in raw:
+            raise DataError(path, f"{field}.{required}", "required")
     return Image(
         id=image_id, os=oses, windows=windows,
         upstream_id=raw.get("upstreamId"),
