@@ -1,0 +1,123 @@
+"""suite/targeting.py: any pod spec lands on the target OS (nodeSelector, tolerations, runtimeClass, spec.os)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from suite.targeting import OS_LABEL
+from suite.targeting import WINDOWS_BUILD_LABEL
+from suite.targeting import Placement
+from suite.targeting import Taint
+from suite.targeting import place_pod
+from suite.targeting import place_pod_spec
+
+WINDOWS_TOLERATION = {"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}
+SIMULATED_TOLERATION = {"key": "kwok.x-k8s.io/node", "operator": "Equal", "value": "fake", "effect": "NoSchedule"}
+CONTAINERS = [{"name": "c", "image": "agnhost"}]
+
+
+@pytest.mark.parametrize(
+    ("placement", "selector"),
+    [
+        (Placement(), {OS_LABEL: "windows"}),
+        (Placement().with_build("10.0.20348"), {OS_LABEL: "windows", WINDOWS_BUILD_LABEL: "10.0.20348"}),
+        (Placement(target_os="linux"), {OS_LABEL: "linux"}),
+        (Placement(target_os="linux", windows_build="10.0.20348"), {OS_LABEL: "linux"}),  # a build is Windows-only
+    ],
+)
+def test_node_selector_names_the_os_and_the_windows_build(placement: Placement, selector: dict[str, str]) -> None:
+    assert place_pod_spec({"containers": CONTAINERS}, placement)["nodeSelector"] == selector
+
+
+@pytest.mark.parametrize(
+    ("placement", "tolerations"),
+    [
+        (Placement(), [WINDOWS_TOLERATION]),
+        (Placement(windows_taint=Taint("node.kubernetes.io/os", "win", "NoExecute")),
+         [{"key": "node.kubernetes.io/os", "operator": "Equal", "value": "win", "effect": "NoExecute"}]),
+        (Placement(windows_taint=None), None),
+        (Placement(target_os="linux"), None),
+        (Placement().for_scheduling_only(), [WINDOWS_TOLERATION, SIMULATED_TOLERATION]),
+        (Placement(target_os="linux").for_scheduling_only(), [SIMULATED_TOLERATION]),
+    ],
+)
+def test_tolerations_cover_the_windows_taint_and_simulated_nodes_only_when_asked(
+    placement: Placement, tolerations: list[dict[str, str]] | None
+) -> None:
+    assert place_pod_spec({"containers": CONTAINERS}, placement).get("tolerations") == tolerations
+
+
+@pytest.mark.parametrize(
+    ("runtime_class", "spec_value", "expected"),
+    [(None, None, None), ("runhcs-wcow-hypervisor", None, "runhcs-wcow-hypervisor"),
+     ("runhcs-wcow-hypervisor", "mine", "mine")],
+)
+def test_runtime_class_is_set_when_the_job_names_one(
+    runtime_class: str | None, spec_value: str | None, expected: str | None
+) -> None:
+    spec: dict[str, Any] = {"containers": CONTAINERS}
+    if spec_value:
+        spec["runtimeClassName"] = spec_value
+    assert place_pod_spec(spec, Placement(runtime_class=runtime_class)).get("runtimeClassName") == expected
+
+
+@pytest.mark.parametrize("target_os", ["windows", "linux"])
+def test_spec_os_names_the_target(target_os: str) -> None:
+    assert place_pod_spec({"containers": CONTAINERS}, Placement(target_os=target_os))["os"] == {"name": target_os}
+
+
+def test_existing_settings_are_kept() -> None:
+    spec = {
+        "containers": CONTAINERS,
+        "nodeSelector": {"disktype": "ssd", OS_LABEL: "linux"},
+        "tolerations": [WINDOWS_TOLERATION, {"key": "gpu", "operator": "Exists"}],
+        "os": {"name": "linux"},
+    }
+    placed = place_pod_spec(spec, Placement().with_build("10.0.17763"))
+    assert placed["nodeSelector"] == {OS_LABEL: "linux", WINDOWS_BUILD_LABEL: "10.0.17763", "disktype": "ssd"}
+    assert placed["tolerations"] == [WINDOWS_TOLERATION, {"key": "gpu", "operator": "Exists"}]  # no duplicate
+    assert placed["os"] == {"name": "linux"}
+    assert placed["containers"] == CONTAINERS
+
+
+def pod_spec() -> dict[str, Any]:
+    return {"containers": copy.deepcopy(CONTAINERS)}
+
+
+WORKLOADS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "Pod": ({"kind": "Pod", "metadata": {"name": "p"}, "spec": pod_spec()}, ("spec",)),
+    "Deployment": ({"kind": "Deployment", "spec": {"replicas": 2, "template": {"spec": pod_spec()}}},
+                   ("spec", "template", "spec")),
+    "Job": ({"kind": "Job", "spec": {"template": {"spec": pod_spec()}}}, ("spec", "template", "spec")),
+    "CronJob": ({"kind": "CronJob", "spec": {"schedule": "* * * * *",
+                                             "jobTemplate": {"spec": {"template": {"spec": pod_spec()}}}}},
+                ("spec", "jobTemplate", "spec", "template", "spec")),
+}
+
+
+def dig(obj: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    for key in path:
+        obj = obj[key]
+    return obj
+
+
+@pytest.mark.parametrize("kind", list(WORKLOADS))
+def test_workloads_are_placed_through_their_pod_template(kind: str) -> None:
+    obj, path = WORKLOADS[kind]
+    before = copy.deepcopy(obj)
+    placed = place_pod(obj, Placement())
+    spec = dig(placed, path)
+    assert spec["nodeSelector"] == {OS_LABEL: "windows"}
+    assert spec["tolerations"] == [WINDOWS_TOLERATION]
+    assert spec["os"] == {"name": "windows"}
+    assert obj == before  # the input is not mutated
+
+
+def test_place_pod_spec_does_not_mutate_its_input() -> None:
+    spec = {"containers": CONTAINERS, "nodeSelector": {"a": "b"}, "tolerations": [{"key": "gpu"}]}
+    before = copy.deepcopy(spec)
+    place_pod_spec(spec, Placement(runtime_class="rc").for_scheduling_only().with_build("10.0.20348"))
+    assert spec == before
