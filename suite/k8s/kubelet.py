@@ -53,6 +53,12 @@ def configz(api: client.ApiClient, node: str) -> dict[str, Any]:
     return config
 
 
+def duration_seconds(text: str | None) -> float:
+    """A Go duration as /configz prints it ("1m30s", "20s", "0s"), in seconds; 0 when unset."""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    return sum(float(n) * units[u] for n, u in re.findall(r"([\d.]+)(ms|h|m|s)", text or ""))
+
+
 def memory_setting(values: dict[str, str] | None, key: str) -> Decimal:
     """A memory quantity of a configz map (systemReserved, evictionHard, …) in bytes; 0 when unset or not a
     quantity (e.g. a percentage), as memory_limits.go's getNodeMemory treats it."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import logging
 import re
 import time
@@ -16,6 +15,7 @@ from kubernetes.client.exceptions import ApiException
 
 from suite.k8s import containers
 from suite.k8s import events
+from suite.k8s import kubelet
 from suite.k8s import nodes
 from suite.k8s import pods
 from suite.k8s import retry
@@ -66,6 +66,14 @@ def skip_unless_containerd_at_least(node: client.V1Node, minimum: tuple[int, int
         wanted = ".".join(map(str, minimum))
         pytest.skip(f"requires containerd >= {wanted} on Windows node {name_of(node)} "
                     f"(found: {runtime_of(node)})")
+
+
+def skip_unless_graceful_node_shutdown(api: client.ApiClient, node: str) -> None:
+    """The kubelet of the node must shut pods down gracefully (shutdownGracePeriod > 0 in its /configz)."""
+    configured = kubelet.configz(api, node).get("shutdownGracePeriod")
+    if not kubelet.duration_seconds(configured):
+        pytest.skip(f"requires graceful node shutdown (kubelet shutdownGracePeriod) on {node} "
+                    f"(found: {configured or 'unset'})")
 
 
 # -- nodes --------------------------------------------------------------------------------------------
@@ -281,9 +289,3 @@ def wait_for_deployment(api: client.ApiClient, namespace: str, name: str,
         describe=lambda d: f"status {d.status}")
     return found
 
-
-def with_env(manifest: Manifest, **env: str) -> Manifest:
-    """A copy of a container manifest with extra environment variables."""
-    made = copy.deepcopy(manifest)
-    made["env"] = [*made.get("env", []), *({"name": k, "value": v} for k, v in env.items())]
-    return made

@@ -1,0 +1,154 @@
+"""Graceful node shutdown on Windows (node_shutdown.go): pods stop in order, critical ones last, when the node
+is about to restart."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes import client
+from kubernetes import watch
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import pods
+from suite.k8s import windows
+from suite.naming import Area
+from suite.naming import Describe
+from suite.naming import Disruptive
+from suite.naming import Feature
+from suite.naming import Serial
+from suite.naming import Slow
+
+graceful_shutdown = Describe(Area("sig-windows"), Feature("Windows"), "GracefulNodeShutdown", Serial, Disruptive,
+                             Slow)
+
+POD_STATUS_UPDATE_TIMEOUT = 90.0
+# Critical pods start to shut down after shutdownGracePeriod - shutdownGracePeriodCriticalPods (20 s - 10 s).
+CRITICAL_DELAY = 10.0
+CONDITIONS_TIMEOUT = 300.0
+SHUTDOWN_REASON = "Terminated"
+SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown."
+CRITICAL = "system-node-critical"
+# Records the boot and install dates, then asks Windows to restart in 60 s: the kubelet sees a shutdown coming.
+RESTART = ["powershell.exe", "-Command", "$os = Get-WmiObject -Class win32_operatingsystem;",
+           "[Environment]::SetEnvironmentVariable(\"TMP_BOOT_DATE\", $os.LastBootUpTime, \"Machine\");",
+           "[Environment]::SetEnvironmentVariable(\"TMP_INSTALL_DATE\", $os.InstallDate, \"Machine\");",
+           "shutdown.exe -r -t 60"]
+
+
+def grace_period_pod(target: Target, name: str, node: str, grace: int, critical: bool) -> dict[str, Any]:
+    """getGracePeriodOverrideTestPod: agnhost netexec delaying its shutdown far beyond the grace period; a
+    critical one is marked as a static pod of system-node-critical priority (kubelettypes.IsCriticalPod)."""
+    netexec = containers.container(name, target.image("agnhost"),
+                                   command=["/agnhost", "netexec", "--delay-shutdown", "9999"])
+    priority: dict[str, Any] = {"priorityClassName": CRITICAL} if critical else {}
+    pod = containers.pod(name, [netexec], terminationGracePeriodSeconds=grace,
+                         annotations={"kubernetes.io/config.source": "file"} if critical else None, **priority)
+    return windows.pin_to_node(target.place(pod), node)
+
+
+def is_critical(pod: client.V1Pod) -> bool:
+    return bool(pod.spec and pod.spec.priority_class_name == CRITICAL)
+
+
+def is_shut_down(pod: client.V1Pod) -> bool:
+    status = pod.status or client.V1PodStatus()
+    not_ready = any(c.type == "ContainersReady" and c.status == "False" for c in status.conditions or [])
+    return (status.message == SHUTDOWN_MESSAGE and status.reason == SHUTDOWN_REASON and not_ready
+            and status.phase == "Failed")
+
+
+def has_false_condition(pod: client.V1Pod) -> bool:
+    """isPodReadyToStartConditionSetToFalse: some condition of the pod is False."""
+    return any(c.status == "False" for c in (pod.status or client.V1PodStatus()).conditions or [])
+
+
+class InvalidStatusWatch:
+    """Watches the namespace's pods in the background for a status that must never happen: Failed and still
+    Ready (kubernetes#108594)."""
+
+    def __init__(self, api: client.ApiClient, namespace: str) -> None:
+        self.api, self.namespace = api, namespace
+        self.violations: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        core = client.CoreV1Api(self.api)
+        while not self._stop.is_set():
+            stream = watch.Watch()
+            for event in stream.stream(core.list_namespaced_pod, self.namespace, timeout_seconds=5):
+                pod = event["object"]
+                if windows.phase_of(pod) == "Failed" and containers.is_ready(pod):
+                    self.violations.append(pods.describe(pod))
+
+    def __enter__(self) -> InvalidStatusWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+def eventually_about_pods(api: client.ApiClient, namespace: str, node: str, count: int, what: str,
+                          check: Callable[[client.V1Pod], str | None], timeout: float) -> None:
+    """Poll the test's "period" pods on the node until `check` finds nothing wrong with any of them."""
+
+    def all_fine() -> tuple[bool, str]:
+        listed = pods.core(api).list_namespaced_pod(namespace, field_selector=f"spec.nodeName={node}").items
+        period = [p for p in listed if windows.name_of(p).startswith("period")]
+        assert len(period) == count, f"the number of pods is not as expected: {len(period)} != {count}"
+        problems = [problem for p in period if (problem := check(p))]
+        return not problems, "; ".join(problems)
+
+    containers.poll(all_fine, what=what, timeout=timeout)
+
+
+def shutdown_order(pod: client.V1Pod) -> str | None:
+    if is_critical(pod) and is_shut_down(pod):
+        return f"critical pod {windows.name_of(pod)} should not be shut down yet: {pods.describe(pod)}"
+    if not is_critical(pod) and not is_shut_down(pod):
+        return f"pod {windows.name_of(pod)} should be shut down: {pods.describe(pod)}"
+    return None
+
+
+@graceful_shutdown.it("should be able to gracefully shutdown pods with various grace periods",
+                      twin="[sig-windows] [Feature:Windows] GracefulNodeShutdown [Serial] [Disruptive] [Slow] should "
+                           "be able to gracefully shutdown pods with various grace periods",
+                      category="Extend.Worker", needs=[Capability.WINDOWS_KERNEL, Capability.KUBELET_CONFIGZ],
+                      images=["agnhost"])
+def test_graceful_node_shutdown(api: client.ApiClient, namespace: str, target: Target) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    node = windows.name_of(windows.find_windows_node(api))
+    windows.skip_unless_graceful_node_shutdown(api, node)
+    windows.allow_privileged_pods(api, namespace)
+    batch = [grace_period_pod(target, f"period-20-{uuid.uuid4()}", node, 20, critical=False),
+             grace_period_pod(target, f"period-25-{uuid.uuid4()}", node, 25, critical=False),
+             grace_period_pod(target, f"period-critical-5-{uuid.uuid4()}", node, 5, critical=True),
+             grace_period_pod(target, f"period-critical-10-{uuid.uuid4()}", node, 10, critical=True)]
+    started = windows.create_all(api, namespace, batch)
+    assert len(started) == len(batch), f"the number of pods is not as expected: {len(started)}"
+
+    with InvalidStatusWatch(api, namespace) as invalid:
+        # Keeps the node busy until the critical pods have reached their end.
+        windows.create_sync(api, namespace, grace_period_pod(target, f"delay-shutdown-20-{uuid.uuid4()}", node, 20,
+                                                             critical=True))
+        restart = windows.host_process_pod("reboot-host-test-pod", [
+            containers.container("reboot-computer-test", target.image("agnhost"), command=RESTART)])
+        pods.create(api, namespace, windows.pin_to_node(target.place(restart), node))
+        windows.assert_succeeded(api, namespace, "reboot-host-test-pod")
+
+        eventually_about_pods(api, namespace, node, len(batch), "non-critical pods to shut down first",
+                              shutdown_order, POD_STATUS_UPDATE_TIMEOUT)
+        eventually_about_pods(api, namespace, node, len(batch), "every pod to shut down",
+                              lambda p: None if is_shut_down(p) else f"{pods.describe(p)} should be shut down",
+                              POD_STATUS_UPDATE_TIMEOUT + CRITICAL_DELAY)
+        eventually_about_pods(api, namespace, node, len(batch), "every pod to have a False condition",
+                              lambda p: None if has_false_condition(p) else f"{pods.describe(p)}: no False condition",
+                              CONDITIONS_TIMEOUT)
+    assert not invalid.violations, f"pods reported Failed while Ready: {invalid.violations}"

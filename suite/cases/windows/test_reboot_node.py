@@ -1,0 +1,190 @@
+"""Rebooting a Windows node (reboot_node.go): its pods come back, reachable again, after a host restart."""
+
+from __future__ import annotations
+
+import base64
+import random
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import nodes
+from suite.k8s import pods
+from suite.k8s import retry
+from suite.k8s import windows
+from suite.k8s.waits import wait_for
+from suite.naming import Area
+from suite.naming import Describe
+from suite.naming import Disruptive
+from suite.naming import ExcludedWindowsDocker
+from suite.naming import Feature
+from suite.naming import Serial
+from suite.naming import Slow
+
+reboot_host = Describe(Area("sig-windows"), Feature("Windows"), ExcludedWindowsDocker, "RebootHost containers",
+                       Serial, Disruptive, Slow)
+
+REBOOT_USED_LABEL = "test/reboot-used"
+REBOOT_TIMEOUT = 600.0
+RECORD_DATES = ["$os = Get-WmiObject -Class win32_operatingsystem;",
+                "[Environment]::SetEnvironmentVariable(\"TMP_BOOT_DATE\", $os.LastBootUpTime, \"Machine\");",
+                "[Environment]::SetEnvironmentVariable(\"TMP_INSTALL_DATE\", $os.InstallDate, \"Machine\");"]
+# After the restart: the boot date moved forward, the install date did not (the same Windows came back).
+CHECK_DATES = ["$os = Get-WmiObject -Class win32_operatingsystem;",
+               "$lastBootTime = [Environment]::GetEnvironmentVariable(\"TMP_BOOT_DATE\", \"Machine\");",
+               "$lastInstallTime = [Environment]::GetEnvironmentVariable(\"TMP_INSTALL_DATE\", \"Machine\");",
+               "$timeInterval = $os.ConvertToDateTime($os.LastBootUpTime) -  $os.ConvertToDateTime($lastBootTime);",
+               "$installInterval = $os.ConvertToDateTime($os.InstallDate) -  $os.ConvertToDateTime($lastInstallTime);",
+               "if ( $timeInterval.TotalSeconds -le 0 ) {exit -1};",
+               "if ( $installInterval.TotalSeconds -ne 0 ) {exit -1};",
+               "[Environment]::SetEnvironmentVariable(\"TMP_BOOT_DATE\", $null, \"Machine\");",
+               "[Environment]::SetEnvironmentVariable(\"TMP_INSTALL_DATE\", $null, \"Machine\");"]
+# Deletes the containers the test left on the node (calico can leave them undeletable after a reboot,
+# projectcalico/calico#6974), then restarts the node once more.
+CLEANUP_SCRIPT = r"""Write-Host "Running cleanup script";
+$ErrorActionPreference = "Stop";
+$lines = & "$Env:ProgramFiles\\containerd\\ctr.exe" -n k8s.io containers list |
+    Select-String "io.containerd.runhcs.v1";
+$namespaces = @($NAMESPACES$);
+foreach ($line in $lines) {
+    $columns = $line.ToString().Split(" ", [System.StringSplitOptions]::RemoveEmptyEntries);
+    $containerId = $columns[0].ToLower();
+    $json = & "$Env:ProgramFiles\\containerd\\ctr.exe" -n k8s.io containers info $containerId | ConvertFrom-Json
+    $containerName = $json.Labels.'io.kubernetes.container.name';
+    $podName = $json.Labels.'io.kubernetes.pod.name';
+    $nsName = $json.Labels.'io.kubernetes.pod.namespace';
+    if (-not ($namespaces -Contains $nsName)) {
+        Write-Host "Skipping container $containerId, $containerName, $podName, $nsName";
+        continue;
+    }
+    if ($containerName -eq "$CONTAINERNAME$") {
+        Write-Host "Skipping container $containerId, $containerName, $podName, $nsName";
+        continue;
+    }
+    Write-Host "Deleting container $containerId, $containerName, $podName, $nsName";
+    try {
+        & "$Env:ProgramFiles\\containerd\\ctr.exe" -n k8s.io containers delete $containerId;
+    } catch {
+        Write-Host "Failed to delete container $containerId, $containerName, $podName, $nsName";
+        Write-Host $_.Exception.Message;
+    }
+}
+Write-Host "Rebooting host";
+shutdown.exe -r -t 5;
+Write-Host "Cleanup script finished";
+"""
+
+
+@pytest.fixture
+def undo(namespace: str) -> Generator[windows.Undo]:
+    steps = windows.Undo()
+    yield steps
+    steps.run()
+
+
+def encoded_powershell(script: str) -> str:
+    """encodePowerShellCommand: what powershell.exe -EncodedCommand takes (base64 of UTF-16LE)."""
+    return base64.b64encode(script.encode("utf-16-le")).decode()
+
+
+def host_pod(target: Target, name: str, container: str, command: list[str], node: str) -> dict[str, Any]:
+    agnhost = containers.container(container, target.image("agnhost"), command=command)
+    return windows.pin_to_node(target.place(windows.host_process_pod(name, [agnhost])), node)
+
+
+def restart_count(pod: client.V1Pod) -> int:
+    return containers.restart_count(pod, "windows-container")
+
+
+def wait_for_reboot(api: client.ApiClient, node: str, boot_id: str) -> client.V1Node:
+    """Until the node reports a new boot and is Ready again."""
+    rebooted: client.V1Node = wait_for(
+        client.CoreV1Api(api).list_node, name=node, namespace=None, what=f"{node} to reboot and be Ready",
+        condition=lambda n: windows.boot_id(n) != boot_id and nodes.is_ready(n), timeout=REBOOT_TIMEOUT,
+        describe=lambda n: f"bootID {windows.boot_id(n)!r}, Ready={nodes.is_ready(n)}")
+    return rebooted
+
+
+def clean_up_containers(api: client.ApiClient, namespace: str, target: Target, node: str) -> None:
+    """cleanupContainers, for this test's namespace (upstream leaves its own namespace out of the list it
+    passes, which makes the step a restart only), then waits for the node to be back."""
+    container = f"cleanup-container-{random.getrandbits(31):08x}"
+    script = CLEANUP_SCRIPT.replace("$CONTAINERNAME$", container).replace("$NAMESPACES$", f'"{namespace}"')
+    boot_id = windows.boot_id(windows.read_node(api, node))
+    pods.create(api, namespace, host_pod(target, "cleanup-pod", container,
+                                         ["powershell.exe", "-encodedCommand", encoded_powershell(script)], node))
+    windows.wait_for_finish(api, namespace, "cleanup-pod", timeout=120)
+    pods.delete(api, namespace, "cleanup-pod")
+    wait_for_reboot(api, node, boot_id)
+
+
+def mark_node_used(api: client.ApiClient, node: str) -> None:
+    """patchWindowsNodeIfNeeded: the eviction test stays away from nodes marked so."""
+    patch = {"metadata": {"labels": {REBOOT_USED_LABEL: "true"}}}
+    retry.call(client.CoreV1Api(api).patch_node, node, patch)
+
+
+@reboot_host.it("should run as a reboot process on the host/node",
+                twin="[sig-windows] [Feature:Windows] [Excluded:WindowsDocker] RebootHost containers [Serial] "
+                     "[Disruptive] [Slow] should run as a reboot process on the host/node",
+                category="Extend.HostProcess", images=["agnhost", "nginx"],
+                needs=[Capability.WINDOWS_KERNEL, Capability.KUBELET_CONFIGZ, Capability.LINUX_AND_WINDOWS_CONTAINERS,
+                       Capability.CLUSTER_DNS, Capability.EXTERNAL_NETWORK])
+def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> None:
+    windows.skip_unless_target_os_is_windows(target.os)
+    found = windows.windows_nodes(api)
+    if not found:
+        pytest.skip("requires a Ready and schedulable Windows node that runs containers (found: none)")
+    # Reuse a node rebooted before, so that the reboots stay on one node.
+    node_object = next((n for n in found if REBOOT_USED_LABEL in windows.labels_of(n)), found[0])
+    node = windows.name_of(node_object)
+    # Upstream skips this test "until graceful shutdown feature enabled": winsuite runs it where it is.
+    windows.skip_unless_graceful_node_shutdown(api, node)
+    windows.allow_privileged_pods(api, namespace)
+    undo.add("the containers left on the node", lambda: clean_up_containers(api, namespace, target, node))
+    undo.add("the reboot-used label", lambda: mark_node_used(api, node))
+    boot_id = int(windows.boot_id(node_object))
+
+    web = windows.network_test_pod(target.image("agnhost"), "windows", "test-webserver")
+    web["spec"]["restartPolicy"] = "Always"
+    agn_pod = windows.create_sync(api, namespace, windows.pin_to_node(target.place(web), node))
+    nginx_pod = windows.create_sync(api, namespace, windows.on_linux(
+        windows.network_test_pod(target.image("nginx", os="linux"), "linux")))
+    linux, windows_name = windows.name_of(nginx_pod), windows.name_of(agn_pod)
+    windows.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
+                                           command=windows.linux_check("8.8.8.8", 53),
+                                           max_tries=windows.EXTERNAL_MAX_TRIES)
+    windows.assert_consistent_connectivity(api, namespace, windows_name, container="windows-container",
+                                           command=windows.windows_check("www.google.com"),
+                                           max_tries=windows.EXTERNAL_MAX_TRIES)
+    windows.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
+                                           command=windows.linux_check(windows.pod_ip(agn_pod), 80),
+                                           max_tries=windows.INTERNAL_MAX_TRIES)
+    initial = restart_count(agn_pod)
+
+    pods.create(api, namespace, host_pod(target, "reboot-host-test-pod", "reboot-computer-test",
+                                         ["powershell.exe", "-Command", *RECORD_DATES, "shutdown.exe -r -t 30"], node))
+    windows.assert_succeeded(api, namespace, "reboot-host-test-pod")
+    # The web server's container restarts with the host.
+    pods.wait_until(api, namespace, windows_name, "to restart after the reboot",
+                    lambda p: restart_count(p) > initial, timeout=REBOOT_TIMEOUT)
+
+    rebooted = windows.read_node(api, node)
+    assert int(windows.boot_id(rebooted)) == boot_id + 1, (
+        f"BootID should be incremented by 1 after reboot: {boot_id} -> {windows.boot_id(rebooted)}")
+    after = pods.get(api, namespace, windows_name)
+    assert restart_count(after) - initial == 1, (
+        f"the restart count of {windows_name} should have grown by 1: {pods.describe(after)}")
+    assert windows.phase_of(after) == "Running", pods.describe(after)
+    windows.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
+                                           command=windows.linux_check(windows.pod_ip(after), 80),
+                                           max_tries=windows.INTERNAL_MAX_TRIES)
+
+    pods.create(api, namespace, host_pod(target, "check-reboot-pod", "reboot-computer-check",
+                                         ["powershell.exe", "-Command", *CHECK_DATES], node))
+    windows.assert_succeeded(api, namespace, "check-reboot-pod")
