@@ -14,6 +14,8 @@ import yaml
 from suite.errors import DataError
 from suite.errors import UsageError
 from suite.paths import jobs_dir
+from suite.regex import RegexError
+from suite.regex import compile_re2
 from suite.targeting import DEFAULT_WINDOWS_TAINT
 from suite.targeting import Taint
 
@@ -115,6 +117,16 @@ def _string_list(value: Any, path: str, field: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _regex_list(value: Any, path: str, field: str) -> tuple[str, ...]:
+    patterns = _string_list(value, path, field)
+    for i, pattern in enumerate(patterns):
+        try:
+            compile_re2(pattern)
+        except RegexError as err:
+            raise DataError(path, f"{field}[{i}]", f"{pattern!r}: {err.problem} (offset {err.pos})") from None
+    return patterns
+
+
 def _one_of(allowed: tuple[str, ...]) -> Reader:
     def read(value: Any, path: str, field: str) -> str:
         if value not in allowed:
@@ -167,7 +179,7 @@ _TOP_LEVEL: dict[str, Reader] = {
     "apiVersion": _string, "kind": _string, "name": _string, "description": _string,
     "dashboard": _string, "tab": _string, "interval": _duration, "releaseBlocking": _boolean,
     "cluster": _cluster, "nodeOS": _one_of(NODE_OSES), "repoList": _string, "exclusions": _string_list,
-    "focus": _string_list, "skip": _string_list, "parallelism": _positive_int,
+    "focus": _regex_list, "skip": _regex_list, "parallelism": _positive_int,
     "flakeAttempts": _positive_int, "timeouts": _timeouts, "placement": _placement, "cni": _string,
     "artifacts": _string, "runExcluded": _boolean,
 }
