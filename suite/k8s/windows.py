@@ -120,8 +120,7 @@ def pin_to_node(manifest: Manifest, node_name: str) -> Manifest:
     """What upstream does with spec.nodeName, as required node affinity. A Windows-build selector the run's
     placement may have added is dropped: the node named is the one whose build counts."""
     pinned = containers.node_affinity(manifest, node_name)
-    holder = pinned["spec"].get("template", pinned)
-    holder["spec"].get("nodeSelector", {}).pop(WINDOWS_BUILD_LABEL, None)
+    pinned["spec"].get("nodeSelector", {}).pop(WINDOWS_BUILD_LABEL, None)
     return pinned
 
 

@@ -95,14 +95,20 @@ class InvalidStatusWatch:
         self._thread.join(timeout=10)
 
 
+def period_pods(api: client.ApiClient, namespace: str, node: str, count: int) -> list[client.V1Pod]:
+    """The test's "period" pods on the node; there must be `count` of them."""
+    listed = pods.core(api).list_namespaced_pod(namespace, field_selector=f"spec.nodeName={node}").items
+    period = [p for p in listed if windows.name_of(p).startswith("period")]
+    assert len(period) == count, f"the number of pods is not as expected: {len(period)} != {count}"
+    return period
+
+
 def eventually_about_pods(api: client.ApiClient, namespace: str, node: str, count: int, what: str,
                           check: Callable[[client.V1Pod], str | None], timeout: float) -> None:
     """Poll the test's "period" pods on the node until `check` finds nothing wrong with any of them."""
 
     def all_fine() -> tuple[bool, str]:
-        listed = pods.core(api).list_namespaced_pod(namespace, field_selector=f"spec.nodeName={node}").items
-        period = [p for p in listed if windows.name_of(p).startswith("period")]
-        assert len(period) == count, f"the number of pods is not as expected: {len(period)} != {count}"
+        period = period_pods(api, namespace, node, count)
         problems = [problem for p in period if (problem := check(p))]
         return not problems, "; ".join(problems)
 
@@ -131,8 +137,10 @@ def test_graceful_node_shutdown(api: client.ApiClient, namespace: str, target: T
              grace_period_pod(target, f"period-25-{uuid.uuid4()}", node, 25, critical=False),
              grace_period_pod(target, f"period-critical-5-{uuid.uuid4()}", node, 5, critical=True),
              grace_period_pod(target, f"period-critical-10-{uuid.uuid4()}", node, 10, critical=True)]
-    started = windows.create_all(api, namespace, batch)
-    assert len(started) == len(batch), f"the number of pods is not as expected: {len(started)}"
+    windows.create_all(api, namespace, batch)
+    not_ready = [pods.describe(p) for p in period_pods(api, namespace, node, len(batch))
+                 if windows.phase_of(p) != "Running" or not containers.is_ready(p)]
+    assert not not_ready, f"failed to start batch pods: {not_ready}"
 
     with InvalidStatusWatch(api, namespace) as invalid:
         # Keeps the node busy until the critical pods have reached their end.
