@@ -36,6 +36,8 @@ def read_events(path: Path) -> PhaseRecord:
             record.collected = int(event["count"])
         elif kind == "start":
             open_nodes[event["nodeid"]] = None
+        elif kind == "done":  # a test that is not a winsuite test ended
+            open_nodes.pop(event["nodeid"], None)
         elif kind == "attempt":
             attempt = Attempt.from_dict(event["result"])
             record.attempts.append(attempt)

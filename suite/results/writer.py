@@ -108,7 +108,10 @@ class ResultsWriter:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = winsuite_properties(report)
-        if props is None:
+        if props is None:  # not a winsuite test: no row, but it is not left "running" either
+            if report.when == "teardown":
+                self._running.pop(report.nodeid, None)
+                self._event(event="done", nodeid=report.nodeid)
             return
         attempt = int(props.get("attempt", 1))
         for key, value in report.user_properties:

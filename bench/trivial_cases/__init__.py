@@ -1,0 +1,1 @@
+"""Trivial winsuite tests for bench/runner.py: each creates and reads back one ConfigMap."""
