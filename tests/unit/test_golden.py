@@ -11,6 +11,7 @@ Dates in input.yaml may be written `<today>`, `<today+N>` or `<today-N>` (days),
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -89,11 +90,13 @@ def test_bad_job_gives_one_error_line(
 
 
 # --- selection -------------------------------------------------------------------------------------------------
+@functools.cache
 def upstream_universe() -> list[tuple[str, tuple[Tag, ...]]]:
     names = read_names_file(upstream_names_file(load_pins().kubernetes))
     return [(name, tuple(Tag(label) for label in re.findall(r"\[([^\[\]]+)\]", name))) for name in names]
 
 
+@functools.cache
 def catalog_universe() -> list[tuple[str, tuple[Tag, ...]]]:
     return [(entry.spec.full_name, entry.spec.tags) for entry in collect()]
 
