@@ -48,8 +48,8 @@ class TestTimeouts:
     def _disarm() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+    def _within_deadline(self, item: pytest.Item) -> Generator[None, None, None]:
+        """Setup and call run under one deadline (pytest calls the two hooks separately)."""
         if spec_of(item) is None:
             yield
             return
@@ -60,15 +60,12 @@ class TestTimeouts:
             self._disarm()
 
     @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield from self._within_deadline(item)
+
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        if spec_of(item) is None:
-            yield
-            return
-        self._arm(item)
-        try:
-            yield
-        finally:
-            self._disarm()
+        yield from self._within_deadline(item)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(

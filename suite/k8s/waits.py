@@ -40,41 +40,16 @@ def wait_for(
     timeout: float,
     describe: Callable[[Any], str] = repr,
 ) -> Any:
-    """Watch one object (by field selector) until `condition(obj)` holds; return the object.
+    """Watch one object (by field selector) until `condition(obj)` holds; return the object."""
+    seen: list[Any] = []
 
-    The watch restarts from a fresh LIST when the API server expires it (410 Gone) or closes it.
-    """
-    log.info("waiting up to %.0fs for %s", timeout, what)
-    deadline = time.monotonic() + timeout
-    kwargs: dict[str, Any] = {"field_selector": f"metadata.name={name}"}
-    if namespace is not None:
-        kwargs["namespace"] = namespace
-    last: Any = None
-    while (remaining := deadline - time.monotonic()) > 0:
-        listing = retry.call(list_fn, **kwargs)
-        for obj in listing.items:
-            last = obj
-            if condition(obj):
-                return obj
-        stream = watch.Watch()
-        try:
-            for event in stream.stream(
-                list_fn, resource_version=listing.metadata.resource_version,
-                timeout_seconds=max(1, int(remaining)), _request_timeout=remaining + 5, **kwargs,
-            ):
-                if event["type"] == "ERROR":
-                    break
-                last = event["object"]
-                if event["type"] != "DELETED" and condition(last):
-                    return last
-                if time.monotonic() >= deadline:
-                    break
-        except ApiException as err:
-            if err.status != 410 and not retry.is_transient(err):
-                raise
-        finally:
-            stream.stop()
-    raise WaitTimeout(what, timeout, "object not found" if last is None else describe(last))
+    def holds(objects: list[Any]) -> bool:
+        seen[:] = objects or seen  # keep the last state even if the object goes away
+        return bool(objects) and condition(objects[0])
+
+    found = _watch_until(list_fn, {"field_selector": f"metadata.name={name}"}, namespace, what, holds, timeout,
+                         lambda _: "object not found" if not seen else describe(seen[0]))
+    return found[0]
 
 
 def wait_for_set(
@@ -88,9 +63,23 @@ def wait_for_set(
     describe: Callable[[list[Any]], str] = repr,
 ) -> list[Any]:
     """Watch every object matching a label selector until `condition(objects)` holds; return them."""
+    return _watch_until(list_fn, {"label_selector": label_selector}, namespace, what, condition, timeout, describe)
+
+
+def _watch_until(
+    list_fn: Callable[..., Any],
+    selector: dict[str, str],
+    namespace: str | None,
+    what: str,
+    condition: Callable[[list[Any]], bool],
+    timeout: float,
+    describe: Callable[[list[Any]], str],
+) -> list[Any]:
+    """LIST, then WATCH from that resourceVersion, re-evaluating on every change; re-LIST when the API server
+    expires (410 Gone) or closes the watch; give up at the deadline with the last state seen."""
     log.info("waiting up to %.0fs for %s", timeout, what)
     deadline = time.monotonic() + timeout
-    kwargs: dict[str, Any] = {"label_selector": label_selector}
+    kwargs: dict[str, Any] = dict(selector)
     if namespace is not None:
         kwargs["namespace"] = namespace
     current: dict[str, Any] = {}
