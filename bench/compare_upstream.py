@@ -1,0 +1,118 @@
+"""winsuite vs upstream e2e.test on the same cluster: the adapted tests that have upstream twins, side by side.
+
+Same cluster (the embedded one, real Linux node), same parallelism, same focus (the twins' exact names).
+Prints both wall times and both verdict lists. Upstream runs in parallel through the ginkgo CLI of the
+version e2e.test was built with (installed from the Go module proxy into winsuite's cache).
+
+Usage: python bench/compare_upstream.py [--parallelism N] [--name CLUSTER]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from bench.upstream_e2e import NON_BLOCKING_TAINTS
+from bench.upstream_e2e import e2e_binary
+from suite.catalog import collect
+from suite.cluster.local import LocalCluster
+from suite.cluster.local import images
+from suite.paths import cache_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+GINKGO_VERSION = "v2.28.1"  # what k8s.io/kubernetes@v1.36.3's go.mod requires
+
+
+def twins() -> list[str]:
+    return sorted({e.spec.twin for e in collect() if e.spec.twin and e.module.startswith("suite.cases.adapted")})
+
+
+def ginkgo_binary() -> Path:
+    target = cache_dir() / "bin" / f"ginkgo-{GINKGO_VERSION}"
+    if not (target / "ginkgo").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, GOBIN=str(target), CGO_ENABLED="0")
+        subprocess.run(["go", "install", f"github.com/onsi/ginkgo/v2/ginkgo@{GINKGO_VERSION}"], env=env, check=True)
+    return target / "ginkgo"
+
+
+def junit_verdicts(root: Path, names: list[str]) -> dict[str, str]:
+    """Name -> the last attempt's status, from every junit*.xml under root (`[It] ` prefix removed)."""
+    wanted = set(names)
+    found: dict[str, str] = {}
+    for junit in sorted(root.rglob("junit*.xml")):
+        for case in ET.parse(junit).getroot().iter("testcase"):
+            name = case.get("name", "").removeprefix("[It] ")
+            if name not in wanted:
+                continue
+            failed = case.find("failure") is not None or case.find("error") is not None
+            skipped = case.find("skipped") is not None
+            found[name] = "failed" if failed else "skipped" if skipped else "passed"
+    return found
+
+
+def run_winsuite(cluster: LocalCluster, focus: str, parallelism: int, work: Path) -> tuple[float, dict[str, str]]:
+    argv = [sys.executable, "-m", "suite.cli", "run", "--cluster-name", cluster.name, "--node-os", "linux",
+            "--focus", focus, "-n", str(parallelism), "--results-root", str(work / "winsuite")]
+    started = time.monotonic()
+    subprocess.run(argv, cwd=ROOT, capture_output=True, check=False)
+    return time.monotonic() - started, junit_verdicts(work / "winsuite", twins())
+
+
+def run_upstream(cluster: LocalCluster, focus: str, parallelism: int, work: Path) -> tuple[float, dict[str, str]]:
+    report = work / "upstream"
+    report.mkdir()
+    state = cluster.state()
+    argv = [str(ginkgo_binary()), f"--procs={parallelism}", "--no-color", str(e2e_binary()), "--",
+            f"--kubeconfig={cluster.kubeconfig_path()}", f"--kubectl-path={state.bins['kubectl']}",
+            "--provider=skeleton", f"--non-blocking-taints={NON_BLOCKING_TAINTS}", f"--report-dir={report}",
+            f"--ginkgo.focus={focus}"]
+    env = dict(os.environ, KUBE_TEST_REPO_LIST=str(images.repo_list_file()))
+    started = time.monotonic()
+    with (report / "e2e.log").open("w") as log:
+        subprocess.run(argv, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
+    return time.monotonic() - started, junit_verdicts(report, twins())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parallelism", type=int, default=2)
+    parser.add_argument("--name", default="winsuite", help="embedded cluster (started if not running)")
+    args = parser.parse_args()
+    if shutil.which("go") is None:
+        raise SystemExit("needs Go on PATH to build e2e.test and the ginkgo CLI")
+    names = twins()
+    # Unanchored alternatives of the exact names: ginkgo matches "Kubernetes e2e suite <name>".
+    focus = "|".join(re.escape(n).replace("\\ ", " ") for n in names)
+    cluster = LocalCluster(name=args.name)
+    cluster.connect()
+    cluster.wait_ready(180)
+    if not cluster.has_real_node:
+        raise SystemExit(f"cluster {args.name} has no real node; both suites need one to run containers")
+    with tempfile.TemporaryDirectory(prefix="winsuite-compare-") as tmp:
+        work = Path(tmp)
+        ours_wall, ours = run_winsuite(cluster, focus, args.parallelism, work)
+        theirs_wall, theirs = run_upstream(cluster, focus, args.parallelism, work)
+    print(f"{len(names)} adapted tests with upstream twins, parallelism {args.parallelism}")
+    print(f"{'winsuite':<10} {'e2e.test':<10} test")
+    for name in names:
+        print(f"{ours.get(name, 'not run'):<10} {theirs.get(name, 'not run'):<10} {name}")
+    for label, wall, verdicts in (("winsuite", ours_wall, ours), ("e2e.test", theirs_wall, theirs)):
+        counts = {v: sum(1 for x in verdicts.values() if x == v) for v in ("passed", "failed", "skipped")}
+        print(f"{label}: {wall:.1f} s wall; {counts['passed']} passed, {counts['failed']} failed, "
+              f"{counts['skipped']} skipped, {len(names) - len(verdicts)} not run")
+    same = sum(ours.get(n) == theirs.get(n) for n in names)
+    print(f"same verdict on {same} of {len(names)} tests")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
