@@ -65,5 +65,9 @@ def collect(package: str = DEFAULT_PACKAGE) -> list[Entry]:
     for info in pkgutil.walk_packages(root.__path__, prefix=root.__name__ + "."):
         if info.ispkg or not info.name.rsplit(".", 1)[1].startswith("test_"):
             continue
-        entries += _specs_of(importlib.import_module(info.name))
+        try:
+            module = importlib.import_module(info.name)
+        except Exception as err:  # a broken test module is named, not a traceback
+            raise UsageError(f"cannot import test module {info.name}: {type(err).__name__}: {err}") from err
+        entries += _specs_of(module)
     return sorted(entries, key=lambda e: (e.module, e.spec.line))
