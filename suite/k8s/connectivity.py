@@ -10,6 +10,7 @@ import dataclasses
 import ipaddress
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
@@ -18,8 +19,10 @@ from typing import TypeVar
 
 from kubernetes import client
 
+from suite.k8s import containers
 from suite.k8s import pods
 from suite.k8s import retry
+from suite.k8s import services
 from suite.k8s import workloads
 from suite.k8s.services import SERVICE_NAME_LABEL
 from suite.k8s.waits import wait_for_set
@@ -29,6 +32,7 @@ log = logging.getLogger("winsuite.k8s")
 
 REACHABILITY_TIMEOUT = 120.0  # e2eservice.ServiceReachabilityShortPollTimeout
 ENDPOINTS_TIMEOUT = 120.0  # e2eendpointslice.ControllerUpdateTimeout
+POD_START_TIMEOUT = 180.0
 RESPONDING_TIMEOUT = 120.0  # the 2 minutes WaitForPodsResponding is given by the ReplicaSet/RC tests
 CLUSTER_DOMAIN = "cluster.local"  # framework.TestContext.ClusterDNSDomain's default
 
@@ -94,12 +98,56 @@ def wait_for_endpoint_ports(api: client.ApiClient, namespace: str, service: str,
     _slices(api, namespace, service, what, lambda items: bool(items) and port_mappings(items) == mappings)
 
 
+# -- Service fixtures (e2eservice.TestJig and friends) ---------------------------------------------------
+def jig_labels(name: str) -> dict[str, str]:
+    """NewTestJig: a selector unique to one Service."""
+    return {"testid": f"{name}-{uuid.uuid4()}"}
+
+
+def create_tcp_service(api: client.ApiClient, namespace: str, name: str, labels: dict[str, str],
+                       ports: list[dict[str, Any]], **spec: Any) -> client.V1Service:
+    """TestJig.CreateTCPService: the jig labels select the pods; what the API server allocated is checked
+    (sanityCheckService)."""
+    manifest = {"metadata": {"name": name, "labels": labels}, "spec": {"selector": labels, "ports": ports, **spec}}
+    svc = services.create(api, namespace, manifest)
+    assert svc.spec.cluster_ip, f"no ClusterIP allocated for service {svc.metadata.name}"
+    wants_node_ports = svc.spec.type == "NodePort"
+    for port in svc.spec.ports:
+        assert bool(port.node_port) == wants_node_ports, f"unexpected nodePort {port.node_port} on {port}"
+    return svc
+
+
+def create_pod_or_fail(api: client.ApiClient, namespace: str, target: Placer, name: str,
+                       labels: dict[str, str], ports: list[dict[str, Any]], *args: str) -> client.V1Pod:
+    """createPodOrFail: an agnhost pod with the given labels, ports and args, Ready."""
+    manifest = containers.agnhost_pod(target.image("agnhost"), name, *args)
+    manifest["metadata"]["labels"] = labels
+    manifest["spec"]["containers"][0].update(ports=ports, env=[{"name": "FOO", "value": " "}])
+    return containers.start(api, namespace, target.place(manifest), state="Ready", timeout=POD_START_TIMEOUT)
+
+
+def create_service_pods(api: client.ApiClient, namespace: str, target: Placer, name: str,
+                        labels: dict[str, str], replicas: int, *args: str) -> list[str]:
+    """TestJig.CreateServicePods / StartServeHostnameService: a Deployment of agnhost serve-hostname
+    replicas (Recreate), complete; their pod names."""
+    agnhost = containers.container(name, target.image("agnhost"), command=["/agnhost", "serve-hostname", *args],
+                                   securityContext={})
+    deployment = workloads.deployment(name, replicas, labels, [agnhost], strategy="Recreate")
+    retry.call(workloads.apps(api).create_namespaced_deployment, namespace, target.place(deployment))
+    workloads.wait_for_deployment_complete(api, namespace, name, timeout=POD_START_TIMEOUT)
+    return [p.metadata.name for p in workloads.wait_for_pods(api, namespace, labels, count=replicas)]
+
+
+def node_ips(nodes: Iterable[Any], target_os: str) -> list[str]:
+    """The internal IPs NodePorts are tested on: (at most two) nodes of the OS that run containers."""
+    ips = [n.internal_ip for n in nodes if n.os == target_os and n.runs_containers and n.internal_ip]
+    return [ip for ip in ips if not ipaddress.ip_address(ip).is_loopback][:2]
+
+
 # -- probes from inside a pod -----------------------------------------------------------------------
 def exec_pod(api: client.ApiClient, namespace: str, target: Placer, name: str = "execpod") -> Prober:
     """e2epod.CreateExecPodOrFail: an agnhost pod to run probes from, Running."""
-    manifest = workloads.pod(name, [workloads.agnhost(target, "agnhost-container")])
-    pods.create(api, namespace, target.place(manifest))
-    pods.wait_for_pod(api, namespace, name, state="Running")
+    containers.start(api, namespace, target.place(containers.agnhost_pod(target.image("agnhost"), name)))
     return Prober(api, namespace, name)
 
 
@@ -165,6 +213,26 @@ class Prober:
 
         poll(f"{fqdn} to resolve from pod {self.namespace}/{self.pod}", resolves,
              timeout=REACHABILITY_TIMEOUT)
+
+    def wait_for_backends(self, host: str, port: int, expected: Iterable[str],
+                          timeout: float = REACHABILITY_TIMEOUT) -> None:
+        """verifyServeHostnameServiceUp's check: GETs of http://host:port reach every backend (by name).
+
+        Upstream bounds each GET with wget -T on Linux only; no option is common to every wget build, and the
+        exec itself is bounded.
+        """
+        wanted, seen = set(expected), set[str]()
+        command = (f"for i in $(seq 1 {50 * len(wanted)}); do wget -q -O - http://{host_port(host, port)} "
+                   "2>&1 || true; echo; done")
+
+        def all_backends() -> None:
+            out = pods.exec_(self.api, self.namespace, self.pod, ["/bin/sh", "-x", "-c", command], timeout=120)
+            seen.update(line.strip() for line in out.stdout.splitlines() if line.strip())
+            missing = wanted - seen
+            assert not missing, f"unable to reach backends {sorted(missing)} through {host}; got {sorted(seen)}"
+
+        poll(f"{host_port(host, port)} to reach backends {sorted(wanted)} from pod {self.pod}", all_backends,
+             timeout=timeout)
 
     def check_service_reachability(self, svc: client.V1Service, node_ips: Iterable[str] = ()) -> None:
         """TestJig.CheckServiceReachability: ClusterIP and NodePort by name and ClusterIP, then node ports;
