@@ -131,14 +131,19 @@ def test_cluster_dns_resolves_kubernetes_and_a_service(real_node: EmbeddedCluste
     cluster_ip = services.create(real_node.api, namespace, service).spec.cluster_ip
     start(real_node, namespace, client_pod(real_node))
 
-    resolv = shell(real_node, namespace, "client", "cat /etc/resolv.conf")
-    kubernetes = shell(real_node, namespace, "client", "nslookup kubernetes.default.svc.cluster.local")
-    named = shell(real_node, namespace, "client", f"nslookup named.{namespace}.svc.cluster.local")
+    def resolve(name: str) -> str:
+        # busybox nslookup ignores the search path; ping resolves like any client would (and prints it).
+        return shell(real_node, namespace, "client", f"ping -c 1 -W 1 {name} 2>&1 | head -n 1")
 
-    assert f"nameserver {CLUSTER_DNS_IP}" in resolv.splitlines()
-    assert f"Server:\t\t{CLUSTER_DNS_IP}" in kubernetes
-    assert f"Address: {KUBERNETES_SERVICE_IP}" in kubernetes
-    assert f"Address: {cluster_ip}" in named
+    resolv = shell(real_node, namespace, "client", "cat /etc/resolv.conf").splitlines()
+    fqdn = shell(real_node, namespace, "client", "nslookup kubernetes.default.svc.cluster.local")
+
+    assert f"nameserver {CLUSTER_DNS_IP}" in resolv
+    assert f"search {namespace}.svc.cluster.local svc.cluster.local cluster.local" in resolv
+    assert f"Server:\t\t{CLUSTER_DNS_IP}" in fqdn
+    assert f"Address: {KUBERNETES_SERVICE_IP}" in fqdn
+    assert resolve("kubernetes.default").startswith(f"PING kubernetes.default ({KUBERNETES_SERVICE_IP})")
+    assert resolve("named").startswith(f"PING named ({cluster_ip})")
 
 
 def test_a_pod_reaches_the_api_server_through_the_kubernetes_service(
