@@ -66,7 +66,12 @@ def up(
         if existing is not None:
             dead = [proc for proc in existing.processes if not alive(proc)]
             if not dead:
-                report(f"cluster {name} is already running ({existing.server}); reusing it")
+                node = (
+                    "with the real node"
+                    if existing.real_node
+                    else f"no real node: {existing.real_node_reason}"
+                )
+                report(f"cluster {name} is already running ({existing.server}, {node}); reusing it")
                 return existing, False
             for proc in dead:
                 report(str(crashed(proc)))

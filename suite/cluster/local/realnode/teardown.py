@@ -11,6 +11,7 @@ from typing import Any
 from suite.cluster.local import kube
 from suite.cluster.local.processes import Process
 from suite.cluster.local.processes import adopt
+from suite.cluster.local.processes import alive
 from suite.cluster.local.processes import pids_with_argument
 from suite.cluster.local.processes import stop
 from suite.cluster.local.progress import Reporter
@@ -39,7 +40,9 @@ def _attempt(problems: list[str], what: str, step: Callable[..., object], *args:
 def stop_workloads(node: RealNode, processes: list[Process], api_up: bool, report: Reporter) -> list[str]:
     """Pods first (the kubelet tears down their network and volumes properly), then the node's daemons."""
     problems: list[str] = []
-    if api_up and any(proc.name == "kubelet" for proc in processes):
+    if api_up and any(
+        proc.name == "kubelet" and alive(proc) for proc in processes
+    ):  # else nobody would finish them
         left = kube.delete_pods_on_node(kube.api(node.layout.kubeconfig), node.name, POD_DELETION_TIMEOUT)
         if left:
             report(f"  pods the kubelet did not finish in {POD_DELETION_TIMEOUT:.0f}s: {', '.join(left)}")
