@@ -1,0 +1,53 @@
+"""Service environment variables (test/e2e/common/node/pods.go): a pod sees the Services created before it."""
+
+from __future__ import annotations
+
+import uuid
+
+from kubernetes import client
+
+from suite.capabilities import Capability
+from suite.fixtures import Target
+from suite.k8s import containers
+from suite.k8s import pods
+from suite.k8s import services
+from suite.naming import Area
+from suite.naming import Conformance
+from suite.naming import Describe
+from suite.naming import NodeConformance
+
+pods_ = Describe(Area("sig-node"), "Pods")
+
+EXPECTED = ["FOOSERVICE_SERVICE_HOST=", "FOOSERVICE_SERVICE_PORT=", "FOOSERVICE_PORT=",
+            "FOOSERVICE_PORT_8765_TCP_PORT=", "FOOSERVICE_PORT_8765_TCP_PROTO=", "FOOSERVICE_PORT_8765_TCP=",
+            "FOOSERVICE_PORT_8765_TCP_ADDR="]
+ATTEMPTS = 3  # the kubelet may learn of the Service only after the client pod was created
+
+
+@pods_.it("should contain environment variables for services", NodeConformance, Conformance,
+          twin="[sig-node] Pods should contain environment variables for services [NodeConformance] [Conformance]",
+          needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["agnhost", "busybox"],
+          category="Core.Network")
+def test_service_environment_variables(api: client.ApiClient, namespace: str, target: Target) -> None:
+    server = f"server-envvars-{uuid.uuid4()}"
+    srv = containers.container("srv", target.image("agnhost"), ports=[{"containerPort": 9376}])
+    server_pod = containers.pod(server, [srv], labels={"name": server})
+    containers.start(api, namespace, target.place(containers.restricted(server_pod, target.os)), state="Ready")
+    # The Service name makes the variables' names, so it cannot be unique to the run.
+    services.create(api, namespace, {"metadata": {"name": "fooservice", "labels": {"name": "fooservice"}},
+                                     "spec": {"ports": [{"port": 8765, "targetPort": 8080}],
+                                              "selector": {"name": server}}})
+    failures = []
+    for _ in range(ATTEMPTS):
+        client_name = f"client-envvars-{uuid.uuid4()}"
+        env = containers.container("env3cont", target.image("busybox"), command=["sh", "-c", "env"])
+        client_pod = containers.pod(client_name, [env], labels={"name": client_name}, restartPolicy="Never")
+        try:
+            containers.expect_output(api, namespace, target.place(containers.restricted(client_pod, target.os)),
+                                     EXPECTED)
+            return
+        except AssertionError as err:
+            failures.append(str(err))
+            pods.delete(api, namespace, client_name)
+    raise AssertionError(f"the container has no service environment variables after {ATTEMPTS} tries: "
+                         f"{failures[-1]}")
