@@ -1,0 +1,105 @@
+"""`winsuite list --names … --format names` selects exactly what ginkgo selects (tests/unit/golden/ginkgo/).
+
+Each case's expected.txt is what upstream `e2e.test --ginkgo.dry-run` ran for its focus/skip (regenerate:
+`python -m tests.tools.ginkgo_golden --e2e-test PATH`). When an e2e.test binary is at hand, ginkgo's
+selection is also recomputed live, so a stale expected.txt cannot hide a disagreement.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from suite import cli
+from suite import paths
+from suite.errors import ExitCode
+from suite.pins import load_pins
+from suite.upstream_names import read_names_file
+from tests.tools.ginkgo_golden import ginkgo_selection
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = sorted(p for p in (Path(__file__).parent / "golden" / "ginkgo").iterdir() if (p / "input.yaml").is_file())
+WORKERS = os.cpu_count() or 2
+
+
+def focus_and_skip(case: Path) -> tuple[list[str], list[str]]:
+    spec: dict[str, Any] = yaml.safe_load((case / "input.yaml").read_text())
+    return list(spec.get("focus") or []), list(spec.get("skip") or [])
+
+
+def names_file() -> Path:
+    return paths.upstream_names_file(load_pins().kubernetes)
+
+
+def cli_args(case: Path) -> list[str]:
+    focus, skip = focus_and_skip(case)
+    args = ["list", "--names", str(names_file()), "--format", "names"]
+    return args + [f"--focus={f}" for f in focus] + [f"--skip={s}" for s in skip]
+
+
+@pytest.fixture(scope="module")
+def cli_outputs() -> dict[str, str]:
+    """What `winsuite list` prints for every case (in-process: the same `main` `python -m suite.cli` runs)."""
+    outputs = {}
+    for case in CASES:
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            assert cli.main(cli_args(case)) == ExitCode.OK
+        outputs[case.name] = printed.getvalue()
+    return outputs
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_cli_prints_what_ginkgo_selected(case: Path, cli_outputs: dict[str, str]) -> None:
+    assert cli_outputs[case.name] == (case / "expected.txt").read_text()
+
+
+def test_python_m_suite_cli_prints_the_same(cli_outputs: dict[str, str]) -> None:
+    case = next(c for c in CASES if c.name == "sig-windows-parallel")
+    done = subprocess.run([sys.executable, "-m", "suite.cli", *cli_args(case)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert (done.returncode, done.stderr, done.stdout) == (0, "", cli_outputs[case.name])
+
+
+def find_e2e_test() -> Path | None:
+    """WINSUITE_E2E_TEST, else a binary built into winsuite's cache, else the prefetched one."""
+    if os.environ.get("WINSUITE_E2E_TEST"):
+        return Path(os.environ["WINSUITE_E2E_TEST"])
+    built = sorted((paths.cache_dir() / "bin").glob("**/e2e.test"))
+    candidates = [*built, Path("/tmp/prefetch/bin/e2e.test")]
+    return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
+
+
+@pytest.fixture(scope="module")
+def ginkgo_selections() -> dict[str, set[str]]:
+    e2e_test = find_e2e_test()
+    if e2e_test is None:
+        pytest.skip("needs an upstream e2e.test binary (WINSUITE_E2E_TEST, ~/.cache/winsuite/bin/**/e2e.test or "
+                    "/tmp/prefetch/bin/e2e.test); the golden expected.txt files were still checked")
+
+    def select(case: Path) -> set[str]:
+        return ginkgo_selection(e2e_test, *focus_and_skip(case))
+
+    with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
+        return dict(zip([c.name for c in CASES], pool.map(select, CASES), strict=True))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_live_ginkgo_agrees(
+    case: Path, ginkgo_selections: dict[str, set[str]], cli_outputs: dict[str, str]
+) -> None:
+    selected = ginkgo_selections[case.name]
+    names = read_names_file(names_file())
+    # ginkgo's JUnit appends component constraints to a few names ("… [kubelet: [>=1.36]]").
+    decorated = selected - set(names)
+    expected = [n for n in names if n in selected or any(d.startswith(n + " [") for d in decorated)]
+    assert cli_outputs[case.name].splitlines() == expected
