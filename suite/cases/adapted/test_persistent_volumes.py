@@ -1,5 +1,6 @@
-"""PersistentVolumes (test/e2e/storage/persistent_volumes.go): PV and PVC lifecycle and status, and a
-pre-provisioned volume that keeps a pod's data for the next pod.
+"""PersistentVolumes (test/e2e/storage/persistent_volumes.go): PV/PVC lifecycle and status, a mounted volume.
+
+A pre-provisioned volume (no upstream twin tests one portably) keeps a pod's data for the next pod.
 
 SMB, iSCSI, AzureFile and AzureDisk volumes (KEP-116 "What works today") need a cloud or a storage server
 outside the cluster; none of them is testable here, so the portable part is covered: pre-provisioned
