@@ -40,6 +40,21 @@ def names_file() -> Path:
     return paths.upstream_names_file(load_pins().kubernetes)
 
 
+def test_names_are_read_as_e2e_test_list_tests_prints_them(tmp_path: Path) -> None:
+    listing = (
+        "The following spec names can be used with 'ginkgo run --focus/skip':\n"
+        "    k8s.io/kubernetes@v1.36.3/test/e2e/apps/job.go:123: [sig-apps] Job should run [Conformance]\n"
+        "\n"
+        "[sig-node] a plain full name\n"
+    )
+    (tmp_path / "names.txt").write_text(listing)
+    assert read_names_file(tmp_path / "names.txt") == [
+        "[sig-apps] Job should run [Conformance]",
+        "[sig-node] a plain full name",
+    ]
+    assert len(read_names_file(names_file())) > 7000  # the pinned list, gzip-compressed
+
+
 def cli_args(case: Path) -> list[str]:
     focus, skip = focus_and_skip(case)
     args = ["list", "--names", str(names_file()), "--format", "names"]
