@@ -88,7 +88,10 @@ def test_python_m_suite_cli_prints_the_same(cli_outputs: dict[str, str]) -> None
 def find_e2e_test() -> Path | None:
     """WINSUITE_E2E_TEST, else a binary built into winsuite's cache, else the prefetched one."""
     if os.environ.get("WINSUITE_E2E_TEST"):
-        return Path(os.environ["WINSUITE_E2E_TEST"])
+        given = Path(os.environ["WINSUITE_E2E_TEST"])
+        if not (given.is_file() and os.access(given, os.X_OK)):
+            pytest.fail(f"WINSUITE_E2E_TEST={given} is not an executable file")
+        return given
     built = sorted((paths.cache_dir() / "bin").glob("**/e2e.test"))
     candidates = [*built, Path("/tmp/prefetch/bin/e2e.test")]
     return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
