@@ -152,6 +152,7 @@ def test_selection(case: Path, request: pytest.FixtureRequest, tmp_path: Path) -
     spec = yaml.safe_load(text) or {}
     assert set(spec) <= SELECTION_KEYS, f"{case}/input.yaml: unknown keys {sorted(set(spec) - SELECTION_KEYS)}"
     assert set(spec.get("facts") or {}) <= set(FACT_KEYS), f"{case}/input.yaml: facts keys are {sorted(FACT_KEYS)}"
+    assert set(spec.get("show", [])) <= set(STATUS.values()), f"{case}/input.yaml: show takes run, skip, out"
     universe = {"upstream": upstream_universe, "catalog": catalog_universe}[spec.get("names", "upstream")]()
     actual = render(universe, policy_of(spec, case, tmp_path), spec.get("show", list(STATUS.values())))
     for date, placeholder in back.items():
