@@ -251,6 +251,17 @@ class Prober:
                     self.wait_reachable(ip, port.node_port, port.protocol)
 
 
+def wait_for_replicas_serving(api: client.ApiClient, namespace: str, labels: dict[str, str], *, count: int,
+                              state: str) -> None:
+    """testReplicaSetServeImageOrFail's checks: the controller's pods reach `state` without being replaced, and
+    each answers through the API server's proxy with its own name."""
+    created = workloads.wait_for_pods(api, namespace, labels, count=count, state="", timeout=RESPONDING_TIMEOUT)
+    started = workloads.wait_for_pods(api, namespace, labels, count=count, state=state, timeout=POD_START_TIMEOUT)
+    assert [p.metadata.uid for p in started] == [p.metadata.uid for p in created], \
+        f"replicas were replaced while starting: {[pods.describe(p) for p in started]}"
+    wait_for_pods_responding(api, namespace, created, labels=labels)
+
+
 def wait_for_pods_responding(api: client.ApiClient, namespace: str, expected: list[client.V1Pod], *,
                              labels: dict[str, str], want_name: bool = True,
                              timeout: float = RESPONDING_TIMEOUT) -> None:

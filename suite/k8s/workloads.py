@@ -204,6 +204,15 @@ def relabel_and_wait_released(api: client.ApiClient, namespace: str, pod_name: s
                     lambda pod: not controlled_by(pod, owner_uid), timeout=timeout)
 
 
+def wait_for_replica_failure(list_fn: Callable[..., Any], *, name: str, namespace: str, generation: int,
+                             present: bool, timeout: float = 60.0) -> None:
+    """The controller observed `generation` and has (or no longer has) the ReplicaFailure condition."""
+    wait_for_object(list_fn, name=name, namespace=namespace,
+                    what=f"{name} {'with' if present else 'without'} a ReplicaFailure condition",
+                    condition=lambda obj: (obj.status.observed_generation or 0) >= generation
+                    and (condition_of(obj, "ReplicaFailure") is not None) == present, timeout=timeout)
+
+
 def check_scale_subresource(*, read: Callable[[], Any], replace: Callable[[Any], Any],
                             patch: Callable[[Mapping[str, Any]], Any],
                             spec_replicas: Callable[[], int]) -> None:

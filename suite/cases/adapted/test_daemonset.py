@@ -101,6 +101,13 @@ class DaemonSetTest:
     def create(self, manifest: dict[str, Any]) -> client.V1DaemonSet:
         return retry.call(self.apps.create_namespaced_daemon_set, self.namespace, manifest)
 
+    def run(self, manifest: dict[str, Any]) -> client.V1DaemonSet:
+        """Create the daemon set; its pods come up on every eligible node and its status says so."""
+        ds = self.create(manifest)
+        self.wait_running_on_all_nodes(ds, manifest)
+        self.wait_status()
+        return ds
+
     def wait_running_on_all_nodes(self, ds: client.V1DaemonSet, manifest: dict[str, Any]) -> list[str]:
         """checkRunningOnAllNodes; an empty node list would make the check vacuous, so it fails instead."""
         names = eligible_nodes(self.api, manifest)
@@ -155,9 +162,7 @@ def labelled_node(api: client.ApiClient, target: Target) -> Iterator[str]:
 def test_simple_daemon(api: client.ApiClient, namespace: str, target: Target) -> None:
     test = DaemonSetTest(api, namespace, target)
     manifest = new_daemon_set(target)
-    ds = test.create(manifest)
-    test.wait_running_on_all_nodes(ds, manifest)
-    test.wait_status()
+    ds = test.run(manifest)
 
     victim = test.daemon_pods()[0]
     pods.delete(api, namespace, victim.metadata.name)
@@ -197,9 +202,7 @@ def test_complex_daemon(api: client.ApiClient, namespace: str, target: Target) -
 def test_retry_failed_daemon_pods(api: client.ApiClient, namespace: str, target: Target) -> None:
     test = DaemonSetTest(api, namespace, target)
     manifest = new_daemon_set(target)
-    ds = test.create(manifest)
-    test.wait_running_on_all_nodes(ds, manifest)
-    test.wait_status()
+    ds = test.run(manifest)
 
     failed = test.daemon_pods()[0]
     failed.metadata.resource_version = None
@@ -216,9 +219,7 @@ def test_retry_failed_daemon_pods(api: client.ApiClient, namespace: str, target:
 def test_list_and_delete_collection(api: client.ApiClient, namespace: str, target: Target) -> None:
     test = DaemonSetTest(api, namespace, target)
     manifest = new_daemon_set(target, with_labels=True)
-    ds = test.create(manifest)
-    test.wait_running_on_all_nodes(ds, manifest)
-    test.wait_status()
+    test.run(manifest)
 
     selector = workloads.selector(NAME_LABEL)
     listed = retry.call(test.apps.list_daemon_set_for_all_namespaces, label_selector=selector).items
@@ -236,9 +237,7 @@ def test_status_changes(api: client.ApiClient, namespace: str, target: Target) -
     selector = workloads.selector(NAME_LABEL)
     version = workloads.listed_version(test.apps.list_daemon_set_for_all_namespaces, label_selector=selector)
     manifest = new_daemon_set(target, with_labels=True)
-    ds = test.create(manifest)
-    test.wait_running_on_all_nodes(ds, manifest)
-    test.wait_status()
+    test.run(manifest)
     apps = test.apps
     workloads.check_status_subresource(
         read_status=lambda: apps.read_namespaced_daemon_set_status(DS_NAME, namespace),

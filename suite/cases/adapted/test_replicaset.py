@@ -11,7 +11,6 @@ from suite.capabilities import Capability
 from suite.fixtures import Target
 from suite.k8s import connectivity
 from suite.k8s import containers
-from suite.k8s import pods
 from suite.k8s import retry
 from suite.k8s import workloads
 from suite.k8s.workloads import STRATEGIC_MERGE_PATCH
@@ -49,22 +48,14 @@ def test_serve_basic_image(api: client.ApiClient, namespace: str, target: Target
     manifest = new_rs(target, name, 1, labels, name, "serve-hostname")
     manifest["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 9376}]
     create(api, namespace, manifest)
-    created = workloads.wait_for_pods(api, namespace, labels, count=1, state="", timeout=120)
-    running = workloads.wait_for_pods(api, namespace, labels, count=1, timeout=POD_START_TIMEOUT)
-    assert [p.metadata.uid for p in running] == [p.metadata.uid for p in created], \
-        f"the replica was replaced while starting: {[pods.describe(p) for p in running]}"
-    connectivity.wait_for_pods_responding(api, namespace, created, labels=labels)
+    connectivity.wait_for_replicas_serving(api, namespace, labels, count=1, state="Running")
 
 
 def wait_for_replica_failure(api: client.ApiClient, namespace: str, name: str, *, generation: int,
                              present: bool) -> None:
-    """The controller observed `generation` and has (or no longer has) the ReplicaFailure condition."""
-    workloads.wait_for_object(
-        workloads.apps(api).list_namespaced_replica_set, name=name, namespace=namespace,
-        what=f"replica set {name} {'with' if present else 'without'} a ReplicaFailure condition",
-        condition=lambda rs: (rs.status.observed_generation or 0) >= generation
-        and (workloads.condition_of(rs, "ReplicaFailure") is not None) == present,
-        timeout=CONTROLLER_TIMEOUT)
+    workloads.wait_for_replica_failure(workloads.apps(api).list_namespaced_replica_set, name=name,
+                                       namespace=namespace, generation=generation, present=present,
+                                       timeout=CONTROLLER_TIMEOUT)
 
 
 @replica_sets.it("should surface a failure condition on a common issue like exceeded quota",

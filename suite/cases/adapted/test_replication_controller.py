@@ -62,21 +62,14 @@ def test_serve_basic_image(api: client.ApiClient, namespace: str, target: Target
     manifest = new_rc(target, name, 1, labels, "serve-hostname", container_name=name)
     manifest["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 9376}]
     create(api, namespace, manifest)
-    created = workloads.wait_for_pods(api, namespace, labels, count=1, state="", timeout=120)
-    ready = workloads.wait_for_pods(api, namespace, labels, count=1, state="Ready", timeout=POD_START_TIMEOUT)
-    assert [p.metadata.uid for p in ready] == [p.metadata.uid for p in created], \
-        f"the replica was replaced while starting: {[pods.describe(p) for p in ready]}"
-    connectivity.wait_for_pods_responding(api, namespace, created, labels=labels)
+    connectivity.wait_for_replicas_serving(api, namespace, labels, count=1, state="Ready")
 
 
 def wait_for_replica_failure(api: client.ApiClient, namespace: str, name: str, *, generation: int,
                              present: bool) -> None:
-    workloads.wait_for_object(
-        pods.core(api).list_namespaced_replication_controller, name=name, namespace=namespace,
-        what=f"rc {name} {'with' if present else 'without'} a ReplicaFailure condition",
-        condition=lambda rc: (rc.status.observed_generation or 0) >= generation
-        and (workloads.condition_of(rc, "ReplicaFailure") is not None) == present,
-        timeout=CONTROLLER_TIMEOUT)
+    workloads.wait_for_replica_failure(pods.core(api).list_namespaced_replication_controller, name=name,
+                                       namespace=namespace, generation=generation, present=present,
+                                       timeout=CONTROLLER_TIMEOUT)
 
 
 @rcs.it("should surface a failure condition on a common issue like exceeded quota", Conformance,

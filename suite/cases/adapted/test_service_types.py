@@ -69,19 +69,25 @@ def to_external_name(api: client.ApiClient, namespace: str, name: str, target: T
     return svc
 
 
+def from_external_name(api: client.ApiClient, namespace: str, target: Target, kind: str) -> client.V1Service:
+    """An ExternalName Service turned into `kind` with a port to serve-hostname replicas behind it."""
+    name, labels = "externalname-service", connectivity.jig_labels("externalname-service")
+    external_name_service(api, namespace, name, labels)
+
+    def retype(body: dict[str, Any]) -> None:
+        body["spec"].update(type=kind, externalName=None, ports=[HTTP_TO_SERVE_HOSTNAME])
+
+    svc = update_service(api, namespace, name, retype)
+    connectivity.create_service_pods(api, namespace, target, name, labels, 2, *SERVE_TCP_AND_UDP)
+    return svc
+
+
 @services_.it("should be able to change the type from ExternalName to ClusterIP", Conformance,
               twin="[sig-network] Services should be able to change the type from ExternalName to ClusterIP "
                    "[Conformance]",
               needs=NEEDS, images=["agnhost"], category="Core.Network")
 def test_external_name_to_cluster_ip(api: client.ApiClient, namespace: str, target: Target) -> None:
-    name, labels = "externalname-service", connectivity.jig_labels("externalname-service")
-    external_name_service(api, namespace, name, labels)
-
-    def cluster_ip(body: dict[str, Any]) -> None:
-        body["spec"].update(type="ClusterIP", externalName=None, ports=[HTTP_TO_SERVE_HOSTNAME])
-
-    svc = update_service(api, namespace, name, cluster_ip)
-    connectivity.create_service_pods(api, namespace, target, name, labels, 2, *SERVE_TCP_AND_UDP)
+    svc = from_external_name(api, namespace, target, "ClusterIP")
     connectivity.exec_pod(api, namespace, target).check_service_reachability(svc)
 
 
@@ -90,14 +96,7 @@ def test_external_name_to_cluster_ip(api: client.ApiClient, namespace: str, targ
                    "[Conformance]",
               needs=[*NEEDS, Capability.NODE_PORTS], images=["agnhost"], category="Core.Network")
 def test_external_name_to_node_port(api: client.ApiClient, namespace: str, target: Target) -> None:
-    name, labels = "externalname-service", connectivity.jig_labels("externalname-service")
-    external_name_service(api, namespace, name, labels)
-
-    def node_port(body: dict[str, Any]) -> None:
-        body["spec"].update(type="NodePort", externalName=None, ports=[HTTP_TO_SERVE_HOSTNAME])
-
-    svc = update_service(api, namespace, name, node_port)
-    connectivity.create_service_pods(api, namespace, target, name, labels, 2, *SERVE_TCP_AND_UDP)
+    svc = from_external_name(api, namespace, target, "NodePort")
     prober = connectivity.exec_pod(api, namespace, target)
     prober.check_service_reachability(svc, connectivity.node_ips(target.facts.nodes, target.os))
 
