@@ -139,10 +139,13 @@ def load_catalog(path: Path | None = None) -> ImageCatalog:
     path = path or test_images_dir() / "catalog.yaml"
     raw = _require(yaml.safe_load(path.read_text()), path, "", dict)
     registries = {str(k): str(v) for k, v in _require(raw.get("registries"), path, "registries", dict).items()}
-    versions = {
-        name: WindowsVersion(name, str(v["build"]), str(v["imageTag"]))
-        for name, v in _require(raw.get("windowsVersions"), path, "windowsVersions", dict).items()
-    }
+    versions = {}
+    for name, version in _require(raw.get("windowsVersions"), path, "windowsVersions", dict).items():
+        fields = _require(version, path, f"windowsVersions.{name}", dict)
+        missing = [k for k in ("build", "imageTag") if k not in fields]
+        if missing:
+            raise DataError(path, f"windowsVersions.{name}.{missing[0]}", "required")
+        versions[name] = WindowsVersion(name, str(fields["build"]), str(fields["imageTag"]))
     images = {
         str(image_id): _image_from_yaml(str(image_id), spec, path, registries)
         for image_id, spec in _require(raw.get("images"), path, "images", dict).items()

@@ -47,7 +47,6 @@ from suite.run_config import build_run_config
 from suite.selection import Outcome
 from suite.summary import summarize
 
-
 # Namespaces take seconds to finalize (their pods must stop); the run waits so it leaves none behind.
 NAMESPACE_DELETE_TIMEOUT = 120.0
 
@@ -271,13 +270,17 @@ class Runner:
     def _dashboard(self) -> str | None:
         if self.layout.job_dir is None:
             return None
+        from suite.commands.report import render_dashboard
+
         root = self.layout.job_dir.parent
         output = root.parent / "_dashboard"
-        from suite.cli import main as cli_main
-
-        if cli_main(["report", "--results", str(root), "--output", str(output)]) != 0:
-            return f"winsuite report --results {root} --output {output}"
-        return f"{output / 'index.html'}  (regenerate: winsuite report --results {root} --output {output})"
+        command = f"winsuite report --results {root} --output {output}"
+        try:
+            self._say(render_dashboard(root, output))
+        except UsageError as err:
+            self._say(f"winsuite: warning: no dashboard: {err}", stream=sys.stderr)
+            return command
+        return f"{output / 'index.html'}  (regenerate: {command})"
 
     def _job_metadata(self) -> dict[str, Any]:
         job = self.run_config.job

@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import TypeVar
 
-from reports.analysis import ReportOptions
-from reports.analysis import build_report
-from reports.markdown import markdown_summary
-from reports.model import PlanItem
-from reports.model import ReportError
-from reports.readiness import Criteria
 from reports.render import DEFAULT_GRID_COLUMNS
-from reports.render import write_dashboard
-from reports.results import load_history
-from reports.status import Thresholds
 from suite.commands._types import Subparsers
 from suite.errors import ExitCode
 from suite.errors import UsageError
+
+if TYPE_CHECKING:  # the reports package (jinja2 …) is imported only when a report is made
+    from reports.analysis import Report
+    from reports.model import PlanItem
 
 N = TypeVar("N", int, float)
 
@@ -91,11 +86,60 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from reports.markdown import markdown_summary
+
     root: Path = args.results
-    if not root.is_dir():
-        raise UsageError(f"--results {root}: no such directory (expected ROOT/<job>/<build>/started.json)")
     if args.format == "html" and args.output is None:
         raise UsageError("--output DIR is required for the HTML dashboard (or use --format markdown)")
+    report = _build(root, args)
+    if args.format == "markdown":
+        sys.stdout.write(markdown_summary(report))
+        return int(ExitCode.OK)
+    index = _write(report, args.output, _number(args, "grid_columns", int, 0))
+    print(_describe(report, index))
+    return int(ExitCode.OK)
+
+
+def render_dashboard(root: Path, output: Path) -> str:
+    """The dashboard of every run under `root` with the default options (what `winsuite run` ends with)."""
+    args = build_parser_defaults()
+    args.results, args.output = root, output
+    report = _build(root, args)
+    return _describe(report, _write(report, output, _number(args, "grid_columns", int, 0)))
+
+
+def build_parser_defaults() -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    subparsers = parser.add_subparsers()
+    register(subparsers)
+    return parser.parse_args(["report", "--results", "."])
+
+
+def _describe(report: Report, index: Path) -> str:
+    verdict = "READY" if report.readiness.ready else "NOT READY"
+    tabs = f"{len(report.tabs)} tab{'' if len(report.tabs) == 1 else 's'}"
+    return f"winsuite report: {tabs}, release verdict {verdict}: {index}"
+
+
+def _write(report: Report, output: Path, grid_columns: int) -> Path:
+    from reports.render import write_dashboard
+
+    try:
+        return write_dashboard(report, output, grid_columns=grid_columns)
+    except OSError as err:
+        raise UsageError(f"--output {output}: cannot write the dashboard: {err.strerror or err}") from err
+
+
+def _build(root: Path, args: argparse.Namespace) -> Report:
+    from reports.analysis import ReportOptions
+    from reports.analysis import build_report
+    from reports.model import ReportError
+    from reports.readiness import Criteria
+    from reports.results import load_history
+    from reports.status import Thresholds
+
+    if not root.is_dir():
+        raise UsageError(f"--results {root}: no such directory (expected ROOT/<job>/<build>/started.json)")
     options = ReportOptions(
         thresholds=Thresholds(
             num_columns_recent=_number(args, "columns_recent", int, 1),
@@ -113,22 +157,9 @@ def _report(args: argparse.Namespace) -> int:
     if not history.jobs:
         raise UsageError(f"--results {root}: no builds found (expected ROOT/<job>/<build>/started.json)")
     try:
-        report = build_report(history, options, now=time.time(), plan_items=_plan_items())
+        return build_report(history, options, now=time.time(), plan_items=_plan_items())
     except ReportError as err:
         raise UsageError(str(err)) from err
-    if args.format == "markdown":
-        sys.stdout.write(markdown_summary(report))
-        return int(ExitCode.OK)
-    try:
-        index = write_dashboard(report, args.output, grid_columns=_number(args, "grid_columns", int, 0))
-    except OSError as err:
-        raise UsageError(
-            f"--output {args.output}: cannot write the dashboard: {err.strerror or err}"
-        ) from err
-    verdict = "READY" if report.readiness.ready else "NOT READY"
-    tabs = f"{len(report.tabs)} tab{'' if len(report.tabs) == 1 else 's'}"
-    print(f"winsuite report: {tabs}, release verdict {verdict}: {index}")
-    return int(ExitCode.OK)
 
 
 def _number(args: argparse.Namespace, dest: str, kind: type[N], minimum: N, maximum: N | None = None) -> N:
@@ -144,16 +175,9 @@ def _number(args: argparse.Namespace, dest: str, kind: type[N], minimum: N, maxi
     return value
 
 
-def _plan_items() -> list[PlanItem] | None:
-    """The KEP plan as plain data for the per-item table; None (with a note) while suite.plan lacks it."""
-    try:
-        load_plan = getattr(importlib.import_module("suite.plan"), "load_plan", None)
-    except ImportError:
-        load_plan = None
-    if load_plan is None:
-        print(
-            "winsuite report: note: the KEP plan (suite.plan) is not available; no per-item table",
-            file=sys.stderr,
-        )
-        return None
+def _plan_items() -> list[PlanItem]:
+    """The KEP plan as plain data for the per-item table (reports never imports suite)."""
+    from reports.model import PlanItem
+    from suite.plan import load_plan
+
     return [PlanItem(item.id, item.tier, item.title, list(item.tests)) for item in load_plan().items]

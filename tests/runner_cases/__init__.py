@@ -1,1 +1,1 @@
-"""Deliberate outcomes for testing `winsuite run` itself: a pass, a failure, a flake, a skip, a slow and a serial test."""
+"""Deliberate outcomes for testing `winsuite run` itself: pass, failure, flake, skip, slow and serial tests."""

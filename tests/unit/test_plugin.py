@@ -122,7 +122,7 @@ def test_results_flakes_and_timeouts_in_junit(cases: pytest.Pytester) -> None:
                                         "--test-timeout", "2s", "-k", "not serial")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     rows = junit_rows(results / "junit_01.xml")
-    by_name = {}
+    by_name: dict[str, list[tuple[str, str, dict[str, str]]]] = {}
     for name, status, message, props in rows:
         by_name.setdefault(name, []).append((status, message, props))
     prefix = "[It] [sig-testing] plugin [Feature:Windows] "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -85,11 +84,3 @@ def test_a_malformed_artifact_is_shown_not_raised(results: Path, tmp_path: Path)
     (build / "artifacts" / "junit_01.xml").write_text("<testsuites><testcase")
     assert main(["report", "--results", str(results), "--output", str(tmp_path / "out")]) == ExitCode.OK
     assert "Malformed artifacts: junit_01.xml" in (tmp_path / "out/jobs/ci-windows/grid.html").read_text()
-
-
-def test_without_the_plan_the_report_says_so_and_goes_on(
-    results: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setitem(sys.modules, "suite.plan", None)  # makes `import suite.plan` fail
-    assert main(["report", "--results", str(results), "--format", "markdown"]) == ExitCode.OK
-    assert "the KEP plan (suite.plan) is not available" in capsys.readouterr().err

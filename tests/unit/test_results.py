@@ -106,7 +106,7 @@ def test_event_logs_read_back_with_a_torn_last_line(tmp_path: Path) -> None:
     ]))
     record = read_events(log)
     assert record.collected == 2 and not record.finished and record.unfinished == ["x.py::b"]
-    (added,) = close_unfinished(record, "SIGTERM received", {"x.py::b": "the b test"}.get)
+    (added,) = close_unfinished(record, "SIGTERM received", lambda nodeid: {"x.py::b": "the b test"}[nodeid])
     assert (added.name, added.outcome, added.message) == ("the b test", Outcome.INTERRUPTED,
                                                           "interrupted: SIGTERM received")
     assert list(final_attempts(record.attempts)) == ["a", "the b test"]
@@ -133,7 +133,8 @@ def test_the_summary_groups_skips_and_names_failures(tmp_path: Path) -> None:
         Attempt("ok", "n", Outcome.PASSED),
         Attempt("bad", "n", Outcome.FAILED, message="boom", properties={"diagnostics": "artifacts/bad/"}),
         Attempt("flaky", "n", Outcome.FAILED, message="first"), Attempt("flaky", "n", Outcome.PASSED, attempt=2),
-        Attempt("s1", "n", Outcome.SKIPPED, message="requires X"), Attempt("s2", "n", Outcome.SKIPPED, message="requires X"),
+        Attempt("s1", "n", Outcome.SKIPPED, message="requires X"),
+        Attempt("s2", "n", Outcome.SKIPPED, message="requires X"),
     ], build_dir=tmp_path, result="FAILURE", interrupted="", dashboard="d/index.html")
     assert "1 passed, 1 failed, 1 flaky, 2 skipped, 0 interrupted" in text
     assert "FAIL bad\n       boom\n       diagnostics: " in text
