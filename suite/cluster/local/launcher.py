@@ -189,6 +189,8 @@ def _run_components(
 def down(name: str, report: Reporter) -> bool:
     """Stop every component of the cluster by pid and remove its state; False when there was none."""
     layout = Layout(name)
+    if not layout.root.exists() and not _failed_up_logs(layout).exists():
+        return False  # nothing to stop (and no lock file left behind for a name never used)
     with file_lock(layout.lock):
         shutil.rmtree(_failed_up_logs(layout), ignore_errors=True)
         state = load(layout)
