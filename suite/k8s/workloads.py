@@ -272,15 +272,16 @@ def replica_sets_of(api: client.ApiClient, d: client.V1Deployment) -> list[clien
     return [rs for rs in listing.items if controlled_by(rs, d.metadata.uid)]
 
 
-def _template_key(spec: Any) -> tuple[Any, ...]:
+def template_key(spec: Any) -> tuple[Any, ...]:
+    """What makes a ReplicaSet's pod template the deployment's: labels (but the hash) and containers."""
     labels = {k: v for k, v in (spec.metadata.labels or {}).items() if k != POD_TEMPLATE_HASH}
     return tuple(sorted(labels.items())), tuple((c.name, c.image) for c in spec.spec.containers)
 
 
 def new_replica_set(api: client.ApiClient, d: client.V1Deployment) -> client.V1ReplicaSet | None:
     """The ReplicaSet whose template is the deployment's (deploymentutil.GetNewReplicaSet)."""
-    wanted = _template_key(d.spec.template)
-    return next((rs for rs in replica_sets_of(api, d) if _template_key(rs.spec.template) == wanted), None)
+    wanted = template_key(d.spec.template)
+    return next((rs for rs in replica_sets_of(api, d) if template_key(rs.spec.template) == wanted), None)
 
 
 def wait_for_deployment_revision_and_image(api: client.ApiClient, namespace: str, name: str, *, revision: str,

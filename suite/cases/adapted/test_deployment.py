@@ -12,6 +12,7 @@ from suite.k8s import containers
 from suite.k8s import pods
 from suite.k8s import retry
 from suite.k8s import workloads
+from suite.k8s.waits import wait_for_set
 from suite.k8s.workloads import MERGE_PATCH
 from suite.k8s.workloads import REVISION_ANNOTATION
 from suite.k8s.workloads import STRATEGIC_MERGE_PATCH
@@ -91,13 +92,12 @@ def test_clean_up_policy(api: client.ApiClient, namespace: str, target: Target) 
     with EventStream(core.list_namespaced_pod, namespace=namespace, resource_version=version) as created_pods:
         manifest = new_deployment(target, name, 1, {"name": "cleanup-pod"})
         manifest["spec"]["revisionHistoryLimit"] = 0
-        create_deployment(api, namespace, manifest)
-        workloads.wait_for_object(
-            workloads.apps(api).list_namespaced_deployment, name=name, namespace=namespace,
-            what=f"deployment {name} to have no old replica sets",
-            condition=lambda d: (new := workloads.new_replica_set(api, d)) is not None
-            and all(r.metadata.uid == new.metadata.uid for r in workloads.replica_sets_of(api, d)),
-            timeout=300.0)
+        wanted = workloads.template_key(create_deployment(api, namespace, manifest).spec.template)
+        # waitForDeploymentOldRSsNum(0): the adopted replica set is cleaned up, the new one alone is left.
+        wait_for_set(workloads.apps(api).list_namespaced_replica_set, namespace=namespace,
+                     label_selector="name=cleanup-pod", what=f"deployment {name} to have no old replica sets",
+                     condition=lambda items: [workloads.template_key(r.spec.template) for r in items] == [wanted],
+                     timeout=300.0, describe=lambda items: repr([r.metadata.name for r in items]))
         added = [pod for kind, pod in created_pods.drain() if kind == "ADDED"]
     assert len(added) <= 1, f"expected only one pod creation, got {[p.metadata.name for p in added]}"
     assert all(p.spec.containers[0].name == AGNHOST_NAME for p in added), \
