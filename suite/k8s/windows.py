@@ -263,6 +263,8 @@ class Undo:
             except ApiException as err:
                 if err.status != 404:
                     failures.append(f"{what}: {err.status} {err.reason}")
+            except Exception as err:  # every step gets its chance; the failures are reported together
+                failures.append(f"{what}: {err}")
         self._steps.clear()
         if failures:
             raise AssertionError(f"failed to clean up: {'; '.join(failures)}")
