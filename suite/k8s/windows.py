@@ -19,7 +19,6 @@ from suite.k8s import kubelet
 from suite.k8s import nodes
 from suite.k8s import pods
 from suite.k8s import retry
-from suite.k8s.waits import wait_for
 from suite.targeting import OS_LABEL
 from suite.targeting import WINDOWS_BUILD_LABEL
 from suite.targeting import Placement
@@ -268,25 +267,4 @@ class Undo:
         self._steps.clear()
         if failures:
             raise AssertionError(f"failed to clean up: {'; '.join(failures)}")
-
-
-# -- deployments --------------------------------------------------------------------------------------
-def deployment_complete(deployment: client.V1Deployment) -> bool:
-    """deploymentutil.DeploymentComplete: every replica updated and available, the newest generation seen."""
-    spec, status = deployment.spec, deployment.status
-    if spec is None or status is None:
-        return False
-    wanted = spec.replicas if spec.replicas is not None else 1
-    return bool(status.updated_replicas == wanted and status.available_replicas == wanted
-                and (status.observed_generation or 0) >= (getattr(deployment.metadata, "generation", 0) or 0))
-
-
-def wait_for_deployment(api: client.ApiClient, namespace: str, name: str,
-                        timeout: float = containers.POD_START_TIMEOUT) -> client.V1Deployment:
-    """e2edeployment.WaitForDeploymentComplete."""
-    found: client.V1Deployment = wait_for(
-        client.AppsV1Api(api).list_namespaced_deployment, name=name, namespace=namespace,
-        what=f"deployment {namespace}/{name} to complete", condition=deployment_complete, timeout=timeout,
-        describe=lambda d: f"status {d.status}")
-    return found
 

@@ -27,6 +27,7 @@ from suite.k8s import containers
 from suite.k8s import pods
 from suite.k8s import retry
 from suite.k8s import windows
+from suite.k8s import workloads
 from suite.naming import Area
 from suite.naming import Describe
 from suite.naming import Feature
@@ -126,7 +127,7 @@ def deploy_webhook(api: client.ApiClient, namespace: str, target: Target, undo: 
     windows.create_sync(api, namespace, windows.on_linux(containers.pod(deployer, [agnhost],
                                                                         serviceAccountName=account)))
     try:
-        windows.wait_for_deployment(api, webhook_namespace, WEBHOOK, timeout=300)
+        workloads.wait_for_deployment_complete(api, webhook_namespace, WEBHOOK, timeout=300)
     finally:
         log.info("GMSA webhook deployment logs:\n%s", pods.logs(api, namespace, deployer, deployer))
 

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import random
-import uuid
-from typing import Any
 
 from kubernetes import client
 
 from suite.capabilities import Capability
 from suite.fixtures import Target
+from suite.k8s import connectivity
 from suite.k8s import containers
 from suite.k8s import nodes
 from suite.k8s import retry
-from suite.k8s import services
 from suite.k8s import windows
+from suite.k8s import workloads
 from suite.naming import Area
 from suite.naming import Describe
 from suite.targeting import OS_LABEL
@@ -25,9 +24,8 @@ SERVICE = "nodeport-test"
 
 def create_node_port_service(api: client.ApiClient, namespace: str, labels: dict[str, str]) -> client.V1Service:
     """jig.CreateTCPService with type NodePort: port 80 to the pods carrying the jig's labels."""
-    manifest = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": SERVICE, "labels": labels},
-                "spec": {"type": "NodePort", "selector": labels, "ports": [{"protocol": "TCP", "port": 80}]}}
-    return services.create(api, namespace, manifest)
+    return connectivity.create_tcp_service(api, namespace, SERVICE, labels, [{"protocol": "TCP", "port": 80}],
+                                           type="NodePort")
 
 
 def run_windows_backends(api: client.ApiClient, namespace: str, target: Target, labels: dict[str, str]) -> None:
@@ -35,12 +33,11 @@ def run_windows_backends(api: client.ApiClient, namespace: str, target: Target, 
     netexec = containers.container("netexec", target.image("agnhost"),
                                    args=["netexec", "--http-port=80", "--udp-port=80"],
                                    readinessProbe=containers.http_probe("/hostName", 80, periodSeconds=3))
-    template: dict[str, Any] = {"metadata": {"labels": labels},
-                                "spec": {"containers": [netexec], "terminationGracePeriodSeconds": 3}}
-    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": SERVICE, "labels": labels},
-                  "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": template}}
-    retry.call(client.AppsV1Api(api).create_namespaced_deployment, namespace, target.place(deployment))
-    windows.wait_for_deployment(api, namespace, SERVICE)
+    deployment = workloads.deployment(SERVICE, 1, labels, [netexec])
+    # So as not to race with kube-proxy when scaling.
+    deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 3
+    retry.call(workloads.apps(api).create_namespaced_deployment, namespace, target.place(deployment))
+    workloads.wait_for_deployment_complete(api, namespace, SERVICE, timeout=containers.POD_START_TIMEOUT)
 
 
 def node_port_of(service: client.V1Service) -> int:
@@ -66,7 +63,7 @@ def real_nodes(api: client.ApiClient, os_name: str | None = None) -> list[client
 
 
 def url(ip: str, port: int) -> str:
-    return f"http://[{ip}]:{port}" if ":" in ip else f"http://{ip}:{port}"
+    return f"http://{connectivity.host_port(ip, port)}"
 
 
 def windows_client(api: client.ApiClient, namespace: str, target: Target) -> str:
@@ -86,7 +83,7 @@ def windows_client(api: client.ApiClient, namespace: str, target: Target) -> str
 def test_node_port_service_for_windows(api: client.ApiClient, namespace: str, target: Target) -> None:
     """A Windows pod reaches a Windows-backed Service through a node IP and the NodePort."""
     windows.skip_unless_target_os_is_windows(target.os)
-    labels = {"testid": f"{SERVICE}-{uuid.uuid4()}"}
+    labels = connectivity.jig_labels(SERVICE)
     service = create_node_port_service(api, namespace, labels)
     candidates = real_nodes(api)
     assert candidates, "no Ready, schedulable node that runs containers"
@@ -107,7 +104,7 @@ def test_node_port_on_linux_and_windows_node_ips(api: client.ApiClient, namespac
     """KEP-116's 'NodePort on both Linux and Windows node IPs': the Windows-backed NodePort answers on a Linux
     node's IP and on a Windows node's IP, to a Windows pod and to a Linux pod alike."""
     windows.skip_unless_target_os_is_windows(target.os)
-    labels = {"testid": f"{SERVICE}-{uuid.uuid4()}"}
+    labels = connectivity.jig_labels(SERVICE)
     service = create_node_port_service(api, namespace, labels)
     family, port = ip_family_of(service), node_port_of(service)
     addresses = {}
