@@ -153,13 +153,6 @@ def network_test_pod(image: str, os_name: str, *args: str) -> Manifest:
     return containers.pod(f"pod-{uuid.uuid4()}", [made])
 
 
-def create_sync(api: client.ApiClient, namespace: str, manifest: Manifest, *,
-                timeout: float = containers.POD_START_TIMEOUT) -> client.V1Pod:
-    """PodClient.CreateSync: create, then wait until Running and Ready; the pod as it then is (with its IP)."""
-    pods.create(api, namespace, manifest)
-    return pods.wait_for_pod(api, namespace, manifest["metadata"]["name"], state="Ready", timeout=timeout)
-
-
 def pod_ip(pod: client.V1Pod) -> str:
     return str(pod.status.pod_ip if pod.status else "")
 

@@ -80,7 +80,7 @@ def cred_spec_manifest(api: client.ApiClient, namespace: str, target: Target, no
     reader = containers.container(name, target.image("pause"),
                                   volumeMounts=[containers.volume_mount(f"{name}-volume", folder)])
     pod = containers.pod(name, [reader], volumes=[{"name": f"{name}-volume", "hostPath": {"path": folder}}])
-    windows.create_sync(api, namespace, windows.pin_to_node(target.place(pod), node))
+    containers.start(api, namespace, windows.pin_to_node(target.place(pod), node), state="Ready")
     result = exec_in(api, namespace, name, "cmd", "/S", "/C", f"type {CRED_SPEC_MANIFEST}")
     assert result.exit_code == 0, f"failed to retrieve the contents of {CRED_SPEC_MANIFEST} on node {node}: {result}"
     return result.stdout.replace("\r\n", "\n")
@@ -124,8 +124,8 @@ def deploy_webhook(api: client.ApiClient, namespace: str, target: Target, undo: 
         "--tolerate-master", "&& /agnhost pause"])
     agnhost = containers.container(deployer, target.image("agnhost", os="linux"), command=["bash", "-c"],
                                    args=[install])
-    windows.create_sync(api, namespace, windows.on_linux(containers.pod(deployer, [agnhost],
-                                                                        serviceAccountName=account)))
+    deployer_pod = containers.pod(deployer, [agnhost], serviceAccountName=account)
+    containers.start(api, namespace, windows.on_linux(deployer_pod), state="Ready")
     try:
         workloads.wait_for_deployment_complete(api, webhook_namespace, WEBHOOK, timeout=300)
     finally:
@@ -158,7 +158,7 @@ def pod_with_gmsa(api: client.ApiClient, namespace: str, target: Target, node: s
     pod = containers.pod(name, [sleeper], serviceAccountName=account,
                          securityContext={"windowsOptions": {"gmsaCredentialSpecName": CRED_SPEC_NAME}})
     # Upstream leaves placement to the cluster; only the labelled node is joined to the domain.
-    windows.create_sync(api, namespace, windows.pin_to_node(target.place(pod), node))
+    containers.start(api, namespace, windows.pin_to_node(target.place(pod), node), state="Ready")
     return name
 
 

@@ -58,7 +58,7 @@ def test_credential_specs_reach_the_containers(api: client.ApiClient, namespace:
         "windowsOptions": {"gmsaCredentialSpec": dummy_cred_spec(CONTAINER_DOMAIN)}})
     pod = containers.pod(POD, [first, second], securityContext={
         "windowsOptions": {"gmsaCredentialSpec": dummy_cred_spec(POD_DOMAIN)}})
-    windows.create_sync(api, namespace, target.place(pod))
+    containers.start(api, namespace, target.place(pod), state="Ready")
 
     # The pod's spec applies to container1; container2's own spec overrides it.
     for container, domain in (("container1", POD_DOMAIN), ("container2", CONTAINER_DOMAIN)):

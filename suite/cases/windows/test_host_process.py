@@ -231,7 +231,7 @@ def test_container_stats(api: client.ApiClient, namespace: str, target: Target) 
     sleeper = busybox(target, "host-process-stats",
                       ["powershell.exe", "-Command", "Write-Host 'Hello'; sleep -Seconds 600"])
     pod = windows.host_process_pod("host-process-stats-pod", [sleeper], user=windows.NT_AUTHORITY_LOCAL_SERVICE)
-    windows.create_sync(api, namespace, windows.pin_to_node(target.place(pod), node))
+    containers.start(api, namespace, windows.pin_to_node(target.place(pod), node), state="Ready")
 
     def stats_are_sane() -> tuple[bool, str]:
         """ensurePodsStatsOnNode, until our container's stats are all there and positive."""
@@ -260,8 +260,8 @@ def test_in_cluster_config(api: client.ApiClient, namespace: str, target: Target
     agnhost = containers.container("hpc-agnhost", target.image("agnhost"), command=[
         "cmd", "/C", "copy", "c:\\hpc\\agnhost", "c:\\hpc\\agnhost.exe", "&&", "c:\\hpc\\agnhost.exe",
         "inclusterclient"])
-    windows.create_sync(api, namespace, windows.pin_to_node(target.place(
-        windows.host_process_pod(name, [agnhost])), windows.name_of(node)))
+    containers.start(api, namespace, windows.pin_to_node(target.place(
+        windows.host_process_pod(name, [agnhost])), windows.name_of(node)), state="Ready")
     # inclusterclient calls /healthz every 30 s and logs only failures: a second call means the first returned.
     logs = containers.wait_for_logs(api, namespace, name, "hpc-agnhost", what="two calls of /healthz",
                                     matches=lambda text: text.count("calling /healthz") >= 2, timeout=180)

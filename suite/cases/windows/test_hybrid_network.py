@@ -6,6 +6,7 @@ from kubernetes import client
 
 from suite.capabilities import Capability
 from suite.fixtures import Target
+from suite.k8s import containers
 from suite.k8s import windows
 from suite.naming import Area
 from suite.naming import Describe
@@ -20,10 +21,10 @@ TWIN = "[sig-windows] Hybrid cluster network for all supported CNIs "
            category="Core.Network", needs=[Capability.LINUX_AND_WINDOWS_CONTAINERS], images=["nginx", "agnhost"])
 def test_linux_and_windows_pods_reach_each_other(api: client.ApiClient, namespace: str, target: Target) -> None:
     windows.skip_unless_target_os_is_windows(target.os)
-    linux_pod = windows.create_sync(api, namespace, windows.on_linux(
-        windows.network_test_pod(target.image("nginx", os="linux"), "linux")))
-    windows_pod = windows.create_sync(api, namespace, target.place(
-        windows.network_test_pod(target.image("agnhost"), "windows", "test-webserver")))
+    linux_pod = containers.start(api, namespace, windows.on_linux(
+        windows.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
+    windows_pod = containers.start(api, namespace, target.place(
+        windows.network_test_pod(target.image("agnhost"), "windows", "test-webserver")), state="Ready")
     # Linux to Windows, then Windows to Linux.
     windows.assert_consistent_connectivity(
         api, namespace, windows.name_of(linux_pod), container="linux-container",
@@ -39,8 +40,8 @@ def test_linux_and_windows_pods_reach_each_other(api: client.ApiClient, namespac
            needs=[Capability.LINUX_AND_WINDOWS_CONTAINERS, Capability.EXTERNAL_NETWORK])
 def test_linux_pods_reach_the_internet(api: client.ApiClient, namespace: str, target: Target) -> None:
     windows.skip_unless_target_os_is_windows(target.os)
-    linux_pod = windows.create_sync(api, namespace, windows.on_linux(
-        windows.network_test_pod(target.image("nginx", os="linux"), "linux")))
+    linux_pod = containers.start(api, namespace, windows.on_linux(
+        windows.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
     # 8.8.8.8:53 (Google's DNS) stands for "the Internet", as upstream has it.
     windows.assert_consistent_connectivity(
         api, namespace, windows.name_of(linux_pod), container="linux-container",
@@ -56,7 +57,7 @@ def test_linux_pods_reach_the_internet(api: client.ApiClient, namespace: str, ta
 def test_windows_pods_reach_the_internet_by_name(api: client.ApiClient, namespace: str, target: Target) -> None:
     windows.skip_unless_target_os_is_windows(target.os)
     manifest = windows.network_test_pod(target.image("agnhost"), "windows")
-    windows_pod = windows.create_sync(api, namespace, target.place(manifest))
+    windows_pod = containers.start(api, namespace, target.place(manifest), state="Ready")
     windows.assert_consistent_connectivity(
         api, namespace, windows.name_of(windows_pod), container="windows-container",
         command=windows.windows_check("www.google.com"), max_tries=windows.EXTERNAL_MAX_TRIES)

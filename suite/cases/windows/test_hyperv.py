@@ -39,7 +39,8 @@ def test_hyperv_isolated_container(api: client.ApiClient, namespace: str, target
     isolated = containers.pod("hyperv-test-pod", [containers.container("busybox-1", image, command=HELLO),
                                                   containers.container("busybox-2", image, command=HELLO)],
                               restartPolicy="Never", runtimeClassName=HYPERV_RUNTIME_CLASS)
-    windows.create_sync(api, namespace, windows.pin_to_node(target.place(isolated), node_name), timeout=START_TIMEOUT)
+    containers.start(api, namespace, windows.pin_to_node(target.place(isolated), node_name), state="Ready",
+                     timeout=START_TIMEOUT)
 
     # A HostProcess pod looks at the host for the utility VM.
     validation = windows.host_process_pod("validation-pod", [

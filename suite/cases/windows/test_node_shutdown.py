@@ -144,8 +144,8 @@ def test_graceful_node_shutdown(api: client.ApiClient, namespace: str, target: T
 
     with InvalidStatusWatch(api, namespace) as invalid:
         # Keeps the node busy until the critical pods have reached their end.
-        windows.create_sync(api, namespace, grace_period_pod(target, f"delay-shutdown-20-{uuid.uuid4()}", node, 20,
-                                                             critical=True))
+        delay = grace_period_pod(target, f"delay-shutdown-20-{uuid.uuid4()}", node, 20, critical=True)
+        containers.start(api, namespace, delay, state="Ready")
         restart = windows.host_process_pod("reboot-host-test-pod", [
             containers.container("reboot-computer-test", target.image("agnhost"), command=RESTART)])
         pods.create(api, namespace, windows.pin_to_node(target.place(restart), node))

@@ -152,9 +152,9 @@ def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo
 
     web = windows.network_test_pod(target.image("agnhost"), "windows", "test-webserver")
     web["spec"]["restartPolicy"] = "Always"
-    agn_pod = windows.create_sync(api, namespace, windows.pin_to_node(target.place(web), node))
-    nginx_pod = windows.create_sync(api, namespace, windows.on_linux(
-        windows.network_test_pod(target.image("nginx", os="linux"), "linux")))
+    agn_pod = containers.start(api, namespace, windows.pin_to_node(target.place(web), node), state="Ready")
+    nginx_pod = containers.start(api, namespace, windows.on_linux(
+        windows.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
     linux, windows_name = windows.name_of(nginx_pod), windows.name_of(agn_pod)
     windows.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
                                            command=windows.linux_check("8.8.8.8", 53),

@@ -68,8 +68,8 @@ def url(ip: str, port: int) -> str:
 
 def windows_client(api: client.ApiClient, namespace: str, target: Target) -> str:
     """The Windows testing pod (createTestPod with agnhost), checked to carry the Windows nodeSelector."""
-    tester = windows.create_sync(api, namespace, target.place(
-        windows.network_test_pod(target.image("agnhost"), "windows")))
+    tester = containers.start(api, namespace, target.place(
+        windows.network_test_pod(target.image("agnhost"), "windows")), state="Ready")
     selector = (tester.spec.node_selector if tester.spec else None) or {}
     # Admission controllers may sometimes do the wrong thing.
     assert selector.get(OS_LABEL) == "windows", f"pod.spec.nodeSelector: {selector}"
@@ -114,8 +114,8 @@ def test_node_port_on_linux_and_windows_node_ips(api: client.ApiClient, namespac
         addresses[os_name] = ips[0]
     run_windows_backends(api, namespace, target, labels)
     windows_tester = windows_client(api, namespace, target)
-    linux_tester = windows.create_sync(api, namespace, windows.on_linux(
-        windows.network_test_pod(target.image("nginx", os="linux"), "linux")))
+    linux_tester = containers.start(api, namespace, windows.on_linux(
+        windows.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
     for ip in addresses.values():
         windows.assert_consistent_connectivity(
             api, namespace, windows_tester, container="windows-container",
