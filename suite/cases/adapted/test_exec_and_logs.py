@@ -14,6 +14,8 @@ import pytest
 from kubernetes import client
 from kubernetes.stream.ws_client import create_websocket
 from kubernetes.stream.ws_client import get_websocket_url
+from websocket import ABNF
+from websocket import WebSocketConnectionClosedException
 
 from suite.capabilities import Capability
 from suite.fixtures import Target
@@ -80,11 +82,15 @@ def read_websocket(api: client.ApiClient, path: str, protocol: str) -> bytes:
     socket = create_websocket(configuration, get_websocket_url(f"{configuration.host}{path}"), headers)
     received = b""
     try:
-        while (message := socket.recv()) not in ("", b""):
-            received += message if isinstance(message, bytes) else message.encode()
+        while True:  # the server ends the stream with a close frame, after possibly empty messages
+            opcode, data = socket.recv_data()
+            if opcode == ABNF.OPCODE_CLOSE:
+                return received
+            received += data
+    except WebSocketConnectionClosedException:
+        return received
     finally:
         socket.close()
-    return received
 
 
 @pods_.it("should support remote command execution over websockets", NodeConformance, Conformance,

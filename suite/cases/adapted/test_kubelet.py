@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
-
 from kubernetes import client
 
 from suite.capabilities import Capability
@@ -36,10 +34,10 @@ def test_output_to_logs(api: client.ApiClient, namespace: str, target: Target) -
     name = "busybox-scheduling"
     command = ["sh", "-c", "echo 'Hello World' ; sleep 240"]
     containers.start(api, namespace, busybox_pod(target, name, command))
-    an_hour_ago = (datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1)).isoformat()
+    # Upstream asks for the logs since an hour ago (sinceTime); sinceSeconds says the same.
     containers.wait_for_logs(api, namespace, name, name, what="exactly 'Hello World'",
                              matches=lambda text: text == "Hello World\n", timeout=LOGS_TIMEOUT,
-                             since_time=an_hour_ago)
+                             since_seconds=3600)
 
 
 @failing_command.it("should have an terminated reason", NodeConformance, Conformance,
