@@ -247,21 +247,27 @@ def test_container_stats(api: client.ApiClient, namespace: str, target: Target) 
     containers.poll(stats_are_sane, what="HostProcess container stats in the summary", timeout=180)
 
 
-@host_process.it("should support querying api-server using in-cluster config",
-                 twin=TWIN + "should support querying api-server using in-cluster config",
-                 category="Extend.HostProcess", needs=NEEDS_CONTAINERD_1_7, images=["agnhost"])
-def test_in_cluster_config(api: client.ApiClient, namespace: str, target: Target) -> None:
+def containerd_1_7_node(api: client.ApiClient, namespace: str, target: Target) -> str:
+    """skipUnlessContainerdOneSevenOrGreater: the Windows node these tests use, if its containerd is 1.7+."""
     windows.skip_unless_target_os_is_windows(target.os)
     node = windows.find_windows_node(api)
     windows.skip_unless_containerd_at_least(node, (1, 7))
     windows.allow_privileged_pods(api, namespace)
+    return windows.name_of(node)
+
+
+@host_process.it("should support querying api-server using in-cluster config",
+                 twin=TWIN + "should support querying api-server using in-cluster config",
+                 category="Extend.HostProcess", needs=NEEDS_CONTAINERD_1_7, images=["agnhost"])
+def test_in_cluster_config(api: client.ApiClient, namespace: str, target: Target) -> None:
+    node = containerd_1_7_node(api, namespace, target)
     name = "host-process-agnhost-icc"
     # agnhost has to be copied to agnhost.exe first (microsoft/hcsshim#1128 and #1174).
     agnhost = containers.container("hpc-agnhost", target.image("agnhost"), command=[
         "cmd", "/C", "copy", "c:\\hpc\\agnhost", "c:\\hpc\\agnhost.exe", "&&", "c:\\hpc\\agnhost.exe",
         "inclusterclient"])
     containers.start(api, namespace, windows.pin_to_node(target.place(
-        windows.host_process_pod(name, [agnhost])), windows.name_of(node)), state="Ready")
+        windows.host_process_pod(name, [agnhost])), node), state="Ready")
     # inclusterclient calls /healthz every 30 s and logs only failures: a second call means the first returned.
     logs = containers.wait_for_logs(api, namespace, name, "hpc-agnhost", what="two calls of /healthz",
                                     matches=lambda text: text.count("calling /healthz") >= 2, timeout=180)
@@ -271,16 +277,13 @@ def test_in_cluster_config(api: client.ApiClient, namespace: str, target: Target
 @host_process.it("should run as localgroup accounts", twin=TWIN + "should run as localgroup accounts",
                  category="Extend.HostProcess", needs=NEEDS_CONTAINERD_1_7, images=["busybox"])
 def test_local_group_accounts(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    node = windows.find_windows_node(api)
-    windows.skip_unless_containerd_at_least(node, (1, 7))
-    windows.allow_privileged_pods(api, namespace)
+    node = containerd_1_7_node(api, namespace, target)
     group = "hpc-" + "".join(random.choices(string.ascii_lowercase, k=8))
     setup = busybox(target, "setup", ["cmd", "/C", "net", "localgroup", group, "/add"])
     whoami = busybox(target, "localgroup-container", ["cmd", "/C", "whoami"],
                      securityContext={"windowsOptions": {"runAsUserName": group}})
     pod = windows.host_process_pod("host-process-localgroup-pod", [whoami], initContainers=[setup])
-    run_to_success(api, namespace, windows.pin_to_node(target.place(pod), windows.name_of(node)))
+    run_to_success(api, namespace, windows.pin_to_node(target.place(pod), node))
     # whoami prints <computer>\<generated user>; every built-in account a HostProcess container may use
     # starts with "nt authority".
     logs = pods.logs(api, namespace, "host-process-localgroup-pod", "localgroup-container")
