@@ -35,8 +35,12 @@ def create_config_map(api: client.ApiClient, namespace: str, name: str, **body: 
 
 
 def env_pod(target: Target, **fields: Any) -> containers.Manifest:
-    """A busybox container printing its environment, set by `fields` (env=…, envFrom=…)."""
-    busybox = containers.container("env-test", target.image("busybox"), command=["sh", "-c", "env"], **fields)
+    """A busybox container printing its environment, set by `fields` (env=…, envFrom=…).
+
+    Upstream runs `sh -c env`; `env` alone prints the same environment without a shell in between that may
+    drop the variables whose names are not shell identifiers (data-1, p-data-1: busybox ash before 1.36 does).
+    """
+    busybox = containers.container("env-test", target.image("busybox"), command=["env"], **fields)
     return target.place(containers.pod("pod-configmaps", [busybox], restartPolicy="Never"))
 
 

@@ -26,7 +26,10 @@ BUSY, IDLE = "busy", "idle"
 
 def node_proxy_get(api: client.ApiClient, node: str, path: str) -> str:
     """GET a kubelet endpoint through the API server's node proxy."""
-    return str(retry.call(client.CoreV1Api(api).connect_get_node_proxy_with_path, node, path))
+    # Raw: the client would otherwise parse a JSON answer and hand back its Python repr.
+    response = retry.call(client.CoreV1Api(api).connect_get_node_proxy_with_path, node, path,
+                          _preload_content=False)
+    return str(response.data.decode())
 
 
 def two_container_pod(target: Target) -> containers.Manifest:
