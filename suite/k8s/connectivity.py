@@ -272,7 +272,8 @@ def wait_for_pods_responding(api: client.ApiClient, namespace: str, expected: li
         current = {p.metadata.uid for p in workloads.list_pods(api, namespace, labels)}
         for pod in expected:
             assert pod.metadata.uid in current, f"pod {pod.metadata.name} is no longer a replica"
-            body = str(retry.call(core.connect_get_namespaced_pod_proxy, pod.metadata.name, namespace))
+            # The trailing slash ("proxy/") spares a redirect, which the suite's client does not follow.
+            body = str(retry.call(core.connect_get_namespaced_pod_proxy_with_path, pod.metadata.name, namespace, ""))
             assert body == pod.metadata.name if want_name else body, \
                 f"pod {pod.metadata.name} answered {body!r}"
 
