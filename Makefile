@@ -5,7 +5,7 @@ PYTHON ?= python3
 # Debian packages: the real Linux node (`winsuite cluster deps`) and the dashboard's browser test.
 BROWSER_PACKAGES = chromium
 
-.PHONY: setup deps build run test lint unit integration
+.PHONY: setup deps build run test lint unit integration bench
 
 setup:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
@@ -20,7 +20,12 @@ deps: setup
 	fi
 
 build: deps
+	winsuite cluster build
+
+# The benchmarks print figures; bench/compare_upstream.py and upstream_e2e.py also build upstream e2e.test.
+bench: build
 	winsuite cluster build --e2e-test
+	for script in cluster_build runner upstream_e2e compare_upstream report_render; do $(PYTHON) -m bench.$$script || exit 1; done
 
 # The main job: the default job on the embedded cluster, ending with a summary and the dashboard.
 run: build
