@@ -44,12 +44,9 @@ def new_test_job(target: Target, behavior: str, name: str, restart_policy: str, 
                  completions: int = COMPLETIONS, backoff_limit: int = BACKOFF_LIMIT,
                  active_deadline_seconds: int | None = None) -> dict[str, Any]:
     """e2ejob.NewTestJob: busybox (or pause, for notTerminate) with an emptyDir at /data, placed on the target OS."""
-    container = containers.container("c", target.image("busybox"), command=[], securityContext={},
+    image = target.image("pause" if behavior == "notTerminate" else "busybox")
+    container = containers.container("c", image, command=COMMANDS.get(behavior, []), securityContext={},
                                      volumeMounts=[{"mountPath": "/data", "name": "data"}])
-    if behavior == "notTerminate":
-        container["image"] = target.image("pause")
-    else:
-        container["command"] = COMMANDS[behavior]
     spec: dict[str, Any] = {"parallelism": parallelism, "completions": completions, "backoffLimit": backoff_limit,
                             "manualSelector": False,
                             "template": {"metadata": {"labels": {JOB_LABEL: name}},
