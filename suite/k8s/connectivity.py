@@ -188,6 +188,21 @@ class Prober:
         poll(f"{host_port(host, port)} over {protocol} to stop answering pod {self.namespace}/{self.pod}",
              refused, timeout=timeout)
 
+    def wait_http_down(self, host: str, port: int, timeout: float = REACHABILITY_TIMEOUT) -> None:
+        """verifyServeHostnameServiceDown: poll until GET http://host:port no longer succeeds.
+
+        An HTTP success, not a TCP handshake: from a node's network a packet to an address nothing serves may
+        leave the node, and whatever network is out there may accept the connection.
+        """
+
+        def down() -> None:
+            result = pods.exec_(self.api, self.namespace, self.pod, ["wget", "-q", "-O", "-",
+                                                                    f"http://{host_port(host, port)}"])
+            assert result.exit_code != 0, f"http://{host_port(host, port)} still answers: {result.stdout!r}"
+
+        poll(f"http://{host_port(host, port)} to stop answering pod {self.namespace}/{self.pod}", down,
+             timeout=timeout)
+
     def http_get(self, url: str) -> str:
         """The body of GET `url`."""
         return pods.exec_(self.api, self.namespace, self.pod, ["wget", "-q", "-O", "-", url]).check().stdout

@@ -191,8 +191,9 @@ def server_pod(api: client.ApiClient, namespace: str, target: Target, name: str,
 
 
 def custom_slice(namespace: str, ip: str, port_name: str, port: int) -> dict[str, Any]:
-    labels = {SERVICE_NAME_LABEL: "example-custom-endpoints",
-              "endpointslice.kubernetes.io/managed-by": f"e2e-test{namespace}"}
+    # Any manager but the controller; label values stop at 63 characters, and namespaces here are long.
+    manager = f"e2e-test{namespace}"[:63].rstrip("-")
+    labels = {SERVICE_NAME_LABEL: "example-custom-endpoints", "endpointslice.kubernetes.io/managed-by": manager}
     return {"metadata": {"generateName": "e2e-custom-slice", "labels": labels},
         "addressType": "IPv4", "endpoints": [{"addresses": [ip], "conditions": {"ready": True}}],
         "ports": [{"name": port_name, "port": port, "protocol": "TCP"}]}

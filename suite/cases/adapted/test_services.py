@@ -176,7 +176,7 @@ def verify_up(api: client.ApiClient, namespace: str, target: Target, expected: l
 def verify_down(api: client.ApiClient, namespace: str, target: Target, ip: str) -> None:
     """verifyServeHostnameServiceDown: from the node's network, the Service's IP stops answering."""
     prober = host_exec_pod(api, namespace, target, "verify-service-down-host-exec-pod")
-    prober.wait_unreachable(ip, 80, timeout=120)
+    prober.wait_http_down(ip, 80)
     delete_pod(api, namespace, prober.pod)
 
 
