@@ -193,8 +193,9 @@ def test_pv_pvc_status(api: client.ApiClient, namespace: str) -> None:
         assert (updated_pv.status.reason, updated_pv.status.message) == ("E2E updateStatus", "StatusUpdated")
 
 
-def host_directory(target: Target, namespace: str) -> str:
-    return f"C:\\tmp\\{namespace}" if target.os == "windows" else f"/tmp/{namespace}"
+def host_temp(target: Target) -> str:
+    """The node directory the test's volume directory is made in."""
+    return "C:\\tmp" if target.os == "windows" else "/tmp"
 
 
 @persistent_volumes.it("should keep the data one pod wrote on a pre-provisioned volume for the next pod",
@@ -203,29 +204,35 @@ def host_directory(target: Target, namespace: str) -> str:
 def test_pre_provisioned_volume_keeps_data(api: client.ApiClient, namespace: str, target: Target) -> None:
     node = next(n for n in target.facts.nodes if n.os == target.os and n.runs_containers)
     hostname = node.labels.get("kubernetes.io/hostname", node.name)
+    separator = "\\" if target.os == "windows" else "/"
     # A directory of the node, made by the kubelet; the PV's node affinity keeps every pod on that node.
-    source = {"hostPath": {"path": host_directory(target, namespace), "type": "DirectoryOrCreate"}}
+    source = {"hostPath": {"path": f"{host_temp(target)}{separator}{namespace}", "type": "DirectoryOrCreate"}}
     affinity = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
         {"key": "kubernetes.io/hostname", "operator": "In", "values": [hostname]}]}]}}
     pv = make_pv(namespace, source, nodeAffinity=affinity)
     pvc = make_pvc(namespace)
     pvc["metadata"] = {"name": "pvc-data"}
     token = uuid.uuid4().hex
-    with pv_and_pvc(api, namespace, pv, pvc):
-        workloads.wait_for_object(pods.core(api).list_namespaced_persistent_volume_claim, name="pvc-data",
-                                  namespace=namespace, what="claim pvc-data to be bound",
-                                  condition=lambda claim: claim.status.phase == "Bound", timeout=BIND_TIMEOUT)
 
-        def pod(name: str, script: str) -> dict[str, Any]:
-            busybox = containers.container("busybox", target.image("busybox"), command=["sh", "-c", script],
-                                           volumeMounts=[containers.volume_mount("data", "/mnt/volume1")])
-            manifest = containers.pod(name, [busybox], restartPolicy="Never",
-                                      volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "pvc-data"}}])
-            return target.place(manifest)
+    def pod(name: str, script: str, volume: dict[str, Any]) -> dict[str, Any]:
+        busybox = containers.container("busybox", target.image("busybox"), command=["sh", "-c", script],
+                                       volumeMounts=[containers.volume_mount("data", "/mnt/volume1")])
+        manifest = containers.pod(name, [busybox], restartPolicy="Never", volumes=[{"name": "data", **volume}])
+        return target.place(manifest)
 
-        containers.start(api, namespace, pod("writer", f"echo {token} > /mnt/volume1/data"), state="Succeeded")
-        # The reader also removes the file: the directory it leaves on the node is empty.
-        containers.expect_output(api, namespace, pod("reader", "cat /mnt/volume1/data && rm /mnt/volume1/data"),
-                                 [token])
-        for name in ("writer", "reader"):
-            pods.delete(api, namespace, name)
+    claim = {"persistentVolumeClaim": {"claimName": "pvc-data"}}
+    try:
+        with pv_and_pvc(api, namespace, pv, pvc):
+            workloads.wait_for_object(pods.core(api).list_namespaced_persistent_volume_claim, name="pvc-data",
+                                      namespace=namespace, what="claim pvc-data to be bound",
+                                      condition=lambda c: c.status.phase == "Bound", timeout=BIND_TIMEOUT)
+            containers.start(api, namespace, pod("writer", f"echo {token} > /mnt/volume1/data", claim),
+                             state="Succeeded")
+            containers.expect_output(api, namespace, pod("reader", "cat /mnt/volume1/data", claim), [token])
+            for name in ("writer", "reader"):
+                pods.delete(api, namespace, name)
+    finally:
+        # The volume's directory is the node's, not the cluster's: remove it (and the data) from the node.
+        parent = {"hostPath": {"path": host_temp(target), "type": "Directory"}}
+        cleaner = containers.node_affinity(pod("cleaner", f"rm -rf /mnt/volume1/{namespace}", parent), node.name)
+        containers.start(api, namespace, cleaner, state="Succeeded")
