@@ -49,6 +49,11 @@ def assert_ip(env: dict[str, str], name: str) -> None:
     ipaddress.ip_address(env[name])  # raises on anything but one IP address
 
 
+def expect_host_ip(api: client.ApiClient, namespace: str, target: Target) -> None:
+    pod = env_pod(target, [containers.env_from_field("HOST_IP", "status.hostIP")])
+    assert_ip(environment(api, namespace, pod, [f"HOST_IP={IP}"]), "HOST_IP")
+
+
 @dapi.it("should provide pod name, namespace and IP address as env vars", NodeConformance, Conformance,
          twin="[sig-node] Downward API should provide pod name, namespace and IP address as env vars "
               "[NodeConformance] [Conformance]",
@@ -67,8 +72,7 @@ def test_pod_name_namespace_ip(api: client.ApiClient, namespace: str, target: Ta
               "[Conformance]",
          needs=NEEDS, images=["busybox"])
 def test_host_ip(api: client.ApiClient, namespace: str, target: Target) -> None:
-    pod = env_pod(target, [containers.env_from_field("HOST_IP", "status.hostIP")])
-    assert_ip(environment(api, namespace, pod, [f"HOST_IP={IP}"]), "HOST_IP")
+    expect_host_ip(api, namespace, target)
 
 
 @dapi.it("should provide hostIPs as an env var", NodeConformance, Conformance,
@@ -76,9 +80,7 @@ def test_host_ip(api: client.ApiClient, namespace: str, target: Target) -> None:
               "[Conformance]",
          needs=NEEDS, images=["busybox"])
 def test_host_ips(api: client.ApiClient, namespace: str, target: Target) -> None:
-    # The twin reads status.hostIP too (under the name HOST_IP).
-    pod = env_pod(target, [containers.env_from_field("HOST_IP", "status.hostIP")])
-    assert_ip(environment(api, namespace, pod, [f"HOST_IP={IP}"]), "HOST_IP")
+    expect_host_ip(api, namespace, target)  # the twin reads status.hostIP too
 
 
 @dapi.it("should provide host IP and pod IP as an env var if pod uses host network", LinuxOnly,

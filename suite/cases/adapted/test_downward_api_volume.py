@@ -27,6 +27,7 @@ NEEDS = [Capability.RUNS_CONTAINERS, Capability.LOGS]
 RESOURCE_FILES = {"cpu limit": ("cpu_limit", "2\n"), "memory limit": ("memory_limit", "134217728\n"),
                   "cpu request": ("cpu_request", "1\n"), "memory request": ("memory_request", "33554432\n")}
 TWIN = "[sig-storage] Downward API volume should provide {} [NodeConformance] [Conformance]"
+READ_ONLY_BY_OWNER = f'mode of file "{MOUNT}/podname": -r--------'
 DEFAULT_LIMIT = "node allocatable ({entry}) as default {entry} limit if the limit is not set"
 
 
@@ -95,8 +96,7 @@ def test_podname(api: client.ApiClient, namespace: str, target: Target) -> None:
                      "[NodeConformance] [Conformance]",
                 needs=NEEDS, images=["agnhost"], category="Core.Storage")
 def test_default_mode(api: client.ApiClient, namespace: str, target: Target) -> None:
-    containers.expect_output(api, namespace, mode_test_pod(target, default_mode=0o400),
-                             [f'mode of file "{MOUNT}/podname": -r--------'])
+    containers.expect_output(api, namespace, mode_test_pod(target, default_mode=0o400), [READ_ONLY_BY_OWNER])
 
 
 @dapi_volume.it("should set mode on item file", LinuxOnly, NodeConformance, Conformance,
@@ -104,8 +104,7 @@ def test_default_mode(api: client.ApiClient, namespace: str, target: Target) -> 
                      "[NodeConformance] [Conformance]",
                 needs=NEEDS, images=["agnhost"], category="Core.Storage")
 def test_item_mode(api: client.ApiClient, namespace: str, target: Target) -> None:
-    containers.expect_output(api, namespace, mode_test_pod(target, item_mode=0o400),
-                             [f'mode of file "{MOUNT}/podname": -r--------'])
+    containers.expect_output(api, namespace, mode_test_pod(target, item_mode=0o400), [READ_ONLY_BY_OWNER])
 
 
 @dapi_volume.it("should update labels on modification", NodeConformance, Conformance,
