@@ -8,6 +8,7 @@ from kubernetes import client
 
 from suite.capabilities import Capability
 from suite.fixtures import Target
+from suite.k8s import connectivity
 from suite.k8s import pods
 from suite.k8s import retry
 from suite.k8s import services
@@ -122,9 +123,14 @@ class StatefulSet:
             return  # the count held for the whole period
 
     def exec_in_pods(self, command: str) -> None:
-        """ExecInStatefulPods: run a shell command in every stateful pod."""
+        """ExecInStatefulPods: run a shell command in every stateful pod, retried while a container starts."""
         for pod in workloads.list_pods(self.api, self.namespace, self.labels):
-            pods.exec_(self.api, self.namespace, pod.metadata.name, ["/bin/sh", "-x", "-c", command]).check()
+            self.exec_in(pod.metadata.name, command)
+
+    def exec_in(self, name: str, command: str) -> None:
+        """RunHostCmdWithRetries: a shell command in one pod, retried while its container is starting."""
+        connectivity.poll(f"{command!r} to run in pod {name}", lambda: pods.exec_(
+            self.api, self.namespace, name, ["/bin/sh", "-x", "-c", command]).check(), timeout=TIMEOUT)
 
     def break_probe(self) -> None:
         self.exec_in_pods(f"mv -v {PROBE_PATH} /tmp/ || true")
