@@ -19,7 +19,7 @@ from suite.regex import compile_re2
 API_VERSION = "winsuite.io/v1alpha1"
 KIND = "ExclusionList"
 _ENTRY_KEYS = ("id", "pattern", "name", "reason", "issue", "expires", "scope")
-_SCOPE_KEYS = ("kubernetes", "windowsBuilds", "cni", "containerRuntimes")
+_SCOPE_KEYS = ("nodeOS", "kubernetes", "windowsBuilds", "cni", "containerRuntimes")
 _CONSTRAINT = re.compile(r"^\s*(>=|<=|>|<|==|=)?\s*v?(\d+)\.(\d+)(?:\.(\d+))?\s*$")
 
 
@@ -31,6 +31,7 @@ class ScopeFacts:
     windows_builds: frozenset[str] | None = None
     cni: str | None = None
     container_runtimes: frozenset[str] | None = None
+    node_os: str | None = None  # the run's target OS
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -62,10 +63,11 @@ class Scope:
     windows_builds: tuple[str, ...] = ()
     cni: tuple[str, ...] = ()
     container_runtimes: tuple[str, ...] = ()
+    node_os: tuple[str, ...] = ()
 
     @property
     def unscoped(self) -> bool:
-        return not (self.kubernetes or self.windows_builds or self.cni or self.container_runtimes)
+        return not (self.kubernetes or self.windows_builds or self.cni or self.container_runtimes or self.node_os)
 
     def applies(self, facts: ScopeFacts | None) -> bool:
         """True when every scope dimension is known and matches; an unknown fact never matches."""
@@ -78,6 +80,7 @@ class Scope:
             not self.windows_builds
             or (facts.windows_builds is not None and bool(set(self.windows_builds) & facts.windows_builds)),
             not self.cni or (facts.cni is not None and facts.cni in self.cni),
+            not self.node_os or (facts.node_os is not None and facts.node_os in self.node_os),
             not self.container_runtimes
             or (facts.container_runtimes is not None
                 and any(r.startswith(p) for r in facts.container_runtimes for p in self.container_runtimes)),
@@ -87,7 +90,8 @@ class Scope:
     def describe(self) -> str:
         parts = [f"kubernetes {self.kubernetes}"] if self.kubernetes else []
         parts += [f"{label} {', '.join(values)}" for label, values in (
-            ("Windows builds", self.windows_builds), ("CNI", self.cni), ("runtimes", self.container_runtimes))
+            ("target OS", self.node_os), ("Windows builds", self.windows_builds), ("CNI", self.cni),
+            ("runtimes", self.container_runtimes))
             if values]
         return "; ".join(parts)
 
@@ -126,7 +130,7 @@ class Exclusion:
         return self.id or self.name or self.pattern or self.source
 
 
-def _entry(raw: Any, source: str) -> Exclusion:
+def _entry(raw: Any, source: str, file_scope: Scope) -> Exclusion:
     if not isinstance(raw, dict):
         raise DataError(source, "", "each exclusion is a mapping with pattern or name, reason and issue")
     unknown = sorted(set(raw) - set(_ENTRY_KEYS))
@@ -143,7 +147,7 @@ def _entry(raw: Any, source: str) -> Exclusion:
     entry = Exclusion(
         source=source, reason=raw["reason"].strip(), issue=raw["issue"].strip(),
         pattern=raw.get("pattern"), name=raw.get("name"), id=raw.get("id"),
-        expires=expires, scope=_scope(raw.get("scope"), source),
+        expires=expires, scope=_scope(raw.get("scope"), source, inherited=file_scope),
     )
     if entry.pattern is not None:
         try:
@@ -153,26 +157,33 @@ def _entry(raw: Any, source: str) -> Exclusion:
     return entry
 
 
-def _scope(raw: Any, source: str) -> Scope:
+def _scope(raw: Any, source: str, field: str = "scope", inherited: Scope | None = None) -> Scope:
+    """An entry's scope; dimensions it leaves out come from the file's `scope` (inherited)."""
+    base = inherited or Scope()
     if raw is None:
-        return Scope()
+        return base
     if not isinstance(raw, dict) or set(raw) - set(_SCOPE_KEYS):
-        raise DataError(source, "scope", f"expected a mapping with keys among {', '.join(_SCOPE_KEYS)}")
-    kubernetes = raw.get("kubernetes")
+        raise DataError(source, field, f"expected a mapping with keys among {', '.join(_SCOPE_KEYS)}")
+    kubernetes = raw.get("kubernetes", base.kubernetes)
     if kubernetes is not None:
         try:
             version_in_range("v1.0.0", str(kubernetes))
         except ValueError:
-            raise DataError(source, "scope.kubernetes",
+            raise DataError(source, f"{field}.kubernetes",
                             f"invalid version range {kubernetes!r}; use e.g. '>=1.31, <1.37'") from None
-    lists = {}
-    for key in ("windowsBuilds", "cni", "containerRuntimes"):
-        value = raw.get(key, [])
+    lists: dict[str, tuple[str, ...]] = {}
+    defaults = {"nodeOS": base.node_os, "windowsBuilds": base.windows_builds, "cni": base.cni,
+                "containerRuntimes": base.container_runtimes}
+    for key, default in defaults.items():
+        value = raw.get(key)
+        if value is None:
+            lists[key] = default
+            continue
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise DataError(source, f"scope.{key}", "expected a list of strings")
+            raise DataError(source, f"{field}.{key}", "expected a list of strings")
         lists[key] = tuple(value)
-    return Scope(str(kubernetes) if kubernetes is not None else None,
-                 lists["windowsBuilds"], lists["cni"], lists["containerRuntimes"])
+    return Scope(str(kubernetes) if kubernetes is not None else None, lists["windowsBuilds"], lists["cni"],
+                 lists["containerRuntimes"], lists["nodeOS"])
 
 
 def read_exclusion_file(path: Path) -> list[Exclusion]:
@@ -185,10 +196,14 @@ def read_exclusion_file(path: Path) -> list[Exclusion]:
         raise DataError(path, "", f"not valid YAML ({err})".replace("\n", " ")) from err
     if not isinstance(raw, dict) or raw.get("apiVersion") != API_VERSION or raw.get("kind") != KIND:
         raise DataError(path, "apiVersion/kind", f"expected apiVersion: {API_VERSION} and kind: {KIND}")
+    unknown = sorted(set(raw) - {"apiVersion", "kind", "scope", "exclusions"})
+    if unknown:
+        raise DataError(path, unknown[0], "unknown key; known keys: apiVersion, kind, scope, exclusions")
     entries = raw.get("exclusions")
     if not isinstance(entries, list):
         raise DataError(path, "exclusions", "expected a list of entries")
-    return [_entry(e, f"{path}#exclusions[{i}]") for i, e in enumerate(entries)]
+    file_scope = _scope(raw.get("scope"), str(path))
+    return [_entry(e, f"{path}#exclusions[{i}]", file_scope) for i, e in enumerate(entries)]
 
 
 def load_exclusions(paths: Iterable[str | Path]) -> tuple[Exclusion, ...]:

@@ -64,6 +64,7 @@ def build_run_config(
         selector=Selector(job.focus, job.skip),
         target_os=job.node_os,
         exclusions=load_exclusions(job.exclusions),
+        facts=ScopeFacts(cni=job.cni),
         run_excluded=job.run_excluded,
     )
     placement = Placement(

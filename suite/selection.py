@@ -100,8 +100,10 @@ class Policy:
             return Verdict(Outcome.DESELECT, why)
         if self.target_os == "windows" and LinuxOnly in tuple(tags):
             return Verdict(Outcome.SKIP, "[LinuxOnly]: uses Linux-only features and the target OS is windows")
+        # Exclusions may be scoped to a target OS: the policy's own target OS is a fact they can use.
+        facts = dataclasses.replace(self.facts or ScopeFacts(), node_os=self.target_os)
         for exclusion in self.exclusions:
-            if exclusion.matches(full_name) and exclusion.applies(self.facts, self.today):
+            if exclusion.matches(full_name) and exclusion.applies(facts, self.today):
                 if self.run_excluded:
                     return Verdict(Outcome.RUN, exclusion.reason, exclusion)
                 return Verdict(Outcome.SKIP, exclusion.skip_reason(), exclusion)

@@ -14,13 +14,18 @@ RESULTS = ("SUCCESS", "FAILURE", "ABORTED")
 
 
 def new_build_id(job_dir: Path) -> str:
-    """14-digit UTC start time: natural sort order is chronological, as TestGrid needs."""
+    """14-digit UTC start time (natural order is chronological, as TestGrid needs); the build's directory is
+    created here, atomically, so two runs starting in the same second never share it."""
+    job_dir.mkdir(parents=True, exist_ok=True)
     now = time.time()
     while True:
         build = time.strftime("%Y%m%d%H%M%S", time.gmtime(now))
-        if not (job_dir / build).exists():
-            return build
-        now += 1
+        try:
+            (job_dir / build).mkdir()
+        except FileExistsError:
+            now += 1
+            continue
+        return build
 
 
 def _write_json(path: Path, value: dict[str, Any]) -> None:
