@@ -7,7 +7,6 @@ import os
 import subprocess
 from pathlib import Path
 
-from suite.cluster.local import launcher
 from suite.cluster.local.artifacts import BIN_DIR_ENV
 from suite.cluster.local.artifacts import Group
 from suite.cluster.local.artifacts import bin_dir_from_env
@@ -104,6 +103,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _up(args: argparse.Namespace) -> int:
+    from suite.cluster.local import launcher  # the kubernetes client: only when a cluster is started
+
     if args.linux_nodes < 0:
         raise UsageError(f"--linux-nodes {args.linux_nodes}: expected 0 or more")
     builds = tuple(build.strip() for build in args.windows_builds.split(",") if build.strip())
@@ -114,6 +115,8 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
+    from suite.cluster.local import launcher
+
     if not launcher.down(args.name, stderr_reporter):
         stderr_reporter(f"no cluster named {args.name} (nothing to stop)")
     return int(ExitCode.OK)
