@@ -82,6 +82,8 @@ def catalog(pins: Pins) -> tuple[Artifact, ...]:
         Artifact("kubelet", node, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/cmd/kubelet"),
         Artifact("kube-proxy", node, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/cmd/kube-proxy"),
         Artifact("agnhost", node, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/test/images/agnhost"),
+        # The certificates upstream's agnhost image carries at /localhost.crt and /localhost.key.
+        Artifact("agnhost-certificates", node, k8s, Recipe.MODULE_FILES, "test/images/agnhost/porter"),
         Artifact("pause", node, k8s, Recipe.C_STATIC, "build/pause/linux/pause.c"),
         Artifact("coredns", node, src["coredns"], Recipe.GO_BUILD, "github.com/coredns/coredns"),
         Artifact("e2e.test", Group.E2E, k8s, Recipe.GO_TEST, "k8s.io/kubernetes/test/e2e"),

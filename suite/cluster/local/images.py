@@ -149,9 +149,15 @@ def _entries(raw: list[dict[str, Any]], built: Mapping[str, Path]) -> tuple[Entr
                 Entry(entry["file"], int(str(entry.get("mode", "0644")), 8), data=entry["text"].encode())
             )
         else:
-            source = Path(entry["host"]) if "host" in entry else built[entry["built"]]
+            source = Path(entry["host"]) if "host" in entry else _built_file(built, entry["built"])
             entries.append(Entry(entry["file"], mode, source=source))
     return tuple(entries)
+
+
+def _built_file(built: Mapping[str, Path], reference: str) -> Path:
+    """`agnhost` names a built binary; `agnhost-certificates/localhost.crt` a file in a built directory."""
+    artifact, _, inner = reference.partition("/")
+    return built[artifact] / inner if inner else built[artifact]
 
 
 def spec(recipe: Recipe, recipes: Recipes, catalog: ImageCatalog, built: Mapping[str, Path]) -> ImageSpec:
