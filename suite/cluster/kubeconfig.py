@@ -31,7 +31,9 @@ def api_client(kubeconfig: Path | None, context: str | None = None) -> client.Ap
     except (ConfigException, OSError) as err:
         where = "in-cluster config" if kubeconfig is None else f"kubeconfig {kubeconfig}"
         raise UsageError(f"cannot load {where}{f' (context {context})' if context else ''}: {err}") from err
-    configuration.retries = 0  # tenacity retries transient errors where it matters
+    # tenacity retries transient errors where it matters; urllib3 only follows redirects (node and pod proxies
+    # answer some paths with one).
+    configuration.retries = urllib3.util.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=5)
     return client.ApiClient(configuration)
 
 
