@@ -12,7 +12,8 @@ class Requirements:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         spec = spec_of(item)
-        if spec is None or not spec.needs:
+        # A test the run already skips ([LinuxOnly], an exclusion) keeps that reason: it is the decision.
+        if spec is None or not spec.needs or item.get_closest_marker("skip") is not None:
             return
         session = cluster_session(item.config)
         reason = session.facts.skip_reason(spec.needs, session.run.target_os)

@@ -153,3 +153,16 @@ def test_sigterm_still_writes_valid_results_with_the_interrupted_test(cases: pyt
     assert rows["passes"][0] == "passed"
     status, message, props = rows["sleeps past its timeout"]
     assert status == "failure" and message.startswith("interrupted") and props["interrupted"] == "true"
+
+
+def test_an_excluded_test_keeps_its_exclusion_reason_over_missing_capabilities(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_needs='''
+from suite.capabilities import Capability
+from suite.naming import Area, Describe, LinuxOnly
+g = Describe(Area("sig-testing"), "needs")
+@g.it("a Windows kernel", LinuxOnly, needs=[Capability.WINDOWS_KERNEL])
+def test_needs(): pass
+''')
+    result = pytester.runpytest_subprocess("--node-os", "windows", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*[[]LinuxOnly[]]: uses Linux-only features*"])
