@@ -23,7 +23,8 @@ class Status:
 
     @property
     def running(self) -> bool:
-        return self.state is not None and not self.dead
+        """A state with no process (an `up` that stopped before starting anything) is not a running cluster."""
+        return self.state is not None and bool(self.state.processes) and not self.dead
 
 
 def _node_readiness(layout: Layout) -> dict[str, str]:
