@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,21 @@ def _stream(list_call: Any, version: str, timeout: float, **selectors: str) -> I
         list_call, resource_version=version, timeout_seconds=max(1, int(timeout)), **selectors
     )
     return events
+
+
+def _watch_until(list_call: Any, timeout: float, found: Callable[[list[Any]], bool], **selectors: str) -> bool:
+    """List, then watch from that list's version until `found` holds for the items or for one event's object."""
+    listing: Any = list_call(**selectors)
+    if found(listing.items):
+        return True
+    deadline = time.monotonic() + timeout
+    version: str = listing.metadata.resource_version
+    while time.monotonic() < deadline:
+        for event in _stream(list_call, version, deadline - time.monotonic(), **selectors):
+            version = event["object"].metadata.resource_version
+            if event["type"] != "DELETED" and found([event["object"]]):
+                return True
+    return False
 
 
 def _ignore_conflict(create: Any, *args: Any) -> None:
@@ -130,27 +146,16 @@ def wait_service_account(
     core: client.CoreV1Api, namespace: str, timeout: float, name: str = "default"
 ) -> None:
     """Pods cannot be created in a namespace before the controller manager has made its default account."""
-    selector = f"metadata.name={name}"
-    listing: Any = core.list_namespaced_service_account(namespace, field_selector=selector)
-    if listing.items:
-        return
-    deadline = time.monotonic() + timeout
-    version: str = listing.metadata.resource_version
-    while time.monotonic() < deadline:
-        stream = _stream(
-            core.list_namespaced_service_account,
-            version,
-            deadline - time.monotonic(),
-            namespace=namespace,
-            field_selector=selector,
+    if not _watch_until(
+        core.list_namespaced_service_account,
+        timeout,
+        bool,
+        namespace=namespace,
+        field_selector=f"metadata.name={name}",
+    ):
+        raise ComponentFailed(
+            f"service account {namespace}/{name} not created after {timeout:.0f}s (controller manager?)"
         )
-        for event in stream:
-            if event["type"] in ("ADDED", "MODIFIED"):
-                return
-            version = event["object"].metadata.resource_version
-    raise ComponentFailed(
-        f"service account {namespace}/{name} not created after {timeout:.0f}s (controller manager?)"
-    )
 
 
 def wait_service_endpoints(
@@ -167,21 +172,7 @@ def wait_service_endpoints(
             for ep in s.endpoints or []
         )
 
-    listing: Any = discovery.list_namespaced_endpoint_slice(namespace, label_selector=selector)
-    if ready(listing.items):
-        return
-    deadline = time.monotonic() + timeout
-    version: str = listing.metadata.resource_version
-    while time.monotonic() < deadline:
-        stream = _stream(
-            discovery.list_namespaced_endpoint_slice,
-            version,
-            deadline - time.monotonic(),
-            namespace=namespace,
-            label_selector=selector,
-        )
-        for event in stream:
-            version = event["object"].metadata.resource_version
-            if event["type"] != "DELETED" and ready([event["object"]]):
-                return
-    raise ComponentFailed(f"service {namespace}/{service} has no ready endpoint after {timeout:.0f}s")
+    if not _watch_until(
+        discovery.list_namespaced_endpoint_slice, timeout, ready, namespace=namespace, label_selector=selector
+    ):
+        raise ComponentFailed(f"service {namespace}/{service} has no ready endpoint after {timeout:.0f}s")

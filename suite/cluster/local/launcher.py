@@ -73,9 +73,14 @@ def up(
                 )
                 report(f"cluster {name} is already running ({existing.server}, {node}); reusing it")
                 return existing, False
-            for proc in dead:
-                report(str(crashed(proc)))
-            report(f"cluster {name} has stopped components; replacing it")
+            if len(dead) == len(existing.processes):
+                # Every process gone at once is a restarted machine or a killed session, not a crash:
+                # one line instead of every component's log tail.
+                report(f"cluster {name}: none of its processes is running any more; replacing it")
+            else:
+                for proc in dead:
+                    report(str(crashed(proc)))
+                report(f"cluster {name} has stopped components; replacing it")
             _down_locked(layout, existing, report)
         elif layout.root.exists():
             shutil.rmtree(layout.root)  # an up interrupted before it recorded anything
