@@ -53,3 +53,25 @@ def test_a_file_entry_needs_exactly_one_source(tmp_path: Path) -> None:
 
     with pytest.raises(DataError, match="exactly one source"):
         images.load_recipes(path)
+
+
+def test_libraries_need_a_host_program(tmp_path: Path) -> None:
+    path = tmp_path / "images.yaml"
+    path.write_text("layers: {a: [{file: /x, text: hi, libraries: true}]}\nimages: {}\n")
+
+    with pytest.raises(DataError, match="needs a `host` file"):
+        images.load_recipes(path)
+
+
+def test_a_dynamic_program_brings_its_loader_and_libraries() -> None:
+    """/bin/sh on any Debian machine is dynamically linked against libc, through the loader."""
+    libraries = images.shared_libraries(Path("/bin/sh"))
+
+    names = {lib.name for lib in libraries}
+    assert "libc.so.6" in names
+    assert any(name.startswith("ld-linux") for name in names)
+    assert all(lib.is_absolute() and lib.exists() for lib in libraries)
+
+
+def test_host_files_are_the_recipes_host_entries() -> None:
+    assert {Path("/bin/busybox"), Path("/usr/bin/curl")} <= set(images.host_files())

@@ -101,7 +101,7 @@ def _check_entry(path: Path, field: str, entry: dict[str, Any]) -> None:
     if len(kinds) != 1:
         raise DataError(path, field, f"an entry has exactly one of {sorted(ENTRY_KINDS)}")
     kind = kinds[0]
-    allowed = {kind, "mode"} | ENTRY_KINDS[kind]
+    allowed = {kind, "mode"} | ENTRY_KINDS[kind] | ({"libraries"} if kind == "file" else set())
     if set(entry) - allowed:
         raise DataError(
             path,
@@ -110,6 +110,8 @@ def _check_entry(path: Path, field: str, entry: dict[str, Any]) -> None:
         )
     if kind == "file" and len(set(entry) & ENTRY_KINDS["file"]) != 1:
         raise DataError(path, field, "a file entry has exactly one source: host, built or text")
+    if entry.get("libraries") and "host" not in entry:
+        raise DataError(path, field, "`libraries: true` needs a `host` file (a dynamically linked program)")
 
 
 def names(recipe: Recipe, catalog: ImageCatalog) -> tuple[str, ...]:
@@ -123,6 +125,12 @@ def names(recipe: Recipe, catalog: ImageCatalog) -> tuple[str, ...]:
     return tuple(dict.fromkeys(candidates))
 
 
+def host_files(recipes: Recipes | None = None) -> list[Path]:
+    """The files of this machine the images are made of (Debian packages the real node's set-up installs)."""
+    recipes = recipes or load_recipes()
+    return sorted({Path(e["host"]) for entries in recipes.layers.values() for e in entries if "host" in e})
+
+
 def sandbox_image_name() -> str:
     return names(load_recipes().sandbox(), load_catalog())[0]
 
@@ -130,6 +138,18 @@ def sandbox_image_name() -> str:
 def _applets(busybox: Path) -> list[str]:
     listing = subprocess.run([str(busybox), "--list-full"], capture_output=True, text=True, check=True).stdout
     return [line.strip() for line in listing.splitlines() if line.strip() and line.strip() != "bin/busybox"]
+
+
+def shared_libraries(program: Path) -> list[Path]:
+    """The loader and every library `program` links (ldd), as the paths the loader looks them up by."""
+    listing = subprocess.run(["ldd", str(program)], capture_output=True, text=True, check=True).stdout
+    found = []
+    for line in listing.splitlines():
+        # "libz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x…)" or "/lib64/ld-linux-x86-64.so.2 (0x…)"
+        path = line.split("=>")[-1].strip().split(" (")[0]
+        if path.startswith("/"):
+            found.append(Path(path))
+    return found
 
 
 def _entries(raw: list[dict[str, Any]], built: Mapping[str, Path]) -> tuple[Entry, ...]:
@@ -151,6 +171,9 @@ def _entries(raw: list[dict[str, Any]], built: Mapping[str, Path]) -> tuple[Entr
         else:
             source = Path(entry["host"]) if "host" in entry else _built_file(built, entry["built"])
             entries.append(Entry(entry["file"], mode, source=source))
+            if entry.get("libraries"):
+                # At the paths ldd names, with the content of the files they resolve to on this machine.
+                entries += [Entry(str(lib), 0o755, source=lib.resolve()) for lib in shared_libraries(source)]
     return tuple(entries)
 
 

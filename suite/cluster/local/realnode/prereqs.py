@@ -7,6 +7,7 @@ import shutil
 import struct
 from pathlib import Path
 
+from suite.cluster.local import images
 from suite.cluster.local.config import BRIDGE
 
 # Debian packages of the real node; gcc and libc6-dev compile the upstream pause binary.
@@ -17,6 +18,7 @@ DEBIAN_PACKAGES = (
     "iptables",
     "conntrack",
     "busybox-static",
+    "curl",  # copied with its libraries into the agnhost image, as upstream's carries it
     "iproute2",
     "gcc",
     "libc6-dev",
@@ -58,9 +60,10 @@ def _read(path: str) -> str:
 
 
 def missing_packages() -> list[str]:
-    """What of the real node's host software is absent (tools, CNI plugins, static busybox)."""
+    """What of the real node's host software is absent (tools, CNI plugins, the images' files)."""
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     missing += [f"CNI plugin {plugin}" for plugin in CNI_PLUGINS if not (CNI_BIN_DIR / plugin).exists()]
+    missing += [str(path) for path in images.host_files() if path != BUSYBOX and not path.exists()]
     if not BUSYBOX.exists() or not _is_static_elf(BUSYBOX):
         missing.append(f"static {BUSYBOX}")
     return missing
