@@ -3,8 +3,11 @@
 Same cluster (the embedded one, real Linux node), same parallelism, same focus (the twins' exact names).
 Prints both wall times and both verdict lists. Upstream runs in parallel through the ginkgo CLI of the
 version e2e.test was built with (installed from the Go module proxy into winsuite's cache).
+Where verdicts differ, the usual causes are the embedded cluster's images (test_images/README-embedded.md:
+busybox's applets and shell are Debian's 1.35) and capabilities the cluster lacks, which winsuite skips
+with a reason and upstream fails on (no metrics server, no load balancer).
 
-Usage: python bench/compare_upstream.py [--parallelism N] [--name CLUSTER]
+Usage: python bench/compare_upstream.py [--parallelism N] [--name CLUSTER] [--only REGEX]
 """
 
 from __future__ import annotations
@@ -86,10 +89,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parallelism", type=int, default=2)
     parser.add_argument("--name", default="winsuite", help="embedded cluster (started if not running)")
+    parser.add_argument("--only", default="", help="compare only the twins whose names match (Python regex)")
     args = parser.parse_args()
     if shutil.which("go") is None:
         raise SystemExit("needs Go on PATH to build e2e.test and the ginkgo CLI")
-    names = twins()
+    names = [name for name in twins() if re.search(args.only, name)]
     # Unanchored alternatives of the exact names: ginkgo matches "Kubernetes e2e suite <name>".
     focus = "|".join(re.escape(n).replace("\\ ", " ") for n in names)
     cluster = LocalCluster(name=args.name)
@@ -101,7 +105,8 @@ def main() -> int:
         work = Path(tmp)
         ours_wall, ours = run_winsuite(cluster, focus, args.parallelism, work)
         theirs_wall, theirs = run_upstream(cluster, focus, args.parallelism, work)
-    print(f"{len(names)} adapted tests with upstream twins, parallelism {args.parallelism}")
+    print(f"{len(names)} adapted tests with upstream twins, parallelism {args.parallelism}"
+          + (f", only {args.only!r}" if args.only else ""))
     print(f"{'winsuite':<10} {'e2e.test':<10} test")
     for name in names:
         print(f"{ours.get(name, 'not run'):<10} {theirs.get(name, 'not run'):<10} {name}")
