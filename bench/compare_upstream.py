@@ -62,15 +62,19 @@ def junit_verdicts(root: Path, names: list[str]) -> dict[str, str]:
     return found
 
 
-def run_winsuite(cluster: LocalCluster, focus: str, parallelism: int, work: Path) -> tuple[float, dict[str, str]]:
+def run_winsuite(
+    cluster: LocalCluster, names: list[str], focus: str, parallelism: int, work: Path
+) -> tuple[float, dict[str, str]]:
     argv = [sys.executable, "-m", "suite.cli", "run", "--cluster-name", cluster.name, "--node-os", "linux",
             "--focus", focus, "-n", str(parallelism), "--results-root", str(work / "winsuite")]
     started = time.monotonic()
     subprocess.run(argv, cwd=ROOT, capture_output=True, check=False)
-    return time.monotonic() - started, junit_verdicts(work / "winsuite", twins())
+    return time.monotonic() - started, junit_verdicts(work / "winsuite", names)
 
 
-def run_upstream(cluster: LocalCluster, focus: str, parallelism: int, work: Path) -> tuple[float, dict[str, str]]:
+def run_upstream(
+    cluster: LocalCluster, names: list[str], focus: str, parallelism: int, work: Path
+) -> tuple[float, dict[str, str]]:
     report = work / "upstream"
     report.mkdir()
     state = cluster.state()
@@ -82,7 +86,7 @@ def run_upstream(cluster: LocalCluster, focus: str, parallelism: int, work: Path
     started = time.monotonic()
     with (report / "e2e.log").open("w") as log:
         subprocess.run(argv, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
-    return time.monotonic() - started, junit_verdicts(report, twins())
+    return time.monotonic() - started, junit_verdicts(report, names)
 
 
 def main() -> int:
@@ -103,10 +107,10 @@ def main() -> int:
         raise SystemExit(f"cluster {args.name} has no real node; both suites need one to run containers")
     with tempfile.TemporaryDirectory(prefix="winsuite-compare-") as tmp:
         work = Path(tmp)
-        ours_wall, ours = run_winsuite(cluster, focus, args.parallelism, work)
-        theirs_wall, theirs = run_upstream(cluster, focus, args.parallelism, work)
+        ours_wall, ours = run_winsuite(cluster, names, focus, args.parallelism, work)
+        theirs_wall, theirs = run_upstream(cluster, names, focus, args.parallelism, work)
     print(f"{len(names)} adapted tests with upstream twins, parallelism {args.parallelism}"
-          + (f", only {args.only!r}" if args.only else ""))
+          + (" (those matching --only)" if args.only else ""))
     print(f"{'winsuite':<10} {'e2e.test':<10} test")
     for name in names:
         print(f"{ours.get(name, 'not run'):<10} {theirs.get(name, 'not run'):<10} {name}")
