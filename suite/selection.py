@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
+import functools
 import re
 from collections.abc import Iterable
 from collections.abc import Sequence
@@ -94,16 +95,19 @@ class Policy:
     run_excluded: bool = False
     today: datetime.date = dataclasses.field(default_factory=datetime.date.today)
 
+    @functools.cached_property
+    def _scope_facts(self) -> ScopeFacts:
+        """The cluster's facts plus the run's target OS, which exclusions may be scoped to."""
+        return dataclasses.replace(self.facts or ScopeFacts(), node_os=self.target_os)
+
     def decide(self, full_name: str, tags: Iterable[Tag]) -> Verdict:
         why = self.selector.why_not(full_name)
         if why is not None:
             return Verdict(Outcome.DESELECT, why)
         if self.target_os == "windows" and LinuxOnly in tuple(tags):
             return Verdict(Outcome.SKIP, "[LinuxOnly]: uses Linux-only features and the target OS is windows")
-        # Exclusions may be scoped to a target OS: the policy's own target OS is a fact they can use.
-        facts = dataclasses.replace(self.facts or ScopeFacts(), node_os=self.target_os)
         for exclusion in self.exclusions:
-            if exclusion.matches(full_name) and exclusion.applies(facts, self.today):
+            if exclusion.matches(full_name) and exclusion.applies(self._scope_facts, self.today):
                 if self.run_excluded:
                     return Verdict(Outcome.RUN, exclusion.reason, exclusion)
                 return Verdict(Outcome.SKIP, exclusion.skip_reason(), exclusion)

@@ -88,46 +88,34 @@ def register(subparsers: Subparsers) -> None:
 def _report(args: argparse.Namespace) -> int:
     from reports.markdown import markdown_summary
 
-    root: Path = args.results
     if args.format == "html" and args.output is None:
         raise UsageError("--output DIR is required for the HTML dashboard (or use --format markdown)")
-    report = _build(root, args)
     if args.format == "markdown":
-        sys.stdout.write(markdown_summary(report))
-        return int(ExitCode.OK)
-    index = _write(report, args.output, _number(args, "grid_columns", int, 0))
-    print(_describe(report, index))
+        sys.stdout.write(markdown_summary(_build(args.results, args)))
+    else:
+        print(_dashboard(args))
     return int(ExitCode.OK)
 
 
 def render_dashboard(root: Path, output: Path) -> str:
     """The dashboard of every run under `root` with the default options (what `winsuite run` ends with)."""
-    args = build_parser_defaults()
-    args.results, args.output = root, output
-    report = _build(root, args)
-    return _describe(report, _write(report, output, _number(args, "grid_columns", int, 0)))
-
-
-def build_parser_defaults() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    subparsers = parser.add_subparsers()
-    register(subparsers)
-    return parser.parse_args(["report", "--results", "."])
+    register(parser.add_subparsers())
+    return _dashboard(parser.parse_args(["report", "--results", str(root), "--output", str(output)]))
 
 
-def _describe(report: Report, index: Path) -> str:
+def _dashboard(args: argparse.Namespace) -> str:
+    """Write the HTML dashboard; one line saying what it holds and where."""
+    from reports.render import write_dashboard
+
+    report = _build(args.results, args)
+    try:
+        index = write_dashboard(report, args.output, grid_columns=_number(args, "grid_columns", int, 0))
+    except OSError as err:
+        raise UsageError(f"--output {args.output}: cannot write the dashboard: {err.strerror or err}") from err
     verdict = "READY" if report.readiness.ready else "NOT READY"
     tabs = f"{len(report.tabs)} tab{'' if len(report.tabs) == 1 else 's'}"
     return f"winsuite report: {tabs}, release verdict {verdict}: {index}"
-
-
-def _write(report: Report, output: Path, grid_columns: int) -> Path:
-    from reports.render import write_dashboard
-
-    try:
-        return write_dashboard(report, output, grid_columns=grid_columns)
-    except OSError as err:
-        raise UsageError(f"--output {output}: cannot write the dashboard: {err.strerror or err}") from err
 
 
 def _build(root: Path, args: argparse.Namespace) -> Report:

@@ -87,6 +87,12 @@ def wait_until_none(list_fn: Callable[..., Any], namespace: str | None, selector
                  describe=lambda items: f"still listed: {[o.metadata.name for o in items]}")
 
 
+def pool_objects(core: client.CoreV1Api, namespace: str, pool: str) -> tuple[list[Any], list[Any]]:
+    """The PVs of this test's pool and the PVCs of its namespace, as the API lists them."""
+    volumes = retry.call(core.list_persistent_volume, label_selector=pool).items
+    return volumes, retry.call(core.list_namespaced_persistent_volume_claim, namespace).items
+
+
 def csi_pv(namespace: str, handle: str) -> dict[str, Any]:
     """A pre-provisioned CSI volume of a driver that does not exist: only the API objects are exercised."""
     return make_pv(namespace, {"csi": {"driver": f"e2e-driver-{uuid.uuid4()}", "volumeHandle": handle}})
@@ -98,8 +104,7 @@ def csi_pv(namespace: str, handle: str) -> dict[str, Any]:
 def test_pv_pvc_lifecycle(api: client.ApiClient, namespace: str) -> None:
     core, pool = pods.core(api), f"{POOL_LABEL}={namespace}"
     with pv_and_pvc(api, namespace, csi_pv(namespace, "e2e-conformance"), make_pvc(namespace)):
-        volumes = retry.call(core.list_persistent_volume, label_selector=pool).items
-        claims = retry.call(core.list_namespaced_persistent_volume_claim, namespace).items
+        volumes, claims = pool_objects(core, namespace, pool)
         assert len(volumes) == 1 and len(claims) == 1, f"{len(volumes)} PVs and {len(claims)} PVCs, want 1 and 1"
         pv, pvc = volumes[0], claims[0]
 
@@ -121,9 +126,8 @@ def test_pv_pvc_lifecycle(api: client.ApiClient, namespace: str) -> None:
         wait_until_none(core.list_persistent_volume, None, pool, f"PV {pv.metadata.name}")
 
     with pv_and_pvc(api, namespace, csi_pv(namespace, "e2e-conformance"), make_pvc(namespace)):
-        pv = retry.call(core.list_persistent_volume, label_selector=pool).items[0]
-        pvc = retry.call(core.list_namespaced_persistent_volume_claim, namespace).items[0]
-        pv_name, pvc_name = pv.metadata.name, pvc.metadata.name
+        volumes, claims = pool_objects(core, namespace, pool)
+        pv_name, pvc_name = volumes[0].metadata.name, claims[0].metadata.name
 
         def label_pv(obj: Any) -> None:
             obj.metadata.labels[pv_name] = "updated"
@@ -155,9 +159,8 @@ def test_pv_pvc_lifecycle(api: client.ApiClient, namespace: str) -> None:
 def test_pv_pvc_status(api: client.ApiClient, namespace: str) -> None:
     core, pool = pods.core(api), f"{POOL_LABEL}={namespace}"
     with pv_and_pvc(api, namespace, csi_pv(namespace, "e2e-status-conformance"), make_pvc(namespace)):
-        pv = retry.call(core.list_persistent_volume, label_selector=pool).items[0]
-        pvc = retry.call(core.list_namespaced_persistent_volume_claim, namespace).items[0]
-        pv_name, pvc_name = pv.metadata.name, pvc.metadata.name
+        volumes, claims = pool_objects(core, namespace, pool)
+        pv_name, pvc_name = volumes[0].metadata.name, claims[0].metadata.name
         assert core.read_namespaced_persistent_volume_claim_status(pvc_name, namespace).status.phase in \
             ("Pending", "Bound"), "the PVC status was not read"
         assert core.read_persistent_volume_status(pv_name).status.phase in ("Available", "Bound", "Pending"), \

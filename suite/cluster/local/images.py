@@ -183,13 +183,13 @@ def _built_file(built: Mapping[str, Path], reference: str) -> Path:
     return built[artifact] / inner if inner else built[artifact]
 
 
-def spec(recipe: Recipe, recipes: Recipes, catalog: ImageCatalog, built: Mapping[str, Path]) -> ImageSpec:
+def spec(recipe: Recipe, layers: Mapping[str, Layer], catalog: ImageCatalog) -> ImageSpec:
     labels = {"org.opencontainers.image.description": recipe.description}
     if recipe.substitute_for:
         labels["winsuite.io/substitute-for"] = recipe.substitute_for
     return ImageSpec(
         names=names(recipe, catalog),
-        layers=tuple(Layer(layer, _entries(recipes.layers[layer], built)) for layer in recipe.layers),
+        layers=tuple(layers[layer] for layer in recipe.layers),
         entrypoint=recipe.entrypoint,
         cmd=recipe.cmd,
         user=recipe.user,
@@ -217,9 +217,11 @@ def _cache_key(image: ImageSpec) -> str:
 def archives(built: Mapping[str, Path], report: Reporter) -> list[Path]:
     """An archive per recipe, reused from the cache while its inputs are unchanged."""
     recipes, catalog = load_recipes(), load_catalog()
+    # Each layer once (listing busybox's applets and a program's libraries runs a command), shared by images.
+    layers = {name: Layer(name, _entries(raw, built)) for name, raw in recipes.layers.items()}
     paths = []
     for recipe in recipes.images.values():
-        image = spec(recipe, recipes, catalog, built)
+        image = spec(recipe, layers, catalog)
         path = cache_dir() / "images" / f"{recipe.id}-{_cache_key(image)}.tar"
         if not path.exists():
             report(f"  writing image archive {path.name} ({', '.join(image.names)})")
