@@ -89,7 +89,7 @@ class Runner:
         self.abort_reason = ""
         self.kill_now = False
         self.timed_out = False
-        self.phase_running = False
+        self.stop_at_once = False
         self.records: dict[int, PhaseRecord] = {}
         self.log: TextIO = open(os.devnull, "w")  # noqa: SIM115  # replaced by build-log.txt in run()
 
@@ -103,16 +103,26 @@ class Runner:
 
     # -- the run ---------------------------------------------------------------------------------------
     def run(self) -> ExitCode:
+        # Handlers first: a signal is never lost, only held while files are being written
+        # (see _on_signal), so every interrupted run ends with ABORTED results.
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            return self._run()
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def _run(self) -> ExitCode:
         started = time.time()
         self.layout.artifacts.mkdir(parents=True, exist_ok=True)
         self.log = (self.layout.build_dir / "build-log.txt").open("a", encoding="utf-8")
         prow.write_started(self.layout.build_dir, started, self._job_metadata())
         self._say(f"winsuite run {self.run_config.run_id}: job {self.run_config.job.name}, "
                   f"target OS {self.run_config.target_os}, results in {self.layout.build_dir}")
-        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         connection: Connection | None = None
         facts: ClusterFacts | None = None
         try:
+            self._stop_at_once(True)
             connection, facts = self._connect_and_discover()
             self._run_phases(facts, started)
         except KeyboardInterrupt:
@@ -129,8 +139,7 @@ class Runner:
             self._finish(facts, result="FAILURE", error=f"internal error: {err!r}")
             return ExitCode.INTERNAL_ERROR
         finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+            self.stop_at_once = False  # cleanup and results are written whatever arrives now
             if connection is not None:
                 self._cleanup_namespaces(connection)
         return self._finish(facts, result=None)
@@ -165,7 +174,7 @@ class Runner:
         phases = [PhaseSpec(1, "parallel", self.run_config.job.parallelism), PhaseSpec(2, "serial", 1)]
         discovery_file = self.layout.artifacts / "discovery.json"
         for spec in phases:
-            if self.abort_reason or not planned[spec.name]:
+            if not planned[spec.name]:
                 continue
             progress.set_phase(f"phase {spec.number} ({spec.name}, {spec.workers} worker(s)): "
                                f"{planned[spec.name]} tests")
@@ -173,13 +182,13 @@ class Runner:
                                discovery=discovery_file, job_flags=self.flags, extra=self.extra,
                                cases=self.cases)
             phase = PhaseProcess(spec, argv, self.layout.artifacts, self.log)
+            self._stop_at_once(False)  # from here a signal stops the phase, which then writes its results
             phase.start()
-            self.phase_running = True  # from here a signal stops the phase, which then writes its results
-            try:
-                self._supervise(phase, progress, deadline)
-                self.records[spec.number] = self._close_phase(phase)
-            finally:
-                self.phase_running = False
+            self._supervise(phase, progress, deadline)
+            self.records[spec.number] = self._close_phase(phase)
+            if self.abort_reason:
+                break
+            self._stop_at_once(True)
         progress.close()
 
     def _supervise(self, phase: PhaseProcess, progress: Progress, deadline: float) -> None:
@@ -300,7 +309,13 @@ class Runner:
         if self.abort_reason:
             self.kill_now = True  # a second signal: stop the phase at once, results are still written
         self.abort_reason = self.abort_reason or f"{signal.Signals(signum).name} received"
-        if not self.phase_running:  # connecting, building or discovering: stop that at once
+        if self.stop_at_once:  # connecting or discovering: stop that at once
+            raise KeyboardInterrupt(self.abort_reason)
+
+    def _stop_at_once(self, enabled: bool) -> None:
+        """Whether a signal interrupts the current step; a signal held meanwhile takes effect on enabling."""
+        self.stop_at_once = enabled
+        if enabled and self.abort_reason:
             raise KeyboardInterrupt(self.abort_reason)
 
     def _say(self, text: str, stream: TextIO | None = None) -> None:
