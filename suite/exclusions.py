@@ -19,6 +19,9 @@ from suite.regex import compile_re2
 API_VERSION = "winsuite.io/v1alpha1"
 KIND = "ExclusionList"
 _ENTRY_KEYS = ("id", "pattern", "name", "reason", "issue", "expires", "scope")
+# The list dimensions of a scope: YAML key -> Scope field.
+_SCOPE_LISTS = {"nodeOS": "node_os", "windowsBuilds": "windows_builds", "cni": "cni",
+                "containerRuntimes": "container_runtimes"}
 _SCOPE_KEYS = ("nodeOS", "kubernetes", "windowsBuilds", "cni", "containerRuntimes")
 _CONSTRAINT = re.compile(r"^\s*(>=|<=|>|<|==|=)?\s*v?(\d+)\.(\d+)(?:\.(\d+))?\s*$")
 
@@ -157,33 +160,28 @@ def _entry(raw: Any, source: str, file_scope: Scope) -> Exclusion:
     return entry
 
 
-def _scope(raw: Any, source: str, field: str = "scope", inherited: Scope | None = None) -> Scope:
-    """An entry's scope; dimensions it leaves out come from the file's `scope` (inherited)."""
-    base = inherited or Scope()
+def _scope(raw: Any, source: str, inherited: Scope = Scope()) -> Scope:
+    """A scope; dimensions it leaves out come from `inherited` (for an entry, the file's scope)."""
     if raw is None:
-        return base
+        return inherited
     if not isinstance(raw, dict) or set(raw) - set(_SCOPE_KEYS):
-        raise DataError(source, field, f"expected a mapping with keys among {', '.join(_SCOPE_KEYS)}")
-    kubernetes = raw.get("kubernetes", base.kubernetes)
-    if kubernetes is not None:
+        raise DataError(source, "scope", f"expected a mapping with keys among {', '.join(_SCOPE_KEYS)}")
+    given: dict[str, Any] = {}
+    if raw.get("kubernetes") is not None:
+        given["kubernetes"] = str(raw["kubernetes"])
         try:
-            version_in_range("v1.0.0", str(kubernetes))
+            version_in_range("v1.0.0", given["kubernetes"])
         except ValueError:
-            raise DataError(source, f"{field}.kubernetes",
-                            f"invalid version range {kubernetes!r}; use e.g. '>=1.31, <1.37'") from None
-    lists: dict[str, tuple[str, ...]] = {}
-    defaults = {"nodeOS": base.node_os, "windowsBuilds": base.windows_builds, "cni": base.cni,
-                "containerRuntimes": base.container_runtimes}
-    for key, default in defaults.items():
+            raise DataError(source, "scope.kubernetes",
+                            f"invalid version range {raw['kubernetes']!r}; use e.g. '>=1.31, <1.37'") from None
+    for key, field in _SCOPE_LISTS.items():
         value = raw.get(key)
         if value is None:
-            lists[key] = default
             continue
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise DataError(source, f"{field}.{key}", "expected a list of strings")
-        lists[key] = tuple(value)
-    return Scope(str(kubernetes) if kubernetes is not None else None, lists["windowsBuilds"], lists["cni"],
-                 lists["containerRuntimes"], lists["nodeOS"])
+            raise DataError(source, f"scope.{key}", "expected a list of strings")
+        given[field] = tuple(value)
+    return dataclasses.replace(inherited, **given)
 
 
 def read_exclusion_file(path: Path) -> list[Exclusion]:

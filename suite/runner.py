@@ -89,7 +89,7 @@ class Runner:
         self.abort_reason = ""
         self.kill_now = False
         self.timed_out = False
-        self.stop_at_once = False
+        self.interruptible = False  # whether a signal stops the current step at once (see _on_signal)
         self.records: dict[int, PhaseRecord] = {}
         self.log: TextIO = open(os.devnull, "w")  # noqa: SIM115  # replaced by build-log.txt in run()
 
@@ -122,7 +122,7 @@ class Runner:
         connection: Connection | None = None
         facts: ClusterFacts | None = None
         try:
-            self._stop_at_once(True)
+            self._set_interruptible(True)
             connection, facts = self._connect_and_discover()
             self._run_phases(facts, started)
         except KeyboardInterrupt:
@@ -139,7 +139,7 @@ class Runner:
             self._finish(facts, result="FAILURE", error=f"internal error: {err!r}")
             return ExitCode.INTERNAL_ERROR
         finally:
-            self.stop_at_once = False  # cleanup and results are written whatever arrives now
+            self._set_interruptible(False)  # cleanup and results are written whatever arrives now
             if connection is not None:
                 self._cleanup_namespaces(connection)
         return self._finish(facts, result=None)
@@ -182,13 +182,13 @@ class Runner:
                                discovery=discovery_file, job_flags=self.flags, extra=self.extra,
                                cases=self.cases)
             phase = PhaseProcess(spec, argv, self.layout.artifacts, self.log)
-            self._stop_at_once(False)  # from here a signal stops the phase, which then writes its results
+            self._set_interruptible(False)  # from here a signal stops the phase, which then writes its results
             phase.start()
             self._supervise(phase, progress, deadline)
             self.records[spec.number] = self._close_phase(phase)
             if self.abort_reason:
                 break
-            self._stop_at_once(True)
+            self._set_interruptible(True)
         progress.close()
 
     def _supervise(self, phase: PhaseProcess, progress: Progress, deadline: float) -> None:
@@ -309,12 +309,12 @@ class Runner:
         if self.abort_reason:
             self.kill_now = True  # a second signal: stop the phase at once, results are still written
         self.abort_reason = self.abort_reason or f"{signal.Signals(signum).name} received"
-        if self.stop_at_once:  # connecting or discovering: stop that at once
+        if self.interruptible:  # connecting or discovering: stop that at once
             raise KeyboardInterrupt(self.abort_reason)
 
-    def _stop_at_once(self, enabled: bool) -> None:
+    def _set_interruptible(self, enabled: bool) -> None:
         """Whether a signal interrupts the current step; a signal held meanwhile takes effect on enabling."""
-        self.stop_at_once = enabled
+        self.interruptible = enabled
         if enabled and self.abort_reason:
             raise KeyboardInterrupt(self.abort_reason)
 

@@ -125,10 +125,10 @@ def names(recipe: Recipe, catalog: ImageCatalog) -> tuple[str, ...]:
     return tuple(dict.fromkeys(candidates))
 
 
-def host_files(recipes: Recipes | None = None) -> list[Path]:
+def host_files() -> list[Path]:
     """The files of this machine the images are made of (Debian packages the real node's set-up installs)."""
-    recipes = recipes or load_recipes()
-    return sorted({Path(e["host"]) for entries in recipes.layers.values() for e in entries if "host" in e})
+    layers = load_recipes().layers
+    return sorted({Path(e["host"]) for entries in layers.values() for e in entries if "host" in e})
 
 
 def sandbox_image_name() -> str:

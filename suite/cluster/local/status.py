@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from suite.cluster.local import kube
 from suite.cluster.local.health import crashed
 from suite.cluster.local.processes import Process
 from suite.cluster.local.processes import alive
@@ -28,6 +27,8 @@ class Status:
 
 
 def _node_readiness(layout: Layout) -> dict[str, str]:
+    from suite.cluster.local import kube  # the kubernetes client: only when there is a cluster to ask
+
     try:
         listing: Any = kube.api(layout.kubeconfig).list_node(_request_timeout=5)
     except Exception:  # an API server that does not answer is reported by the component check
