@@ -16,11 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from suite.cluster.local.artifacts import bin_dir_from_env
-from suite.cluster.local.config import ClusterConfig
-from suite.cluster.local.launcher import real_node_decision
+from winsuite.cluster.local.artifacts import bin_dir_from_env
+from winsuite.cluster.local.config import ClusterConfig
+from winsuite.cluster.local.launcher import real_node_decision
 
-WINSUITE = (sys.executable, "-m", "suite.cli")
+WINSUITE = (sys.executable, "-m", "winsuite.cli")
 UP_GOALS = {"simulated-only": 20.0, "with the real node": 30.0}
 
 
@@ -65,7 +65,8 @@ def main() -> int:
     try:
         first, second = build_times(env, args.e2e_test)
         label = "cold" if args.cold else "first (as cached)"
-        rows = [(f"build, {label}", first, None), ("build, warm (cached)", second, None)]
+        rows: list[tuple[str, float, float | None]] = [(f"build, {label}", first, None),
+                                                       ("build, warm (cached)", second, None)]
         if not args.skip_up:
             rows.append(
                 ("up, simulated-only", up_time(env, "bench-simulated", False), UP_GOALS["simulated-only"])

@@ -25,17 +25,17 @@ from pathlib import Path
 
 from bench.upstream_e2e import NON_BLOCKING_TAINTS
 from bench.upstream_e2e import e2e_binary
-from suite.catalog import collect
-from suite.cluster.local import LocalCluster
-from suite.cluster.local import images
-from suite.paths import cache_dir
+from winsuite.cluster.local import LocalCluster
+from winsuite.cluster.local import images
+from winsuite.paths import cache_dir
+from winsuite.policy.catalog import collect
 
 ROOT = Path(__file__).resolve().parents[1]
 GINKGO_VERSION = "v2.28.1"  # what k8s.io/kubernetes@v1.36.3's go.mod requires
 
 
 def twins() -> list[str]:
-    return sorted({e.spec.twin for e in collect() if e.spec.twin and e.module.startswith("suite.cases.adapted")})
+    return sorted({e.spec.twin for e in collect() if e.spec.twin and e.module.startswith("winsuite.cases.adapted")})
 
 
 def ginkgo_binary() -> Path:
@@ -65,7 +65,7 @@ def junit_verdicts(root: Path, names: list[str]) -> dict[str, str]:
 def run_winsuite(
     cluster: LocalCluster, names: list[str], focus: str, parallelism: int, work: Path
 ) -> tuple[float, dict[str, str]]:
-    argv = [sys.executable, "-m", "suite.cli", "run", "--cluster-name", cluster.name, "--node-os", "linux",
+    argv = [sys.executable, "-m", "winsuite.cli", "run", "--cluster-name", cluster.name, "--node-os", "linux",
             "--focus", focus, "-n", str(parallelism), "--results-root", str(work / "winsuite")]
     started = time.monotonic()
     subprocess.run(argv, cwd=ROOT, capture_output=True, check=False)

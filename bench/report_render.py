@@ -15,11 +15,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from reports.analysis import ReportOptions
-from reports.analysis import build_report
-from reports.render import write_dashboard
-from reports.results import load_history
-from reports.synthetic import write_job
+from winsuite_reports.analysis import ReportOptions
+from winsuite_reports.analysis import build_report
+from winsuite_reports.render import write_dashboard
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import write_job
 
 MB = 1024 * 1024
 GOAL_SECONDS = 3.0

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from kubernetes import client
 
-from suite.cluster.kubeconfig import api_client
-from suite.cluster.local import LocalCluster
-from suite.k8s import namespaces
-from suite.k8s.waits import wait_for
+from winsuite.cluster.kubeconfig import api_client
+from winsuite.cluster.local import LocalCluster
+from winsuite.k8s import namespaces
+from winsuite.k8s.waits import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ def run_wall_time(kubeconfig: Path, workers: int, tests: int, kind: str) -> floa
         env = dict(os.environ, **{f"WINSUITE_BENCH_{kind.upper()}_TESTS" if kind == "waiting" else
                                   "WINSUITE_BENCH_TESTS": str(tests)})
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "suite.cli", "run", "--kubeconfig", str(kubeconfig),
+        done = subprocess.run([sys.executable, "-m", "winsuite.cli", "run", "--kubeconfig", str(kubeconfig),
                                "--cases", "bench.trivial_cases", "-n", str(workers), "--results-root", results,
                                "--node-os", "linux"],
                               cwd=ROOT, env=env, capture_output=True, text=True, check=False)

@@ -17,16 +17,16 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from suite.cluster.local import LocalCluster
-from suite.cluster.local import images
-from suite.cluster.local.artifacts import Group
-from suite.cluster.local.artifacts import bin_dir_from_env
-from suite.cluster.local.artifacts import select
-from suite.cluster.local.build import Builder
-from suite.cluster.local.progress import stderr_reporter
-from suite.cluster.local.realnode.containerd import Containerd
-from suite.cluster.local.realnode.containerd import image_names
-from suite.pins import load_pins
+from winsuite.cluster.local import LocalCluster
+from winsuite.cluster.local import images
+from winsuite.cluster.local.artifacts import Group
+from winsuite.cluster.local.artifacts import bin_dir_from_env
+from winsuite.cluster.local.artifacts import select
+from winsuite.cluster.local.build import Builder
+from winsuite.cluster.local.progress import stderr_reporter
+from winsuite.cluster.local.realnode.containerd import Containerd
+from winsuite.cluster.local.realnode.containerd import image_names
+from winsuite.policy.pins import load_pins
 
 SPECS = (
     "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]",

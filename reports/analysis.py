@@ -7,25 +7,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 
-from reports.diff import RunDiff
-from reports.diff import diff_between
-from reports.diff import latest_diff
-from reports.flakiness import DEFAULT_DAYS
-from reports.flakiness import RowFlakiness
-from reports.flakiness import TabFlakiness
-from reports.flakiness import analyze
-from reports.model import History
-from reports.model import Job
-from reports.model import PlanItem
-from reports.model import ReportError
-from reports.readiness import Criteria
-from reports.readiness import Readiness
-from reports.readiness import assess
-from reports.status import TabSummary
-from reports.status import Thresholds
-from reports.status import summarize
-from reports.svg import Point
-from reports.svg import trend_points
+from winsuite_reports.diff import RunDiff
+from winsuite_reports.diff import diff_between
+from winsuite_reports.diff import latest_diff
+from winsuite_reports.flakiness import DEFAULT_DAYS
+from winsuite_reports.flakiness import RowFlakiness
+from winsuite_reports.flakiness import TabFlakiness
+from winsuite_reports.flakiness import analyze
+from winsuite_reports.model import History
+from winsuite_reports.model import Job
+from winsuite_reports.model import PlanItem
+from winsuite_reports.model import ReportError
+from winsuite_reports.readiness import Criteria
+from winsuite_reports.readiness import Readiness
+from winsuite_reports.readiness import assess
+from winsuite_reports.status import TabSummary
+from winsuite_reports.status import Thresholds
+from winsuite_reports.status import summarize
+from winsuite_reports.svg import Point
+from winsuite_reports.svg import trend_points
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

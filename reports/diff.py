@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reports.model import NO_RESULT
-from reports.model import Build
-from reports.model import Job
-from reports.model import ReportError
-from reports.model import Status
+from winsuite_reports.model import NO_RESULT
+from winsuite_reports.model import Build
+from winsuite_reports.model import Job
+from winsuite_reports.model import ReportError
+from winsuite_reports.model import Status
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reports.model import Build
-from reports.model import Cell
-from reports.model import Job
-from reports.model import Status
-from reports.status import coalesce
+from winsuite_reports.model import Build
+from winsuite_reports.model import Cell
+from winsuite_reports.model import Job
+from winsuite_reports.model import Status
+from winsuite_reports.status import coalesce
 
 # A failure whose whole message is one word ("Timeout", "Error") is an infrastructure failure to TestGrid.
 INFRA_MESSAGE = re.compile(r"^\w+$")

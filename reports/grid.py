@@ -12,10 +12,10 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from urllib.parse import quote
 
-from reports.model import Build
-from reports.model import Cell
-from reports.model import Job
-from reports.model import Status
+from winsuite_reports.model import Build
+from winsuite_reports.model import Cell
+from winsuite_reports.model import Job
+from winsuite_reports.model import Status
 
 # The script indexes this string with each run's status code.
 CODES = "".join(status.value for status in Status)

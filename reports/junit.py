@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reports.model import PASS
-from reports.model import SEVERITY
-from reports.model import Cell
-from reports.model import Status
+from winsuite_reports.model import PASS
+from winsuite_reports.model import SEVERITY
+from winsuite_reports.model import Cell
+from winsuite_reports.model import Status
 
 # TestGrid's util/gcs/read.go: junit_CONTEXT_TIMESTAMP_THREAD.xml, any other junit*.xml, or test.xml.
 JUNIT_FILE = re.compile(r"^(?:junit((_[^_]+)?(_\d+-\d+)?(_\d+)?|.+)?\.xml|test\.xml)$")

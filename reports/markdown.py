@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from reports.analysis import Report
-from reports.render import pct
-from reports.render import when
+from winsuite_reports.analysis import Report
+from winsuite_reports.render import pct
+from winsuite_reports.render import when
 
 SHOWN = 5  # names listed per section before "and N more"
 _SPECIAL = re.compile(r"([\\`*_\[\]|#])")

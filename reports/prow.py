@@ -8,14 +8,14 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from reports.junit import MalformedJunit
-from reports.junit import is_junit
-from reports.junit import merge
-from reports.junit import read_attempts
-from reports.model import Build
-from reports.model import Cell
-from reports.model import RowInfo
-from reports.model import Status
+from winsuite_reports.junit import MalformedJunit
+from winsuite_reports.junit import is_junit
+from winsuite_reports.junit import merge
+from winsuite_reports.junit import read_attempts
+from winsuite_reports.model import Build
+from winsuite_reports.model import Cell
+from winsuite_reports.model import RowInfo
+from winsuite_reports.model import Status
 
 # TestGrid fails a build that has no finished.json this long after it started.
 DEADLINE_SECONDS = 24 * 3600

@@ -15,13 +15,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reports.flakiness import flip_flakiness
-from reports.model import NO_RESULT
-from reports.model import Build
-from reports.model import History
-from reports.model import Job
-from reports.model import PlanItem
-from reports.model import Status
+from winsuite_reports.flakiness import flip_flakiness
+from winsuite_reports.model import NO_RESULT
+from winsuite_reports.model import Build
+from winsuite_reports.model import History
+from winsuite_reports.model import Job
+from winsuite_reports.model import PlanItem
+from winsuite_reports.model import Status
 
 # Plan tiers whose outcome is documented (an exclusion with its reason), not tested green; the plan's
 # data calls it "will-never-work", the JUnit tier property "never-works".

@@ -10,13 +10,13 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from reports.analysis import Report
-from reports.analysis import TabReport
-from reports.flakiness import IGNORE_FAILURES_IN_A_ROW
-from reports.grid import grid_data
-from reports.model import Build
-from reports.readiness import RowState
-from reports.svg import trend_chart
+from winsuite_reports.analysis import Report
+from winsuite_reports.analysis import TabReport
+from winsuite_reports.flakiness import IGNORE_FAILURES_IN_A_ROW
+from winsuite_reports.grid import grid_data
+from winsuite_reports.model import Build
+from winsuite_reports.readiness import RowState
+from winsuite_reports.svg import trend_chart
 
 COLUMN_CHOICES = (25, 50, 100, 200)
 DEFAULT_GRID_COLUMNS = 50  # the grid draws this many builds at first; the page can show all
@@ -25,7 +25,7 @@ SPARKLINE_BUILDS = 60
 
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("reports", "templates"),
+        loader=jinja2.PackageLoader("winsuite_reports", "templates"),
         autoescape=True,  # every name, message and reason from the artifacts is text, never markup
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

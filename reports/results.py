@@ -8,11 +8,11 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from reports.model import Build
-from reports.model import History
-from reports.model import Job
-from reports.model import RowInfo
-from reports.prow import read_build
+from winsuite_reports.model import Build
+from winsuite_reports.model import History
+from winsuite_reports.model import Job
+from winsuite_reports.model import RowInfo
+from winsuite_reports.prow import read_build
 
 DEFAULT_DASHBOARD = "default"
 PARALLEL_FROM = 64  # builds; for fewer, starting worker processes costs more than it saves

@@ -7,11 +7,11 @@ from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from reports.model import NO_RESULT
-from reports.model import Build
-from reports.model import Cell
-from reports.model import Job
-from reports.model import Status
+from winsuite_reports.model import NO_RESULT
+from winsuite_reports.model import Build
+from winsuite_reports.model import Cell
+from winsuite_reports.model import Job
+from winsuite_reports.model import Status
 
 OVERALL = "Overall"
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from markupsafe import Markup
 from markupsafe import escape
 
-from reports.model import Build
-from reports.model import Job
-from reports.model import Status
+from winsuite_reports.model import Build
+from winsuite_reports.model import Job
+from winsuite_reports.model import Status
 
 AXIS_WIDTH, MARGIN = 34, 5  # room for the axis labels and the dots at the edges
 DOTS_FULL_SIZE = 100  # more builds than this get smaller dots

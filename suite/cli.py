@@ -7,19 +7,19 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from suite.errors import ExitCode
-from suite.errors import UsageError
+from winsuite.errors import ExitCode
+from winsuite.errors import UsageError
 
 # Each module of suite/commands/ adds its subcommand(s) with `register(subparsers)`.
 COMMAND_MODULES = (
-    "suite.commands.run",
-    "suite.commands.list",
-    "suite.commands.plan",
-    "suite.commands.images",
-    "suite.commands.exclusions",
-    "suite.commands.cleanup",
-    "suite.commands.cluster",
-    "suite.commands.report",
+    "winsuite.commands.run",
+    "winsuite.commands.list",
+    "winsuite.commands.plan",
+    "winsuite.commands.images",
+    "winsuite.commands.exclusions",
+    "winsuite.commands.cleanup",
+    "winsuite.commands.cluster",
+    "winsuite.commands.report",
 )
 
 

@@ -1,4 +1,4 @@
-"""Where winsuite's data lives: the checkout's `jobs/` and `test_images/`, the package's own data."""
+"""Where winsuite's data lives: `jobs/` and `test_images/` (in the checkout, or in the wheel), the package's own data."""
 
 from __future__ import annotations
 
@@ -6,14 +6,16 @@ import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+# An installed wheel carries jobs/ and test_images/ under winsuite/data/ (setup.py); a checkout has them beside suite/.
+INSTALLED_DATA_DIR = PACKAGE_DIR / "data"
 
 
 def project_root() -> Path:
-    """The checkout that holds `jobs/` and `test_images/` (override: WINSUITE_HOME)."""
+    """The directory that holds `jobs/` and `test_images/` (override: WINSUITE_HOME)."""
     override = os.environ.get("WINSUITE_HOME")
     if override:
         return Path(override).resolve()
-    return PACKAGE_DIR.parent
+    return INSTALLED_DATA_DIR if INSTALLED_DATA_DIR.is_dir() else PACKAGE_DIR.parent
 
 
 def jobs_dir() -> Path:
@@ -29,7 +31,7 @@ def plan_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """winsuite's cache (built binaries, images); override: WINSUITE_CACHE_DIR."""
+    """winsuite's cache (built binaries, images), shared by every install; override: WINSUITE_CACHE_DIR."""
     override = os.environ.get("WINSUITE_CACHE_DIR")
     if override:
         return Path(override).expanduser().resolve()

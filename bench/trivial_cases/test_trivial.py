@@ -7,10 +7,10 @@ import os
 import pytest
 from kubernetes import client
 
-from suite.fixtures import Target
-from suite.k8s import pods
-from suite.naming import Area
-from suite.naming import Describe
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.k8s import pods
+from winsuite.plugin.fixtures import Target
 
 COUNT = int(os.environ.get("WINSUITE_BENCH_TESTS", "0"))
 trivial = Describe(Area("sig-testing"), "winsuite bench")

@@ -10,17 +10,17 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.cluster.base import ClusterTarget
-from suite.cluster.kind import KindTarget
-from suite.cluster.kubeconfig import KubeconfigTarget
-from suite.cluster.kubeconfig import api_client
-from suite.cluster.kubeconfig import server_version
-from suite.jobs import ClusterSpec
-from suite.jobs import resolve_job
+from winsuite.cluster.base import ClusterTarget
+from winsuite.cluster.kind import KindTarget
+from winsuite.cluster.kubeconfig import KubeconfigTarget
+from winsuite.cluster.kubeconfig import api_client
+from winsuite.cluster.kubeconfig import server_version
+from winsuite.policy.jobs import ClusterSpec
+from winsuite.policy.jobs import resolve_job
 
 
 def _embedded(spec: ClusterSpec) -> ClusterTarget:
-    from suite.cluster.local import LocalCluster
+    from winsuite.cluster.local import LocalCluster
 
     target: ClusterTarget = LocalCluster(name=spec.name, real_node=spec.real_node)
     return target

@@ -11,13 +11,13 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from suite import messages
-from suite.capabilities import Capability
-from suite.capabilities import requirement_text
-from suite.exclusions import ScopeFacts
-from suite.images import ImageCatalog
-from suite.k8s import nodes as k8s_nodes
-from suite.k8s import retry
+from winsuite import messages
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.capabilities import requirement_text
+from winsuite.k8s import nodes as k8s_nodes
+from winsuite.k8s import retry
+from winsuite.policy.exclusions import ScopeFacts
+from winsuite.policy.images import ImageCatalog
 
 HYPERV_RUNTIME_CLASS = "runhcs-wcow-hypervisor"
 GMSA_NODE_LABEL = ("agentpool", "windowsgmsa")  # what upstream gmsa_full.go looks for

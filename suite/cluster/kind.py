@@ -8,10 +8,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from suite.cluster.kubeconfig import api_client
-from suite.cluster.kubeconfig import server_version
-from suite.errors import UsageError
-from suite.pins import load_pins
+from winsuite.cluster.kubeconfig import api_client
+from winsuite.cluster.kubeconfig import server_version
+from winsuite.errors import UsageError
+from winsuite.policy.pins import load_pins
 
 log = logging.getLogger("winsuite.cluster")
 

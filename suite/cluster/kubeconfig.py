@@ -13,8 +13,8 @@ from kubernetes import config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
-from suite.errors import ClusterUnreachable
-from suite.errors import UsageError
+from winsuite.errors import ClusterUnreachable
+from winsuite.errors import UsageError
 
 log = logging.getLogger("winsuite.cluster")
 

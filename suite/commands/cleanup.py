@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from suite import options
-from suite.commands._types import Subparsers
+from winsuite.commands._types import Subparsers
+from winsuite.policy import options
 
 
 def register(subparsers: Subparsers) -> None:
@@ -17,8 +17,8 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from suite.cluster.connect import connect_from_options
-    from suite.k8s.namespaces import delete_run_namespaces
+    from winsuite.cluster.connect import connect_from_options
+    from winsuite.k8s.namespaces import delete_run_namespaces
 
     get = vars(args).get
     cluster = connect_from_options(options.job_ref(get), options.overrides(get, options.CLUSTER_OPTIONS),

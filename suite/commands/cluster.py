@@ -7,23 +7,23 @@ import os
 import subprocess
 from pathlib import Path
 
-from suite.cluster.local.artifacts import BIN_DIR_ENV
-from suite.cluster.local.artifacts import Group
-from suite.cluster.local.artifacts import bin_dir_from_env
-from suite.cluster.local.artifacts import select
-from suite.cluster.local.build import Builder
-from suite.cluster.local.config import DEFAULT_WINDOWS_BUILDS
-from suite.cluster.local.config import ClusterConfig
-from suite.cluster.local.logs import tail
-from suite.cluster.local.progress import stderr_reporter
-from suite.cluster.local.realnode import prereqs
-from suite.cluster.local.state import Layout
-from suite.cluster.local.status import inspect
-from suite.cluster.local.status import render
-from suite.commands._types import Subparsers
-from suite.errors import ExitCode
-from suite.errors import UsageError
-from suite.pins import load_pins
+from winsuite.cluster.local.artifacts import BIN_DIR_ENV
+from winsuite.cluster.local.artifacts import Group
+from winsuite.cluster.local.artifacts import bin_dir_from_env
+from winsuite.cluster.local.artifacts import select
+from winsuite.cluster.local.build import Builder
+from winsuite.cluster.local.config import DEFAULT_WINDOWS_BUILDS
+from winsuite.cluster.local.config import ClusterConfig
+from winsuite.cluster.local.logs import tail
+from winsuite.cluster.local.progress import stderr_reporter
+from winsuite.cluster.local.realnode import prereqs
+from winsuite.cluster.local.state import Layout
+from winsuite.cluster.local.status import inspect
+from winsuite.cluster.local.status import render
+from winsuite.commands._types import Subparsers
+from winsuite.errors import ExitCode
+from winsuite.errors import UsageError
+from winsuite.policy.pins import load_pins
 
 DEFAULT_NAME = "winsuite"
 
@@ -103,7 +103,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from suite.cluster.local import launcher  # the kubernetes client: only when a cluster is started
+    from winsuite.cluster.local import launcher  # the kubernetes client: only when a cluster is started
 
     if args.linux_nodes < 0:
         raise UsageError(f"--linux-nodes {args.linux_nodes}: expected 0 or more")
@@ -115,7 +115,7 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    from suite.cluster.local import launcher
+    from winsuite.cluster.local import launcher
 
     if not launcher.down(args.name, stderr_reporter):
         stderr_reporter(f"no cluster named {args.name} (nothing to stop)")

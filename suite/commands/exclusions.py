@@ -6,8 +6,8 @@ import argparse
 import datetime
 from pathlib import Path
 
-from suite.commands._types import Subparsers
-from suite.errors import ExitCode
+from winsuite.commands._types import Subparsers
+from winsuite.errors import ExitCode
 
 
 def register(subparsers: Subparsers) -> None:
@@ -24,12 +24,12 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run_lint(args: argparse.Namespace) -> int:
-    from suite.catalog import collect
-    from suite.exclusions import lint
-    from suite.exclusions import read_exclusion_file
-    from suite.paths import upstream_names_file
-    from suite.pins import load_pins
-    from suite.upstream_names import read_names_file
+    from winsuite.paths import upstream_names_file
+    from winsuite.policy.catalog import collect
+    from winsuite.policy.exclusions import lint
+    from winsuite.policy.exclusions import read_exclusion_file
+    from winsuite.policy.pins import load_pins
+    from winsuite.policy.upstream_names import read_names_file
 
     names = [e.spec.full_name for e in collect()]
     pinned = upstream_names_file(load_pins().kubernetes)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from suite import options
-from suite.commands._output import print_json
-from suite.commands._output import print_table
-from suite.commands._output import warn
-from suite.commands._types import Subparsers
-from suite.images import ImageUnavailable
+from winsuite.commands._output import print_json
+from winsuite.commands._output import print_table
+from winsuite.commands._output import warn
+from winsuite.commands._types import Subparsers
+from winsuite.policy import options
+from winsuite.policy.images import ImageUnavailable
 
 # The sandbox image every pod needs, whatever the test declares.
 ALWAYS = ("pause",)
@@ -26,9 +26,9 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from suite.catalog import collect
-    from suite.run_config import build_run_config
-    from suite.selection import Outcome
+    from winsuite.policy.catalog import collect
+    from winsuite.policy.run_config import build_run_config
+    from winsuite.policy.selection import Outcome
 
     get = vars(args).get
     config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from suite import options
-from suite.commands._output import print_json
-from suite.commands._output import warn
-from suite.commands._types import Subparsers
-from suite.selection import Outcome
-from suite.selection import Selector
-from suite.upstream_names import read_names_file
+from winsuite.commands._output import print_json
+from winsuite.commands._output import warn
+from winsuite.commands._types import Subparsers
+from winsuite.policy import options
+from winsuite.policy.selection import Outcome
+from winsuite.policy.selection import Selector
+from winsuite.policy.upstream_names import read_names_file
 
 FORMATS = ("table", "names", "json")
 
@@ -33,8 +33,8 @@ def run(args: argparse.Namespace) -> int:
     get = vars(args).get
     if args.names:
         return _list_names(args)
-    from suite.catalog import collect
-    from suite.run_config import build_run_config
+    from winsuite.policy.catalog import collect
+    from winsuite.policy.run_config import build_run_config
 
     config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
     for message in config.repo_list.warnings:

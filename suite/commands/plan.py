@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from suite.commands._output import print_json
-from suite.commands._output import print_table
-from suite.commands._types import Subparsers
-from suite.errors import DataError
-from suite.paths import jobs_dir
-from suite.plan import TIERS
-from suite.plan import Coverage
+from winsuite.commands._output import print_json
+from winsuite.commands._output import print_table
+from winsuite.commands._types import Subparsers
+from winsuite.errors import DataError
+from winsuite.paths import jobs_dir
+from winsuite.policy.plan import TIERS
+from winsuite.policy.plan import Coverage
 
 
 def register(subparsers: Subparsers) -> None:
@@ -21,7 +21,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def exclusion_ids() -> set[str]:
-    from suite.exclusions import read_exclusion_file
+    from winsuite.policy.exclusions import read_exclusion_file
 
     ids = set()
     for path in sorted(Path(jobs_dir() / "exclusions").glob("*.yaml")):
@@ -30,9 +30,9 @@ def exclusion_ids() -> set[str]:
 
 
 def plan_coverage() -> list[Coverage]:
-    from suite.catalog import collect
-    from suite.plan import coverage
-    from suite.plan import load_plan
+    from winsuite.policy.catalog import collect
+    from winsuite.policy.plan import coverage
+    from winsuite.policy.plan import load_plan
 
     result = coverage(load_plan(), [e.spec.full_name for e in collect()], exclusion_ids())
     for cov in result:

@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import TypeVar
 
-from reports.render import DEFAULT_GRID_COLUMNS
-from suite.commands._types import Subparsers
-from suite.errors import ExitCode
-from suite.errors import UsageError
+from winsuite.commands._types import Subparsers
+from winsuite.errors import ExitCode
+from winsuite.errors import UsageError
+from winsuite_reports.render import DEFAULT_GRID_COLUMNS
 
 if TYPE_CHECKING:  # the reports package (jinja2 …) is imported only when a report is made
-    from reports.analysis import Report
-    from reports.model import PlanItem
+    from winsuite_reports.analysis import Report
+    from winsuite_reports.model import PlanItem
 
 N = TypeVar("N", int, float)
 
@@ -86,7 +86,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from reports.markdown import markdown_summary
+    from winsuite_reports.markdown import markdown_summary
 
     if args.format == "html" and args.output is None:
         raise UsageError("--output DIR is required for the HTML dashboard (or use --format markdown)")
@@ -106,7 +106,7 @@ def render_dashboard(root: Path, output: Path) -> str:
 
 def _dashboard(args: argparse.Namespace) -> str:
     """Write the HTML dashboard; one line saying what it holds and where."""
-    from reports.render import write_dashboard
+    from winsuite_reports.render import write_dashboard
 
     report = _build(args.results, args)
     try:
@@ -119,12 +119,12 @@ def _dashboard(args: argparse.Namespace) -> str:
 
 
 def _build(root: Path, args: argparse.Namespace) -> Report:
-    from reports.analysis import ReportOptions
-    from reports.analysis import build_report
-    from reports.model import ReportError
-    from reports.readiness import Criteria
-    from reports.results import load_history
-    from reports.status import Thresholds
+    from winsuite_reports.analysis import ReportOptions
+    from winsuite_reports.analysis import build_report
+    from winsuite_reports.model import ReportError
+    from winsuite_reports.readiness import Criteria
+    from winsuite_reports.results import load_history
+    from winsuite_reports.status import Thresholds
 
     if not root.is_dir():
         raise UsageError(f"--results {root}: no such directory (expected ROOT/<job>/<build>/started.json)")
@@ -165,7 +165,7 @@ def _number(args: argparse.Namespace, dest: str, kind: type[N], minimum: N, maxi
 
 def _plan_items() -> list[PlanItem]:
     """The KEP plan as plain data for the per-item table (reports never imports suite)."""
-    from reports.model import PlanItem
-    from suite.plan import load_plan
+    from winsuite.policy.plan import load_plan
+    from winsuite_reports.model import PlanItem
 
     return [PlanItem(item.id, item.tier, item.title, list(item.tests)) for item in load_plan().items]

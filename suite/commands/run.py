@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from suite import options
-from suite.commands._types import Subparsers
-from suite.jobs import parse_duration
+from winsuite.commands._types import Subparsers
+from winsuite.policy import options
+from winsuite.policy.jobs import parse_duration
 
 
 def register(subparsers: Subparsers) -> None:
@@ -26,7 +26,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--results-root", metavar="DIR", default="_artifacts",
                         help="root of the prow layout when --artifacts is not given (default: _artifacts)")
     parser.add_argument("--build-id", help="build id (default: the start time, YYYYMMDDHHMMSS)")
-    parser.add_argument("--cases", metavar="PACKAGE", default="suite.cases",
+    parser.add_argument("--cases", metavar="PACKAGE", default="winsuite.cases",
                         help="Python package of winsuite tests to run (default: suite.cases, the catalog)")
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
                         help="extra arguments passed to pytest, after --")
@@ -34,6 +34,6 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from suite.runner import Runner
+    from winsuite.run.runner import Runner
 
     return int(Runner.from_args(args).run())

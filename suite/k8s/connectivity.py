@@ -19,13 +19,13 @@ from typing import TypeVar
 
 from kubernetes import client
 
-from suite.k8s import containers
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.k8s import services
-from suite.k8s import workloads
-from suite.k8s.services import SERVICE_NAME_LABEL
-from suite.k8s.waits import wait_for_set
+from winsuite.k8s import containers
+from winsuite.k8s import pods
+from winsuite.k8s import retry
+from winsuite.k8s import services
+from winsuite.k8s import workloads
+from winsuite.k8s.services import SERVICE_NAME_LABEL
+from winsuite.k8s.waits import wait_for_set
 
 T = TypeVar("T")
 log = logging.getLogger("winsuite.k8s")

@@ -10,9 +10,9 @@ import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from suite.k8s import events
-from suite.k8s import pods
-from suite.k8s import retry
+from winsuite.k8s import events
+from winsuite.k8s import pods
+from winsuite.k8s import retry
 
 REDACTED = "<redacted>"
 # JWTs (service-account tokens), bearer headers and `token: …`/`password=…` pairs.

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from kubernetes import client
 from kubernetes import watch
 
-from suite.k8s import retry
-from suite.k8s.waits import WaitTimeout
+from winsuite.k8s import retry
+from winsuite.k8s.waits import WaitTimeout
 
 
 def list_events(api: client.ApiClient, namespace: str) -> list[client.CoreV1Event]:

@@ -13,7 +13,7 @@ from typing import cast
 from kubernetes import client
 from kubernetes.utils import parse_quantity
 
-from suite.k8s import retry
+from winsuite.k8s import retry
 
 to_decimal = cast(Callable[[str], Decimal], parse_quantity)  # "100Mi" -> Decimal(104857600)
 # One sample line of the Prometheus text format: name{labels} value [timestamp].

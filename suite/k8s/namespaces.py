@@ -7,8 +7,8 @@ import re
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from suite.k8s import retry
-from suite.k8s.waits import wait_for_set
+from winsuite.k8s import retry
+from winsuite.k8s.waits import wait_for_set
 
 RUN_ID_LABEL = "winsuite.io/run-id"
 TEST_ANNOTATION = "winsuite.io/test"

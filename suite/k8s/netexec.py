@@ -23,11 +23,11 @@ from urllib.parse import urlencode
 
 from kubernetes import client
 
-from suite.cluster.discovery import ClusterFacts
-from suite.k8s import containers
-from suite.k8s import pods
-from suite.k8s import windows
-from suite.targeting import Placement
+from winsuite.authoring.targeting import Placement
+from winsuite.cluster.discovery import ClusterFacts
+from winsuite.k8s import containers
+from winsuite.k8s import pods
+from winsuite.k8s import windows
 
 Manifest = dict[str, Any]
 log = logging.getLogger("winsuite.k8s")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from suite.k8s import retry
-from suite.targeting import OS_LABEL
-from suite.targeting import SIMULATED_NODE_ANNOTATION
-from suite.targeting import WINDOWS_BUILD_LABEL
+from winsuite.authoring.targeting import OS_LABEL
+from winsuite.authoring.targeting import SIMULATED_NODE_ANNOTATION
+from winsuite.authoring.targeting import WINDOWS_BUILD_LABEL
+from winsuite.k8s import retry
 
 
 def list_nodes(api: client.ApiClient) -> list[client.V1Node]:

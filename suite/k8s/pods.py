@@ -10,9 +10,9 @@ from typing import Any
 from kubernetes import client
 from kubernetes.stream import stream
 
-from suite.k8s import retry
-from suite.k8s.waits import PermanentFailure
-from suite.k8s.waits import wait_for
+from winsuite.k8s import retry
+from winsuite.k8s.waits import PermanentFailure
+from winsuite.k8s.waits import wait_for
 
 # Waiting reasons after which a container will not start without someone changing the pod. Pull errors
 # are left out: on real clusters they can be transient, and a timeout still reports them.

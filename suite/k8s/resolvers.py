@@ -13,8 +13,8 @@ import re
 
 from kubernetes import client
 
-from suite.k8s import containers
-from suite.k8s import pods
+from winsuite.k8s import containers
+from winsuite.k8s import pods
 
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 CONTAINER = "agnhost-container"

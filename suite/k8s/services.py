@@ -6,8 +6,8 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.k8s import retry
-from suite.k8s.waits import wait_for_set
+from winsuite.k8s import retry
+from winsuite.k8s.waits import wait_for_set
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 

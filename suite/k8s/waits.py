@@ -10,7 +10,7 @@ from typing import Any
 from kubernetes import watch
 from kubernetes.client.exceptions import ApiException
 
-from suite.k8s import retry
+from winsuite.k8s import retry
 
 log = logging.getLogger("winsuite.k8s")
 

@@ -13,16 +13,16 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from suite.k8s import containers
-from suite.k8s import events
-from suite.k8s import kubelet
-from suite.k8s import nodes
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.targeting import OS_LABEL
-from suite.targeting import WINDOWS_BUILD_LABEL
-from suite.targeting import Placement
-from suite.targeting import place_pod
+from winsuite.authoring.targeting import OS_LABEL
+from winsuite.authoring.targeting import WINDOWS_BUILD_LABEL
+from winsuite.authoring.targeting import Placement
+from winsuite.authoring.targeting import place_pod
+from winsuite.k8s import containers
+from winsuite.k8s import events
+from winsuite.k8s import kubelet
+from winsuite.k8s import nodes
+from winsuite.k8s import pods
+from winsuite.k8s import retry
 
 Manifest = dict[str, Any]
 log = logging.getLogger("winsuite.k8s")

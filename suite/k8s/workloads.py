@@ -17,11 +17,11 @@ from kubernetes import client
 from kubernetes import watch
 from kubernetes.client.exceptions import ApiException
 
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.k8s.waits import WaitTimeout
-from suite.k8s.waits import wait_for
-from suite.k8s.waits import wait_for_set
+from winsuite.k8s import pods
+from winsuite.k8s import retry
+from winsuite.k8s.waits import WaitTimeout
+from winsuite.k8s.waits import wait_for
+from winsuite.k8s.waits import wait_for_set
 
 log = logging.getLogger("winsuite.k8s")
 

@@ -9,20 +9,20 @@ from collections.abc import Iterator
 
 import pytest
 
-from suite.cluster.local import LocalCluster
-from suite.cluster.local import kube
-from suite.cluster.local.artifacts import BIN_DIR_ENV
-from suite.cluster.local.artifacts import Group
-from suite.cluster.local.artifacts import bin_dir_from_env
-from suite.cluster.local.artifacts import locate
-from suite.cluster.local.artifacts import select
-from suite.cluster.local.errors import BuildFailed
-from suite.cluster.local.errors import ComponentFailed
-from suite.cluster.local.handle import EmbeddedCluster
-from suite.cluster.local.state import load
-from suite.errors import UsageError
-from suite.k8s import namespaces
-from suite.pins import load_pins
+from winsuite.cluster.local import LocalCluster
+from winsuite.cluster.local import kube
+from winsuite.cluster.local.artifacts import BIN_DIR_ENV
+from winsuite.cluster.local.artifacts import Group
+from winsuite.cluster.local.artifacts import bin_dir_from_env
+from winsuite.cluster.local.artifacts import locate
+from winsuite.cluster.local.artifacts import select
+from winsuite.cluster.local.errors import BuildFailed
+from winsuite.cluster.local.errors import ComponentFailed
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.cluster.local.state import load
+from winsuite.errors import UsageError
+from winsuite.k8s import namespaces
+from winsuite.policy.pins import load_pins
 
 CLUSTER_ENV = "WINSUITE_TEST_CLUSTER"
 DEFAULT_CLUSTER = "winsuite-test"

@@ -14,10 +14,10 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.cluster.local.handle import EmbeddedCluster
-from suite.k8s.namespaces import RUN_ID_LABEL
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.k8s.namespaces import RUN_ID_LABEL
 
-WINSUITE = (sys.executable, "-m", "suite.cli")
+WINSUITE = (sys.executable, "-m", "winsuite.cli")
 RUNNER_CASES = "tests.runner_cases"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 

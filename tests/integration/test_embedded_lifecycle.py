@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from suite.cluster.local import leftovers
-from suite.cluster.local.handle import EmbeddedCluster
-from suite.cluster.local.processes import wait_exit
-from suite.cluster.local.state import Layout
-from suite.cluster.local.state import load
-from suite.errors import ExitCode
-from suite.pins import load_pins
+from winsuite.cluster.local import leftovers
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.cluster.local.processes import wait_exit
+from winsuite.cluster.local.state import Layout
+from winsuite.cluster.local.state import load
+from winsuite.errors import ExitCode
+from winsuite.policy.pins import load_pins
 
 pytestmark = pytest.mark.cluster
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from suite.cluster.local.config import BRIDGE_IP
-from suite.cluster.local.config import CLUSTER_DNS_IP
-from suite.cluster.local.handle import EmbeddedCluster
-from suite.cluster.local.simnodes import FAKE_ANNOTATION
-from suite.pins import load_pins
+from winsuite.cluster.local.config import BRIDGE_IP
+from winsuite.cluster.local.config import CLUSTER_DNS_IP
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.cluster.local.simnodes import FAKE_ANNOTATION
+from winsuite.policy.pins import load_pins
 
 pytestmark = pytest.mark.cluster
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from suite.cluster.local.handle import EmbeddedCluster
-from suite.k8s import events
-from suite.k8s import pods
-from suite.k8s.waits import wait_for_set
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.k8s import events
+from winsuite.k8s import pods
+from winsuite.k8s.waits import wait_for_set
 
 pytestmark = pytest.mark.cluster
 
@@ -22,7 +22,7 @@ WINDOWS = {"kubernetes.io/os": "windows"}
 TOLERATE_WINDOWS = {"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}
 # Only tests about scheduling and admission may tolerate the simulated-node taint.
 TOLERATE_SIMULATED = {"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"}
-ON_SIMULATED_WINDOWS = {"nodeSelector": WINDOWS, "tolerations": [TOLERATE_WINDOWS, TOLERATE_SIMULATED]}
+ON_SIMULATED_WINDOWS: dict[str, Any] = {"nodeSelector": WINDOWS, "tolerations": [TOLERATE_WINDOWS, TOLERATE_SIMULATED]}
 
 
 def pod(cluster: EmbeddedCluster, name: str, **spec: Any) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from suite.cluster.local.handle import EmbeddedCluster
+from winsuite.cluster.local.handle import EmbeddedCluster
 
 pytestmark = pytest.mark.cluster
 

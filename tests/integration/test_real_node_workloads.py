@@ -16,11 +16,11 @@ from tenacity import retry_if_exception_type
 from tenacity import stop_after_delay
 from tenacity import wait_fixed
 
-from suite.cluster.local.config import CLUSTER_DNS_IP
-from suite.cluster.local.config import KUBERNETES_SERVICE_IP
-from suite.cluster.local.handle import EmbeddedCluster
-from suite.k8s import pods
-from suite.k8s import services
+from winsuite.cluster.local.config import CLUSTER_DNS_IP
+from winsuite.cluster.local.config import KUBERNETES_SERVICE_IP
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.k8s import pods
+from winsuite.k8s import services
 
 pytestmark = [pytest.mark.cluster, pytest.mark.real_node]
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from reports.analysis import ReportOptions
-from reports.analysis import build_report
-from reports.render import write_dashboard
-from reports.results import load_history
-from reports.synthetic import START
-from reports.synthetic import write_job
+from winsuite_reports.analysis import ReportOptions
+from winsuite_reports.analysis import build_report
+from winsuite_reports.render import write_dashboard
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import START
+from winsuite_reports.synthetic import write_job
 
 pytestmark = pytest.mark.browser
 

@@ -13,7 +13,7 @@ import pytest
 
 pytestmark = pytest.mark.cluster
 
-WINSUITE = (sys.executable, "-m", "suite.cli")
+WINSUITE = (sys.executable, "-m", "winsuite.cli")
 BUILD = "20260101000000"
 
 

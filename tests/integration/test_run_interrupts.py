@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from suite.cluster.local.handle import EmbeddedCluster
-from suite.errors import ExitCode
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_namespaces
 from tests.integration.runner_support import start
 from tests.integration.runner_support import wait_for_event
 from tests.integration.runner_support import wait_for_file
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.errors import ExitCode
 
 pytestmark = pytest.mark.cluster
 

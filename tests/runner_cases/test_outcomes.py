@@ -6,13 +6,13 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import pods
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Serial
-from suite.naming import Slow
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Serial
+from winsuite.authoring.naming import Slow
+from winsuite.k8s import pods
+from winsuite.plugin.fixtures import Target
 
 runner = Describe(Area("sig-testing"), "winsuite runner")
 ATTEMPTS: list[int] = []  # attempts of the flaky test in this worker process

@@ -23,7 +23,7 @@ NAMES = ROOT / "jobs/upstream-names/v1.36.3.txt.gz"
 
 
 def names_in_file_order() -> list[str]:
-    from suite.upstream_names import parse_list_tests
+    from winsuite.policy.upstream_names import parse_list_tests
 
     return parse_list_tests(gzip.open(NAMES, "rt").read())
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from suite.errors import ExitCode
-from suite.jobs import ENVIRONMENT
+from winsuite.errors import ExitCode
+from winsuite.policy.jobs import ENVIRONMENT
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = "apiVersion: winsuite.io/v1alpha1\nkind: Job\nname: bad\n"
@@ -50,7 +50,7 @@ def run(case: Case, directory: Path) -> subprocess.CompletedProcess[str]:
         (directory / name).write_text(text)
     env = {k: v for k, v in os.environ.items() if k not in ENVIRONMENT}
     args = [a.format(dir=directory) for a in case.args]
-    return subprocess.run([sys.executable, "-m", "suite.cli", *args], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "winsuite.cli", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120, check=False)
 
 

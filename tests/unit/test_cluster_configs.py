@@ -5,17 +5,17 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from suite.cluster.local import controlplane
-from suite.cluster.local import simnodes
-from suite.cluster.local.config import DEFAULT_PORTS
-from suite.cluster.local.config import REAL_NODE_PORTS
-from suite.cluster.local.config import ClusterConfig
-from suite.cluster.local.realnode import containerd
-from suite.cluster.local.realnode import coredns
-from suite.cluster.local.realnode import kubelet
-from suite.cluster.local.realnode import kubeproxy
-from suite.cluster.local.realnode import network
-from suite.cluster.local.state import Layout
+from winsuite.cluster.local import controlplane
+from winsuite.cluster.local import simnodes
+from winsuite.cluster.local.config import DEFAULT_PORTS
+from winsuite.cluster.local.config import REAL_NODE_PORTS
+from winsuite.cluster.local.config import ClusterConfig
+from winsuite.cluster.local.realnode import containerd
+from winsuite.cluster.local.realnode import coredns
+from winsuite.cluster.local.realnode import kubelet
+from winsuite.cluster.local.realnode import kubeproxy
+from winsuite.cluster.local.realnode import network
+from winsuite.cluster.local.state import Layout
 
 PORTS = DEFAULT_PORTS | REAL_NODE_PORTS
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from suite.cluster.local.gomodule import parse_mod
-from suite.cluster.local.gomodule import render_wrapper
-from suite.cluster.local.gomodule import staging_version
-from suite.cluster.local.gomodule import version_ldflags
+from winsuite.cluster.local.gomodule import parse_mod
+from winsuite.cluster.local.gomodule import render_wrapper
+from winsuite.cluster.local.gomodule import staging_version
+from winsuite.cluster.local.gomodule import version_ldflags
 
 KUBERNETES_MOD = """\
 // This is a generated file. Do not edit directly.

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from suite.cluster.local import images
-from suite.errors import DataError
-from suite.images import load_catalog
+from winsuite.cluster.local import images
+from winsuite.errors import DataError
+from winsuite.policy.images import load_catalog
 
 
 def test_recipes_load_and_exactly_one_is_the_sandbox_image() -> None:

@@ -6,11 +6,11 @@ import dataclasses
 
 import pytest
 
-from suite.capabilities import Capability
-from suite.cluster.discovery import ClusterFacts
-from suite.cluster.discovery import NodeFacts
-from suite.cluster.discovery import _warnings
-from suite.images import load_catalog
+from winsuite.authoring.capabilities import Capability
+from winsuite.cluster.discovery import ClusterFacts
+from winsuite.cluster.discovery import NodeFacts
+from winsuite.cluster.discovery import _warnings
+from winsuite.policy.images import load_catalog
 
 
 def node(name: str, os_name: str, *, simulated: bool, build: str | None = None, kubelet: str = "v1.36.3",

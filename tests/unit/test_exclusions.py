@@ -8,20 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from suite.catalog import collect
-from suite.errors import DataError
-from suite.errors import UsageError
-from suite.exclusions import Exclusion
-from suite.exclusions import Scope
-from suite.exclusions import ScopeFacts
-from suite.exclusions import lint
-from suite.exclusions import load_exclusions
-from suite.exclusions import read_exclusion_file
-from suite.exclusions import version_in_range
-from suite.paths import jobs_dir
-from suite.paths import upstream_names_file
-from suite.pins import load_pins
-from suite.upstream_names import read_names_file
+from winsuite.errors import DataError
+from winsuite.errors import UsageError
+from winsuite.paths import jobs_dir
+from winsuite.paths import upstream_names_file
+from winsuite.policy.catalog import collect
+from winsuite.policy.exclusions import Exclusion
+from winsuite.policy.exclusions import Scope
+from winsuite.policy.exclusions import ScopeFacts
+from winsuite.policy.exclusions import lint
+from winsuite.policy.exclusions import load_exclusions
+from winsuite.policy.exclusions import read_exclusion_file
+from winsuite.policy.exclusions import version_in_range
+from winsuite.policy.pins import load_pins
+from winsuite.policy.upstream_names import read_names_file
 
 HEADER = "apiVersion: winsuite.io/v1alpha1\nkind: ExclusionList\n"
 ENTRY = "pattern: DNS\nreason: r\nissue: https://i/1\n"

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 import yaml
 
-from suite import cli
-from suite import paths
-from suite.errors import ExitCode
-from suite.pins import load_pins
-from suite.upstream_names import read_names_file
 from tests.tools.ginkgo_golden import ginkgo_selection
+from winsuite import cli
+from winsuite import paths
+from winsuite.errors import ExitCode
+from winsuite.policy.pins import load_pins
+from winsuite.policy.upstream_names import read_names_file
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(p for p in (Path(__file__).parent / "golden" / "ginkgo").iterdir() if (p / "input.yaml").is_file())
@@ -80,7 +80,7 @@ def test_cli_prints_what_ginkgo_selected(case: Path, cli_outputs: dict[str, str]
 
 def test_python_m_suite_cli_prints_the_same(cli_outputs: dict[str, str]) -> None:
     case = next(c for c in CASES if c.name == "sig-windows-parallel")
-    done = subprocess.run([sys.executable, "-m", "suite.cli", *cli_args(case)], cwd=ROOT, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "winsuite.cli", *cli_args(case)], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, check=False)
     assert (done.returncode, done.stderr, done.stdout) == (0, "", cli_outputs[case.name])
 

@@ -20,22 +20,22 @@ from typing import Any
 import pytest
 import yaml
 
-from suite import cli
-from suite.catalog import collect
-from suite.errors import ExitCode
-from suite.exclusions import API_VERSION
-from suite.exclusions import KIND
-from suite.exclusions import ScopeFacts
-from suite.exclusions import load_exclusions
-from suite.jobs import ENVIRONMENT
-from suite.jobs import load_job
-from suite.naming import Tag
-from suite.paths import upstream_names_file
-from suite.pins import load_pins
-from suite.selection import Outcome
-from suite.selection import Policy
-from suite.selection import Selector
-from suite.upstream_names import read_names_file
+from winsuite import cli
+from winsuite.authoring.naming import Tag
+from winsuite.errors import ExitCode
+from winsuite.paths import upstream_names_file
+from winsuite.policy.catalog import collect
+from winsuite.policy.exclusions import API_VERSION
+from winsuite.policy.exclusions import KIND
+from winsuite.policy.exclusions import ScopeFacts
+from winsuite.policy.exclusions import load_exclusions
+from winsuite.policy.jobs import ENVIRONMENT
+from winsuite.policy.jobs import load_job
+from winsuite.policy.pins import load_pins
+from winsuite.policy.selection import Outcome
+from winsuite.policy.selection import Policy
+from winsuite.policy.selection import Selector
+from winsuite.policy.upstream_names import read_names_file
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from suite import paths
-from suite.errors import DataError
-from suite.errors import UsageError
-from suite.images import ImageCatalog
-from suite.images import ImageUnavailable
-from suite.images import load_catalog
-from suite.images import load_repo_list
+from winsuite import paths
+from winsuite.errors import DataError
+from winsuite.errors import UsageError
+from winsuite.policy.images import ImageCatalog
+from winsuite.policy.images import ImageUnavailable
+from winsuite.policy.images import load_catalog
+from winsuite.policy.images import load_repo_list
 
 DEFAULT_AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.63.0"
 

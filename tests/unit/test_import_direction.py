@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # (package directory, modules it must not import, each with its submodules)
 RULES: list[tuple[str, tuple[str, ...]]] = [
     ("reports", ("suite",)),
-    ("suite/cases", ("suite.runner", "suite.cli", "suite.commands")),
-    ("suite/k8s", ("suite.plugin",)),
+    ("suite/cases", ("winsuite.run.runner", "winsuite.cli", "winsuite.commands")),
+    ("suite/k8s", ("winsuite.plugin.wiring",)),
 ]
 
 
@@ -76,14 +76,14 @@ def test_the_walk_sees_every_form_of_import(tmp_path: Path) -> None:
         "from ..k8s import pods\n"
         "from ... import cli\n"
         "from . import helpers\n"
-        "importlib.import_module('suite.commands.run')\n"
+        "importlib.import_module('winsuite.commands.run')\n"
         "def later() -> None:\n"
         "    from suite.plugin import thing\n"
     )
     assert imported_modules(sample, tmp_path) == {
-        "importlib", "suite.plan", "suite", "suite.runner", "suite.cases.k8s", "suite.cases.k8s.pods",
-        "suite.cli", "suite.cases.windows", "suite.cases.windows.helpers", "suite.commands.run", "suite.plugin",
-        "suite.plugin.thing",
+        "importlib", "winsuite.policy.plan", "suite", "winsuite.run.runner", "winsuite.cases.k8s", "winsuite.cases.k8s.pods",
+        "winsuite.cli", "winsuite.cases.windows", "winsuite.cases.windows.helpers", "winsuite.commands.run", "winsuite.plugin.wiring",
+        "winsuite.plugin.wiring.thing",
     }
-    assert violates("suite.runner", ("suite.runner",)) and violates("suite.commands.run", ("suite.commands",))
-    assert not violates("suite.runners", ("suite.runner",))
+    assert violates("winsuite.run.runner", ("winsuite.run.runner",)) and violates("winsuite.commands.run", ("winsuite.commands",))
+    assert not violates("winsuite.runners", ("winsuite.run.runner",))

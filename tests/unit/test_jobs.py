@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from suite.errors import DataError
-from suite.errors import UsageError
-from suite.jobs import ENVIRONMENT
-from suite.jobs import ClusterSpec
-from suite.jobs import JobSpec
-from suite.jobs import apply_overrides
-from suite.jobs import load_job
-from suite.jobs import parse_duration
-from suite.jobs import resolve_job
-from suite.jobs import resolve_job_path
-from suite.paths import jobs_dir
-from suite.targeting import Taint
+from winsuite.authoring.targeting import Taint
+from winsuite.errors import DataError
+from winsuite.errors import UsageError
+from winsuite.paths import jobs_dir
+from winsuite.policy.jobs import ENVIRONMENT
+from winsuite.policy.jobs import ClusterSpec
+from winsuite.policy.jobs import JobSpec
+from winsuite.policy.jobs import apply_overrides
+from winsuite.policy.jobs import load_job
+from winsuite.policy.jobs import parse_duration
+from winsuite.policy.jobs import resolve_job
+from winsuite.policy.jobs import resolve_job_path
 
 SHIPPED_JOBS = sorted(jobs_dir().glob("*.yaml"))
 HEADER = "apiVersion: winsuite.io/v1alpha1\nkind: Job\nname: j\n"

@@ -10,27 +10,27 @@ from typing import Any
 
 import pytest
 
-from suite.catalog import collect
-from suite.naming import Area
-from suite.naming import Conformance
-from suite.naming import Describe
-from suite.naming import Feature
-from suite.naming import FeatureGate
-from suite.naming import LinuxOnly
-from suite.naming import NodeConformance
-from suite.naming import Segment
-from suite.naming import Serial
-from suite.naming import Slow
-from suite.naming import Spec
-from suite.naming import Tag
-from suite.naming import render
-from suite.naming import specs_of_function
-from suite.paths import upstream_names_file
-from suite.pins import load_pins
-from suite.registry import Registry
-from suite.registry import check_specs
-from suite.registry import load_registry
-from suite.upstream_names import read_names_file
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.authoring.naming import FeatureGate
+from winsuite.authoring.naming import LinuxOnly
+from winsuite.authoring.naming import NodeConformance
+from winsuite.authoring.naming import Segment
+from winsuite.authoring.naming import Serial
+from winsuite.authoring.naming import Slow
+from winsuite.authoring.naming import Spec
+from winsuite.authoring.naming import Tag
+from winsuite.authoring.naming import render
+from winsuite.authoring.naming import specs_of_function
+from winsuite.authoring.registry import Registry
+from winsuite.authoring.registry import check_specs
+from winsuite.authoring.registry import load_registry
+from winsuite.paths import upstream_names_file
+from winsuite.policy.catalog import collect
+from winsuite.policy.pins import load_pins
+from winsuite.policy.upstream_names import read_names_file
 
 # Segments as a winsuite test declares them, and the name upstream e2e.test lists for that test.
 UPSTREAM_RENDERINGS: list[tuple[tuple[Segment, ...], str]] = [

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from suite import paths
-from suite.images import ImageCatalog
-from suite.images import load_catalog
-from suite.pins import Pins
-from suite.pins import load_pins
+from winsuite import paths
+from winsuite.policy.images import ImageCatalog
+from winsuite.policy.images import load_catalog
+from winsuite.policy.pins import Pins
+from winsuite.policy.pins import load_pins
 
 VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
 

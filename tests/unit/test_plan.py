@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from suite.catalog import collect
-from suite.commands.plan import exclusion_ids
-from suite.errors import DataError
-from suite.plan import TIERS
-from suite.plan import Item
-from suite.plan import Plan
-from suite.plan import coverage
-from suite.plan import load_plan
-from suite.plan import read_plan_file
+from winsuite.commands.plan import exclusion_ids
+from winsuite.errors import DataError
+from winsuite.policy.catalog import collect
+from winsuite.policy.plan import TIERS
+from winsuite.policy.plan import Item
+from winsuite.policy.plan import Plan
+from winsuite.policy.plan import coverage
+from winsuite.policy.plan import load_plan
+from winsuite.policy.plan import read_plan_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED_SOURCE = {"seed": "000.txt", "section": "What works today"}
@@ -116,7 +116,7 @@ def test_duplicate_ids_across_files_are_refused(tmp_path: Path) -> None:
 
 
 def test_plan_json_through_the_cli(plan: Plan) -> None:
-    done = subprocess.run([sys.executable, "-m", "suite.cli", "plan", "--format", "json"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "winsuite.cli", "plan", "--format", "json"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stderr) == (0, "")
     document = json.loads(done.stdout)

@@ -14,8 +14,8 @@ import pytest
 pytest_plugins = ["pytester"]
 
 CASES = '''
-from suite.capabilities import Capability
-from suite.naming import Area, Describe, Feature, LinuxOnly, Serial
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area, Describe, Feature, LinuxOnly, Serial
 import time
 
 group = Describe(Area("sig-testing"), "plugin", Feature("Windows"))
@@ -65,7 +65,7 @@ def test_tags_become_markers(cases: pytest.Pytester) -> None:
 
 def test_unknown_tags_and_duplicate_names_are_reported_together(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_bad='''
-from suite.naming import Area, Describe, Tag
+from winsuite.authoring.naming import Area, Describe, Tag
 g = Describe(Area("sig-testing"), "bad")
 @g.it("one", Tag("Seriall"))
 def test_a(): pass
@@ -157,8 +157,8 @@ def test_sigterm_still_writes_valid_results_with_the_interrupted_test(cases: pyt
 
 def test_an_excluded_test_keeps_its_exclusion_reason_over_missing_capabilities(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_needs='''
-from suite.capabilities import Capability
-from suite.naming import Area, Describe, LinuxOnly
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area, Describe, LinuxOnly
 g = Describe(Area("sig-testing"), "needs")
 @g.it("a Windows kernel", LinuxOnly, needs=[Capability.WINDOWS_KERNEL])
 def test_needs(): pass

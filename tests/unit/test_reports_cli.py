@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from reports.synthetic import write_job
-from suite.cli import main
-from suite.errors import ExitCode
+from winsuite.cli import main
+from winsuite.errors import ExitCode
+from winsuite_reports.synthetic import write_job
 
 
 @pytest.fixture

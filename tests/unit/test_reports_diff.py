@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from reports.diff import diff_between
-from reports.diff import latest_diff
-from reports.model import Job
-from reports.model import ReportError
-from reports.results import load_history
-from reports.synthetic import START
-from reports.synthetic import write_job
+from winsuite_reports.diff import diff_between
+from winsuite_reports.diff import latest_diff
+from winsuite_reports.model import Job
+from winsuite_reports.model import ReportError
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import START
+from winsuite_reports.synthetic import write_job
 
 
 def job_of(tmp_path: Path, rows: dict[str, str]) -> Job:

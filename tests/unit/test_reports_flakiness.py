@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from reports.flakiness import RowFlakiness
-from reports.flakiness import analyze
-from reports.flakiness import flip_flakiness
-from reports.model import Status
-from reports.results import load_history
-from reports.synthetic import START
-from reports.synthetic import write_job
+from winsuite_reports.flakiness import RowFlakiness
+from winsuite_reports.flakiness import analyze
+from winsuite_reports.flakiness import flip_flakiness
+from winsuite_reports.model import Status
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import START
+from winsuite_reports.synthetic import write_job
 
 CODE = {"P": Status.PASS, "F": Status.FAIL, "K": Status.FLAKY}
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.grid import CODES
-from reports.grid import StringTable
-from reports.grid import encode_row
-from reports.grid import grid_data
-from reports.model import Build
-from reports.model import Cell
-from reports.model import Status
-from reports.results import load_history
-from reports.synthetic import START
-from reports.synthetic import write_job
+from winsuite_reports.grid import CODES
+from winsuite_reports.grid import StringTable
+from winsuite_reports.grid import encode_row
+from winsuite_reports.grid import grid_data
+from winsuite_reports.model import Build
+from winsuite_reports.model import Cell
+from winsuite_reports.model import Status
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import START
+from winsuite_reports.synthetic import write_job
 
 
 def decode(runs: list[int], strings: list[str]) -> list[tuple[str, int, str, str, str]]:

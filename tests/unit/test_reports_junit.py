@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from reports.junit import MalformedJunit
-from reports.junit import elide
-from reports.junit import is_junit
-from reports.junit import merge
-from reports.junit import read_attempts
-from reports.model import Cell
-from reports.model import Status
+from winsuite_reports.junit import MalformedJunit
+from winsuite_reports.junit import elide
+from winsuite_reports.junit import is_junit
+from winsuite_reports.junit import merge
+from winsuite_reports.junit import read_attempts
+from winsuite_reports.model import Cell
+from winsuite_reports.model import Status
 
 
 def junit(tmp_path: Path, body: str, root: str = "testsuites") -> Path:

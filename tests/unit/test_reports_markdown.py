@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.analysis import ReportOptions
-from reports.analysis import build_report
-from reports.markdown import markdown_summary
-from reports.markdown import text
-from reports.results import load_history
-from reports.synthetic import START
-from reports.synthetic import write_job
+from winsuite_reports.analysis import ReportOptions
+from winsuite_reports.analysis import build_report
+from winsuite_reports.markdown import markdown_summary
+from winsuite_reports.markdown import text
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import START
+from winsuite_reports.synthetic import write_job
 
 
 def test_markup_in_names_is_escaped() -> None:

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from reports.model import History
-from reports.model import PlanItem
-from reports.readiness import Criteria
-from reports.readiness import Readiness
-from reports.readiness import RowState
-from reports.readiness import assess
-from reports.results import load_history
-from reports.synthetic import START
-from reports.synthetic import write_job
+from winsuite_reports.model import History
+from winsuite_reports.model import PlanItem
+from winsuite_reports.readiness import Criteria
+from winsuite_reports.readiness import Readiness
+from winsuite_reports.readiness import RowState
+from winsuite_reports.readiness import assess
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import START
+from winsuite_reports.synthetic import write_job
 
 GREEN = "P" * 10
 BLOCKING = {"release-blocking": True}

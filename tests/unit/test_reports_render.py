@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from reports.analysis import ReportOptions
-from reports.analysis import build_report
-from reports.model import PlanItem
-from reports.model import ReportError
-from reports.render import write_dashboard
-from reports.results import load_history
-from reports.synthetic import START
-from reports.synthetic import write_job
+from winsuite_reports.analysis import ReportOptions
+from winsuite_reports.analysis import build_report
+from winsuite_reports.model import PlanItem
+from winsuite_reports.model import ReportError
+from winsuite_reports.render import write_dashboard
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import START
+from winsuite_reports.synthetic import write_job
 
 HOSTILE = '<script>document.title="pwned"</script>'
 HOSTILE_MESSAGE = "<img src=x onerror=alert(1)>"

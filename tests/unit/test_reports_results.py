@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from reports.model import Job
-from reports.model import Status
-from reports.results import load_history
-from reports.results import natural_key
-from reports.results import read_job
-from reports.synthetic import START
-from reports.synthetic import write_build
-from reports.synthetic import write_job
+from winsuite_reports.model import Job
+from winsuite_reports.model import Status
+from winsuite_reports.results import load_history
+from winsuite_reports.results import natural_key
+from winsuite_reports.results import read_job
+from winsuite_reports.synthetic import START
+from winsuite_reports.synthetic import write_build
+from winsuite_reports.synthetic import write_job
 
 NOW = START + 86400
 

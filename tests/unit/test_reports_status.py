@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from reports.model import Job
-from reports.results import load_history
-from reports.status import TabStatus
-from reports.status import Thresholds
-from reports.status import row_alert
-from reports.status import summarize
-from reports.synthetic import START
-from reports.synthetic import write_job
+from winsuite_reports.model import Job
+from winsuite_reports.results import load_history
+from winsuite_reports.status import TabStatus
+from winsuite_reports.status import Thresholds
+from winsuite_reports.status import row_alert
+from winsuite_reports.status import summarize
+from winsuite_reports.synthetic import START
+from winsuite_reports.synthetic import write_job
 
 HOUR = 3600
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from reports.model import Status
-from reports.results import load_history
-from reports.svg import Point
-from reports.svg import trend_chart
-from reports.svg import trend_points
-from reports.synthetic import START
-from reports.synthetic import write_job
+from winsuite_reports.model import Status
+from winsuite_reports.results import load_history
+from winsuite_reports.svg import Point
+from winsuite_reports.svg import trend_chart
+from winsuite_reports.svg import trend_points
+from winsuite_reports.synthetic import START
+from winsuite_reports.synthetic import write_job
 
 
 def test_points_run_oldest_first_with_the_share_of_tests_that_passed(tmp_path: Path) -> None:

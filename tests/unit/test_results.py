@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from suite.results import junit
-from suite.results import prow
-from suite.results.merge import close_unfinished
-from suite.results.merge import final_attempts
-from suite.results.merge import read_events
-from suite.results.merge import verdict
-from suite.results.model import Attempt
-from suite.results.model import Outcome
-from suite.summary import summarize
+from winsuite.run.results import junit
+from winsuite.run.results import prow
+from winsuite.run.results.merge import close_unfinished
+from winsuite.run.results.merge import final_attempts
+from winsuite.run.results.merge import read_events
+from winsuite.run.results.merge import verdict
+from winsuite.run.results.model import Attempt
+from winsuite.run.results.model import Outcome
+from winsuite.run.summary import summarize
 
 HOSTILE = '[sig-x] <script>alert("x")</script> & \'quoted\' \x1b[31m'
 

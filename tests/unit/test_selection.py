@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from suite.errors import UsageError
-from suite.exclusions import Exclusion
-from suite.exclusions import Scope
-from suite.exclusions import ScopeFacts
-from suite.naming import Conformance
-from suite.naming import LinuxOnly
-from suite.naming import Tag
-from suite.selection import DEFAULT_SKIP
-from suite.selection import Outcome
-from suite.selection import Policy
-from suite.selection import Selector
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import LinuxOnly
+from winsuite.authoring.naming import Tag
+from winsuite.errors import UsageError
+from winsuite.policy.exclusions import Exclusion
+from winsuite.policy.exclusions import Scope
+from winsuite.policy.exclusions import ScopeFacts
+from winsuite.policy.selection import DEFAULT_SKIP
+from winsuite.policy.selection import Outcome
+from winsuite.policy.selection import Policy
+from winsuite.policy.selection import Selector
 
 POD = "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]"
 FLAKY = "[sig-node] Security Context should support volume SELinux relabeling [Flaky] [LinuxOnly]"

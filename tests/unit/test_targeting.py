@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from suite.targeting import OS_LABEL
-from suite.targeting import WINDOWS_BUILD_LABEL
-from suite.targeting import Placement
-from suite.targeting import Taint
-from suite.targeting import place_pod
-from suite.targeting import place_pod_spec
+from winsuite.authoring.targeting import OS_LABEL
+from winsuite.authoring.targeting import WINDOWS_BUILD_LABEL
+from winsuite.authoring.targeting import Placement
+from winsuite.authoring.targeting import Taint
+from winsuite.authoring.targeting import place_pod
+from winsuite.authoring.targeting import place_pod_spec
 
 WINDOWS_TOLERATION = {"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}
 SIMULATED_TOLERATION = {"key": "kwok.x-k8s.io/node", "operator": "Equal", "value": "fake", "effect": "NoSchedule"}

@@ -9,16 +9,16 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import connectivity
-from suite.k8s import containers
-from suite.k8s import retry
-from suite.k8s import services
-from suite.k8s import workloads
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Feature
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.k8s import connectivity
+from winsuite.k8s import containers
+from winsuite.k8s import retry
+from winsuite.k8s import services
+from winsuite.k8s import workloads
+from winsuite.plugin.fixtures import Target
 
 cpu_autoscaling = Describe(Area("sig-autoscaling"), Feature("HPA"), "Horizontal pod autoscaling (scale resource: CPU)")
 

@@ -6,13 +6,13 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.naming import Area
-from suite.naming import Conformance
-from suite.naming import Describe
-from suite.naming import NodeConformance
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import NodeConformance
+from winsuite.k8s import containers
+from winsuite.plugin.fixtures import Target
 
 containers_ = Describe(Area("sig-node"), "Containers")
 

@@ -17,15 +17,15 @@ from kubernetes.stream.ws_client import get_websocket_url
 from websocket import ABNF
 from websocket import WebSocketConnectionClosedException
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import pods
-from suite.naming import Area
-from suite.naming import Conformance
-from suite.naming import Describe
-from suite.naming import NodeConformance
-from suite.session import ClusterSession
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import NodeConformance
+from winsuite.k8s import containers
+from winsuite.k8s import pods
+from winsuite.plugin.fixtures import Target
+from winsuite.plugin.session import ClusterSession
 
 pods_ = Describe(Area("sig-node"), "Pods")
 simple_pod = Describe(Area("sig-cli"), "Kubectl client", "Simple pod")

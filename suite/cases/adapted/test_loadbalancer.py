@@ -7,14 +7,14 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.k8s import connectivity
-from suite.k8s import pods
-from suite.k8s import workloads
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Feature
-from suite.naming import Slow
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.authoring.naming import Slow
+from winsuite.k8s import connectivity
+from winsuite.k8s import pods
+from winsuite.k8s import workloads
 
 load_balancers = Describe(Area("sig-network"), "LoadBalancers", Feature("LoadBalancer"))
 

@@ -9,12 +9,12 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import retry
-from suite.naming import Area
-from suite.naming import Describe
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.k8s import containers
+from winsuite.k8s import retry
+from winsuite.plugin.fixtures import Target
 
 pod_metrics = Describe(Area("sig-node"), "Pod and container metrics")
 metrics = Describe(Area("sig-instrumentation"), "Metrics")

@@ -18,18 +18,18 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.k8s import workloads
-from suite.k8s.waits import wait_for_set
-from suite.k8s.workloads import MERGE_PATCH
-from suite.k8s.workloads import STRATEGIC_MERGE_PATCH
-from suite.naming import Area
-from suite.naming import Conformance
-from suite.naming import Describe
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import Describe
+from winsuite.k8s import containers
+from winsuite.k8s import pods
+from winsuite.k8s import retry
+from winsuite.k8s import workloads
+from winsuite.k8s.waits import wait_for_set
+from winsuite.k8s.workloads import MERGE_PATCH
+from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
+from winsuite.plugin.fixtures import Target
 
 persistent_volumes = Describe(Area("sig-storage"), "PersistentVolumes")
 csi_conformance = persistent_volumes.describe("CSI Conformance")

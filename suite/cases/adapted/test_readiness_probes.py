@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import pods
-from suite.naming import Area
-from suite.naming import Conformance
-from suite.naming import Describe
-from suite.naming import NodeConformance
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import NodeConformance
+from winsuite.k8s import containers
+from winsuite.k8s import pods
+from winsuite.plugin.fixtures import Target
 
 probing = Describe(Area("sig-node"), "Probing container")
 

@@ -15,16 +15,16 @@ import pytest
 from kubernetes import client
 from kubernetes.utils.quantity import parse_quantity
 
-from suite.fixtures import Target
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.k8s import services
-from suite.k8s import workloads
-from suite.k8s.workloads import STRATEGIC_MERGE_PATCH
-from suite.k8s.workloads import EventStream
-from suite.naming import Area
-from suite.naming import Conformance
-from suite.naming import Describe
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import Describe
+from winsuite.k8s import pods
+from winsuite.k8s import retry
+from winsuite.k8s import services
+from winsuite.k8s import workloads
+from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
+from winsuite.k8s.workloads import EventStream
+from winsuite.plugin.fixtures import Target
 
 quotas = Describe(Area("sig-api-machinery"), "ResourceQuota")
 

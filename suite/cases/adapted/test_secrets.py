@@ -11,17 +11,17 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import namespaces
-from suite.k8s import retry
-from suite.naming import Area
-from suite.naming import Conformance
-from suite.naming import Describe
-from suite.naming import LinuxOnly
-from suite.naming import NodeConformance
-from suite.session import ClusterSession
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import LinuxOnly
+from winsuite.authoring.naming import NodeConformance
+from winsuite.k8s import containers
+from winsuite.k8s import namespaces
+from winsuite.k8s import retry
+from winsuite.plugin.fixtures import Target
+from winsuite.plugin.session import ClusterSession
 
 sec_env = Describe(Area("sig-node"), "Secrets")
 sec_volume = Describe(Area("sig-storage"), "Secrets")

@@ -8,16 +8,16 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.k8s import services
-from suite.k8s import workloads
-from suite.k8s.workloads import MERGE_PATCH
-from suite.k8s.workloads import STRATEGIC_MERGE_PATCH
-from suite.k8s.workloads import EventStream
-from suite.naming import Area
-from suite.naming import Conformance
-from suite.naming import Describe
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import Describe
+from winsuite.k8s import pods
+from winsuite.k8s import retry
+from winsuite.k8s import services
+from winsuite.k8s import workloads
+from winsuite.k8s.workloads import MERGE_PATCH
+from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
+from winsuite.k8s.workloads import EventStream
 
 services_ = Describe(Area("sig-network"), "Services")
 

@@ -13,16 +13,16 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import connectivity
-from suite.k8s import pods
-from suite.k8s import services
-from suite.k8s import workloads
-from suite.naming import Area
-from suite.naming import Conformance
-from suite.naming import Describe
-from suite.targeting import place_pod
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.targeting import place_pod
+from winsuite.k8s import connectivity
+from winsuite.k8s import pods
+from winsuite.k8s import services
+from winsuite.k8s import workloads
+from winsuite.plugin.fixtures import Target
 
 services_ = Describe(Area("sig-network"), "Services")
 

@@ -11,17 +11,17 @@ import uuid
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import connectivity
-from suite.k8s import containers
-from suite.k8s import pods
-from suite.k8s import services
-from suite.k8s import workloads
-from suite.k8s.connectivity import Prober
-from suite.naming import Area
-from suite.naming import Conformance
-from suite.naming import Describe
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Conformance
+from winsuite.authoring.naming import Describe
+from winsuite.k8s import connectivity
+from winsuite.k8s import containers
+from winsuite.k8s import pods
+from winsuite.k8s import services
+from winsuite.k8s import workloads
+from winsuite.k8s.connectivity import Prober
+from winsuite.plugin.fixtures import Target
 
 services_ = Describe(Area("sig-network"), "Services")
 

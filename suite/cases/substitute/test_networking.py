@@ -19,14 +19,14 @@ import logging
 import pytest
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.capabilities import requirement_text
-from suite.fixtures import Target
-from suite.k8s import netexec
-from suite.k8s import windows
-from suite.naming import Area
-from suite.naming import Describe
-from suite.session import ClusterSession
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.capabilities import requirement_text
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.k8s import netexec
+from winsuite.k8s import windows
+from winsuite.plugin.fixtures import Target
+from winsuite.plugin.session import ClusterSession
 
 log = logging.getLogger("winsuite.cases")
 

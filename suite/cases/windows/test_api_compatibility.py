@@ -11,9 +11,9 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from suite.fixtures import Target
-from suite.naming import Area
-from suite.naming import Describe
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.plugin.fixtures import Target
 
 Mutation = Callable[[dict[str, Any]], None]
 

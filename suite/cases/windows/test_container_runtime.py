@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from suite.capabilities import Capability
-from suite.naming import Area
-from suite.naming import Describe
-from suite.session import ClusterSession
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.plugin.session import ClusterSession
 
 runtime = Describe(Area("sig-windows"), "Container runtime")
 MINIMUM_CONTAINERD = (1, 4)

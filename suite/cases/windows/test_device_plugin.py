@@ -8,16 +8,16 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.cluster.discovery import GPU_RESOURCE
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.k8s import windows
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Feature
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.cluster.discovery import GPU_RESOURCE
+from winsuite.k8s import containers
+from winsuite.k8s import pods
+from winsuite.k8s import retry
+from winsuite.k8s import windows
+from winsuite.plugin.fixtures import Target
 
 device_plugin = Describe(Area("sig-windows"), Feature("GPUDevicePlugin"), "Device Plugin")
 

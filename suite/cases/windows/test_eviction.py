@@ -9,21 +9,21 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import events
-from suite.k8s import kubelet
-from suite.k8s import pods
-from suite.k8s import windows
-from suite.k8s.waits import WaitTimeout
-from suite.k8s.waits import wait_for
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Disruptive
-from suite.naming import Feature
-from suite.naming import Serial
-from suite.naming import Slow
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Disruptive
+from winsuite.authoring.naming import Feature
+from winsuite.authoring.naming import Serial
+from winsuite.authoring.naming import Slow
+from winsuite.k8s import containers
+from winsuite.k8s import events
+from winsuite.k8s import kubelet
+from winsuite.k8s import pods
+from winsuite.k8s import windows
+from winsuite.k8s.waits import WaitTimeout
+from winsuite.k8s.waits import wait_for
+from winsuite.plugin.fixtures import Target
 
 eviction = Describe(Area("sig-windows"), Feature("Windows"), "Eviction", Serial, Slow, Disruptive)
 

@@ -21,18 +21,18 @@ import yaml
 from kubernetes import client
 from kubernetes.dynamic import DynamicClient
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.k8s import windows
-from suite.k8s import workloads
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Feature
-from suite.naming import Serial
-from suite.naming import Slow
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.authoring.naming import Serial
+from winsuite.authoring.naming import Slow
+from winsuite.k8s import containers
+from winsuite.k8s import pods
+from winsuite.k8s import retry
+from winsuite.k8s import windows
+from winsuite.k8s import workloads
+from winsuite.plugin.fixtures import Target
 
 gmsa_support = Describe(Area("sig-windows"), Feature("Windows"), "GMSA Full", Serial, Slow).describe("GMSA support")
 TWIN = "[sig-windows] [Feature:Windows] GMSA Full [Serial] [Slow] GMSA support "

@@ -10,15 +10,15 @@ import json
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import pods
-from suite.k8s import windows
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Feature
-from suite.naming import Slow
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.authoring.naming import Slow
+from winsuite.k8s import containers
+from winsuite.k8s import pods
+from winsuite.k8s import windows
+from winsuite.plugin.fixtures import Target
 
 gmsa_kubelet = Describe(Area("sig-windows"), Feature("Windows"), "GMSA Kubelet", Slow) \
     .describe("kubelet GMSA support", "when creating a pod with correct GMSA credential specs")

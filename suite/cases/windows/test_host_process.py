@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import kubelet
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.k8s import windows
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Feature
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.k8s import containers
+from winsuite.k8s import kubelet
+from winsuite.k8s import pods
+from winsuite.k8s import retry
+from winsuite.k8s import windows
+from winsuite.plugin.fixtures import Target
 
 host_process = Describe(Area("sig-windows"), Feature("WindowsHostProcessContainers"), "HostProcess containers")
 TWIN = "[sig-windows] [Feature:WindowsHostProcessContainers] HostProcess containers "

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import windows
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Feature
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.k8s import containers
+from winsuite.k8s import windows
+from winsuite.plugin.fixtures import Target
 
 hybrid = Describe(Area("sig-windows"), "Hybrid cluster network").describe("for all supported CNIs")
 TWIN = "[sig-windows] Hybrid cluster network for all supported CNIs "

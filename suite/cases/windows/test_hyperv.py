@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.cluster.discovery import HYPERV_RUNTIME_CLASS
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import pods
-from suite.k8s import windows
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Feature
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.cluster.discovery import HYPERV_RUNTIME_CLASS
+from winsuite.k8s import containers
+from winsuite.k8s import pods
+from winsuite.k8s import windows
+from winsuite.plugin.fixtures import Target
 
 hyperv = Describe(Area("sig-windows"), Feature("WindowsHyperVContainers"), "HyperV containers")
 

@@ -22,13 +22,13 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import events
-from suite.k8s import pods
-from suite.naming import Area
-from suite.naming import Describe
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.k8s import containers
+from winsuite.k8s import events
+from winsuite.k8s import pods
+from winsuite.plugin.fixtures import Target
 
 pull_policy = Describe(Area("sig-windows"), "Container Runtime", "image pull policy")
 

@@ -7,15 +7,15 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import kubelet
-from suite.k8s import windows
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Feature
-from suite.naming import Serial
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.authoring.naming import Serial
+from winsuite.k8s import containers
+from winsuite.k8s import kubelet
+from winsuite.k8s import windows
+from winsuite.plugin.fixtures import Target
 
 COLLECTION = "Kubelet stats collection for Windows nodes"
 serial_stats = Describe(Area("sig-windows"), Feature("Windows"), "Kubelet-Stats", Serial).describe(COLLECTION)

@@ -9,19 +9,19 @@ from typing import Any
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import events
-from suite.k8s import kubelet
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.k8s import windows
-from suite.naming import Area
-from suite.naming import Describe
-from suite.naming import Feature
-from suite.naming import Serial
-from suite.naming import Slow
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Feature
+from winsuite.authoring.naming import Serial
+from winsuite.authoring.naming import Slow
+from winsuite.k8s import containers
+from winsuite.k8s import events
+from winsuite.k8s import kubelet
+from winsuite.k8s import pods
+from winsuite.k8s import retry
+from winsuite.k8s import windows
+from winsuite.plugin.fixtures import Target
 
 memory_limits = Describe(Area("sig-windows"), Feature("Windows"), "Memory Limits", Serial, Slow)
 TWIN = "[sig-windows] [Feature:Windows] Memory Limits [Serial] [Slow] "

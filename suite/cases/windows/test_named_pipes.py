@@ -13,16 +13,16 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import kubelet
-from suite.k8s import netexec
-from suite.k8s import pods
-from suite.k8s import windows
-from suite.naming import Area
-from suite.naming import Describe
-from suite.session import ClusterSession
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.k8s import containers
+from winsuite.k8s import kubelet
+from winsuite.k8s import netexec
+from winsuite.k8s import pods
+from winsuite.k8s import windows
+from winsuite.plugin.fixtures import Target
+from winsuite.plugin.session import ClusterSession
 
 named_pipes = Describe(Area("sig-windows"), "Named pipe host mounts")
 

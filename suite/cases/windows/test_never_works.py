@@ -20,17 +20,17 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import containers
-from suite.k8s import kubelet
-from suite.k8s import nodes
-from suite.k8s import pods
-from suite.k8s import resolvers
-from suite.k8s import retry
-from suite.k8s import windows
-from suite.naming import Area
-from suite.naming import Describe
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.k8s import containers
+from winsuite.k8s import kubelet
+from winsuite.k8s import nodes
+from winsuite.k8s import pods
+from winsuite.k8s import resolvers
+from winsuite.k8s import retry
+from winsuite.k8s import windows
+from winsuite.plugin.fixtures import Target
 
 never = Describe(Area("sig-windows"), "What will never work")
 

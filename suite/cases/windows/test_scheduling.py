@@ -13,18 +13,18 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import events
-from suite.k8s import pods
-from suite.k8s import retry
-from suite.naming import Area
-from suite.naming import Describe
-from suite.session import ClusterSession
-from suite.targeting import OS_LABEL
-from suite.targeting import SIMULATED_NODE_TAINT
-from suite.targeting import WINDOWS_BUILD_LABEL
-from suite.targeting import Placement
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.targeting import OS_LABEL
+from winsuite.authoring.targeting import SIMULATED_NODE_TAINT
+from winsuite.authoring.targeting import WINDOWS_BUILD_LABEL
+from winsuite.authoring.targeting import Placement
+from winsuite.k8s import events
+from winsuite.k8s import pods
+from winsuite.k8s import retry
+from winsuite.plugin.fixtures import Target
+from winsuite.plugin.session import ClusterSession
 
 scheduling = Describe(Area("sig-windows"), "Scheduling")
 windows_pods = scheduling.describe("Windows pods")

@@ -6,17 +6,17 @@ import random
 
 from kubernetes import client
 
-from suite.capabilities import Capability
-from suite.fixtures import Target
-from suite.k8s import connectivity
-from suite.k8s import containers
-from suite.k8s import nodes
-from suite.k8s import retry
-from suite.k8s import windows
-from suite.k8s import workloads
-from suite.naming import Area
-from suite.naming import Describe
-from suite.targeting import OS_LABEL
+from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.naming import Area
+from winsuite.authoring.naming import Describe
+from winsuite.authoring.targeting import OS_LABEL
+from winsuite.k8s import connectivity
+from winsuite.k8s import containers
+from winsuite.k8s import nodes
+from winsuite.k8s import retry
+from winsuite.k8s import windows
+from winsuite.k8s import workloads
+from winsuite.plugin.fixtures import Target
 
 service_tests = Describe(Area("sig-windows"), "Services")
 SERVICE = "nodeport-test"

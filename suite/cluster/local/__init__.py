@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 if TYPE_CHECKING:
-    from suite.cluster.local.target import LocalCluster
+    from winsuite.cluster.local.target import LocalCluster
 
 __all__ = ["LocalCluster"]
 
@@ -14,7 +14,7 @@ __all__ = ["LocalCluster"]
 def __getattr__(name: str) -> Any:
     """LocalCluster is imported on first use: it brings the kubernetes client, which `--help` does not need."""
     if name == "LocalCluster":
-        from suite.cluster.local.target import LocalCluster
+        from winsuite.cluster.local.target import LocalCluster
 
         return LocalCluster
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,25 +9,25 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from suite.cluster.local.artifacts import Artifact
-from suite.cluster.local.artifacts import Recipe
-from suite.cluster.local.artifacts import Source
-from suite.cluster.local.artifacts import cached_path
-from suite.cluster.local.artifacts import locate
-from suite.cluster.local.gomodule import parse_mod
-from suite.cluster.local.gomodule import render_wrapper
-from suite.cluster.local.gomodule import version_ldflags
-from suite.cluster.local.locks import file_lock
-from suite.cluster.local.progress import Reporter
-from suite.cluster.local.progress import elapsed
-from suite.cluster.local.progress import run_step
-from suite.cluster.local.toolchain import Go
-from suite.cluster.local.toolchain import Module
-from suite.cluster.local.toolchain import download_module
-from suite.cluster.local.toolchain import find_go
-from suite.errors import UsageError
-from suite.paths import cache_dir
-from suite.pins import Pins
+from winsuite.cluster.local.artifacts import Artifact
+from winsuite.cluster.local.artifacts import Recipe
+from winsuite.cluster.local.artifacts import Source
+from winsuite.cluster.local.artifacts import cached_path
+from winsuite.cluster.local.artifacts import locate
+from winsuite.cluster.local.gomodule import parse_mod
+from winsuite.cluster.local.gomodule import render_wrapper
+from winsuite.cluster.local.gomodule import version_ldflags
+from winsuite.cluster.local.locks import file_lock
+from winsuite.cluster.local.progress import Reporter
+from winsuite.cluster.local.progress import elapsed
+from winsuite.cluster.local.progress import run_step
+from winsuite.cluster.local.toolchain import Go
+from winsuite.cluster.local.toolchain import Module
+from winsuite.cluster.local.toolchain import download_module
+from winsuite.cluster.local.toolchain import find_go
+from winsuite.errors import UsageError
+from winsuite.paths import cache_dir
+from winsuite.policy.pins import Pins
 
 STRIP = "-s -w"
 

@@ -6,17 +6,17 @@ import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
-from suite.cluster.local.config import CLUSTER_CIDR
-from suite.cluster.local.config import CLUSTER_DOMAIN
-from suite.cluster.local.config import LOOPBACK
-from suite.cluster.local.config import SERVICE_CIDR
-from suite.cluster.local.health import http_probe
-from suite.cluster.local.health import wait_until
-from suite.cluster.local.pki import SERVICE_ACCOUNT_KEY
-from suite.cluster.local.processes import Process
-from suite.cluster.local.processes import spawn
-from suite.cluster.local.progress import Reporter
-from suite.cluster.local.state import Layout
+from winsuite.cluster.local.config import CLUSTER_CIDR
+from winsuite.cluster.local.config import CLUSTER_DOMAIN
+from winsuite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.config import SERVICE_CIDR
+from winsuite.cluster.local.health import http_probe
+from winsuite.cluster.local.health import wait_until
+from winsuite.cluster.local.pki import SERVICE_ACCOUNT_KEY
+from winsuite.cluster.local.processes import Process
+from winsuite.cluster.local.processes import spawn
+from winsuite.cluster.local.progress import Reporter
+from winsuite.cluster.local.state import Layout
 
 READY_TIMEOUT = 60.0
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from suite.cluster.local import kubeconfig
-from suite.cluster.local import pki
-from suite.cluster.local.config import BRIDGE_IP
-from suite.cluster.local.config import REAL_NODE_NAME
-from suite.cluster.local.pki import CertSpec
-from suite.cluster.local.pki import client_cert
-from suite.cluster.local.pki import serving_cert
-from suite.cluster.local.state import Layout
+from winsuite.cluster.local import kubeconfig
+from winsuite.cluster.local import pki
+from winsuite.cluster.local.config import BRIDGE_IP
+from winsuite.cluster.local.config import REAL_NODE_NAME
+from winsuite.cluster.local.pki import CertSpec
+from winsuite.cluster.local.pki import client_cert
+from winsuite.cluster.local.pki import serving_cert
+from winsuite.cluster.local.state import Layout
 
 MASTERS = "system:masters"
 

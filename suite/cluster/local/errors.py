@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from suite.errors import ExitCode
-from suite.errors import UsageError
+from winsuite.errors import ExitCode
+from winsuite.errors import UsageError
 
 
 class BuildFailed(UsageError):

@@ -10,11 +10,11 @@ from typing import Any
 from kubernetes import client
 from kubernetes import config as kube_config
 
-from suite.cluster.local import images
-from suite.cluster.local import leftovers
-from suite.cluster.local.target import LocalCluster
-from suite.images import load_catalog
-from suite.images import load_repo_list
+from winsuite.cluster.local import images
+from winsuite.cluster.local import leftovers
+from winsuite.cluster.local.target import LocalCluster
+from winsuite.policy.images import load_catalog
+from winsuite.policy.images import load_repo_list
 
 _config: Any = kube_config  # no type hints in this module of the client
 

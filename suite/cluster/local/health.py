@@ -9,11 +9,11 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from suite.cluster.local.errors import ComponentFailed
-from suite.cluster.local.logs import tail
-from suite.cluster.local.processes import Process
-from suite.cluster.local.processes import alive
-from suite.cluster.local.progress import elapsed
+from winsuite.cluster.local.errors import ComponentFailed
+from winsuite.cluster.local.logs import tail
+from winsuite.cluster.local.processes import Process
+from winsuite.cluster.local.processes import alive
+from winsuite.cluster.local.progress import elapsed
 
 
 def crashed(proc: Process, what: str = "exited") -> ComponentFailed:

@@ -12,17 +12,17 @@ from typing import Any
 
 import yaml
 
-from suite.cluster.local.ociimage import Entry
-from suite.cluster.local.ociimage import ImageSpec
-from suite.cluster.local.ociimage import Layer
-from suite.cluster.local.ociimage import write_archive
-from suite.cluster.local.progress import Reporter
-from suite.errors import DataError
-from suite.images import ImageCatalog
-from suite.images import load_catalog
-from suite.images import load_repo_list
-from suite.paths import cache_dir
-from suite.paths import test_images_dir
+from winsuite.cluster.local.ociimage import Entry
+from winsuite.cluster.local.ociimage import ImageSpec
+from winsuite.cluster.local.ociimage import Layer
+from winsuite.cluster.local.ociimage import write_archive
+from winsuite.cluster.local.progress import Reporter
+from winsuite.errors import DataError
+from winsuite.paths import cache_dir
+from winsuite.paths import test_images_dir
+from winsuite.policy.images import ImageCatalog
+from winsuite.policy.images import load_catalog
+from winsuite.policy.images import load_repo_list
 
 ENTRY_KINDS = {"dir": set(), "file": {"host", "built", "text"}, "symlink": {"target"}, "applets": set()}
 IMAGE_KEYS = {"layers", "entrypoint", "cmd", "user", "sandbox", "extraNames", "substituteFor", "description"}

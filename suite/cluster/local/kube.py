@@ -13,7 +13,7 @@ from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes import watch
 
-from suite.cluster.local.errors import ComponentFailed
+from winsuite.cluster.local.errors import ComponentFailed
 
 # These two modules of the client have no type hints; calls go through Any rather than per-line ignores.
 _watch: Any = watch

@@ -7,42 +7,42 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from suite.cluster.local import controlplane
-from suite.cluster.local import credentials
-from suite.cluster.local import kube
-from suite.cluster.local import leftovers
-from suite.cluster.local import simnodes
-from suite.cluster.local.artifacts import Group
-from suite.cluster.local.artifacts import catalog
-from suite.cluster.local.artifacts import locate
-from suite.cluster.local.artifacts import select
-from suite.cluster.local.build import Builder
-from suite.cluster.local.config import BRIDGE_IP
-from suite.cluster.local.config import DEFAULT_PORTS
-from suite.cluster.local.config import LOOPBACK
-from suite.cluster.local.config import REAL_NODE_NAME
-from suite.cluster.local.config import REAL_NODE_PORTS
-from suite.cluster.local.config import ClusterConfig
-from suite.cluster.local.health import crashed
-from suite.cluster.local.health import http_probe
-from suite.cluster.local.health import wait_until
-from suite.cluster.local.locks import file_lock
-from suite.cluster.local.ports import choose
-from suite.cluster.local.processes import alive
-from suite.cluster.local.processes import spawn
-from suite.cluster.local.processes import stop
-from suite.cluster.local.progress import Reporter
-from suite.cluster.local.progress import elapsed
-from suite.cluster.local.realnode import claim
-from suite.cluster.local.realnode import network
-from suite.cluster.local.realnode import node as realnode
-from suite.cluster.local.realnode import prereqs
-from suite.cluster.local.realnode import teardown
-from suite.cluster.local.state import ClusterState
-from suite.cluster.local.state import Layout
-from suite.cluster.local.state import load
-from suite.cluster.local.state import save
-from suite.pins import load_pins
+from winsuite.cluster.local import controlplane
+from winsuite.cluster.local import credentials
+from winsuite.cluster.local import kube
+from winsuite.cluster.local import leftovers
+from winsuite.cluster.local import simnodes
+from winsuite.cluster.local.artifacts import Group
+from winsuite.cluster.local.artifacts import catalog
+from winsuite.cluster.local.artifacts import locate
+from winsuite.cluster.local.artifacts import select
+from winsuite.cluster.local.build import Builder
+from winsuite.cluster.local.config import BRIDGE_IP
+from winsuite.cluster.local.config import DEFAULT_PORTS
+from winsuite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.config import REAL_NODE_NAME
+from winsuite.cluster.local.config import REAL_NODE_PORTS
+from winsuite.cluster.local.config import ClusterConfig
+from winsuite.cluster.local.health import crashed
+from winsuite.cluster.local.health import http_probe
+from winsuite.cluster.local.health import wait_until
+from winsuite.cluster.local.locks import file_lock
+from winsuite.cluster.local.ports import choose
+from winsuite.cluster.local.processes import alive
+from winsuite.cluster.local.processes import spawn
+from winsuite.cluster.local.processes import stop
+from winsuite.cluster.local.progress import Reporter
+from winsuite.cluster.local.progress import elapsed
+from winsuite.cluster.local.realnode import claim
+from winsuite.cluster.local.realnode import network
+from winsuite.cluster.local.realnode import node as realnode
+from winsuite.cluster.local.realnode import prereqs
+from winsuite.cluster.local.realnode import teardown
+from winsuite.cluster.local.state import ClusterState
+from winsuite.cluster.local.state import Layout
+from winsuite.cluster.local.state import load
+from winsuite.cluster.local.state import save
+from winsuite.policy.pins import load_pins
 
 NODES_READY_TIMEOUT = 120.0
 

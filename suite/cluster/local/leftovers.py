@@ -7,17 +7,17 @@ import os
 import urllib.parse
 from pathlib import Path
 
-from suite.cluster.local.config import BRIDGE
-from suite.cluster.local.config import BRIDGE_IP
-from suite.cluster.local.config import KUBELET_PORT
-from suite.cluster.local.config import LOOPBACK
-from suite.cluster.local.processes import alive
-from suite.cluster.local.processes import pids_with_argument
-from suite.cluster.local.realnode import hostdirs
-from suite.cluster.local.realnode import iptables
-from suite.cluster.local.realnode import network
-from suite.cluster.local.state import ClusterState
-from suite.cluster.local.state import Layout
+from winsuite.cluster.local.config import BRIDGE
+from winsuite.cluster.local.config import BRIDGE_IP
+from winsuite.cluster.local.config import KUBELET_PORT
+from winsuite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.processes import alive
+from winsuite.cluster.local.processes import pids_with_argument
+from winsuite.cluster.local.realnode import hostdirs
+from winsuite.cluster.local.realnode import iptables
+from winsuite.cluster.local.realnode import network
+from winsuite.cluster.local.state import ClusterState
+from winsuite.cluster.local.state import Layout
 
 LISTEN_TABLES = ("tcp", "tcp6", "udp", "udp6")
 TCP_LISTEN = "0A"

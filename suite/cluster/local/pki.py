@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from cryptography.x509.oid import NameOID
 
-from suite.cluster.local.config import CLUSTER_DOMAIN
-from suite.cluster.local.config import KUBERNETES_SERVICE_IP
-from suite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.config import CLUSTER_DOMAIN
+from winsuite.cluster.local.config import KUBERNETES_SERVICE_IP
+from winsuite.cluster.local.config import LOOPBACK
 
 VALIDITY = datetime.timedelta(days=365)
 CA = "ca"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Mapping
 
-from suite.cluster.local.progress import Reporter
+from winsuite.cluster.local.progress import Reporter
 
 
 def is_free(host: str, port: int) -> bool:

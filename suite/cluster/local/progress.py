@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from pathlib import Path
 
-from suite.cluster.local.errors import BuildFailed
-from suite.cluster.local.logs import tail
+from winsuite.cluster.local.errors import BuildFailed
+from winsuite.cluster.local.logs import tail
 
 Reporter = Callable[[str], None]
 

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from suite.cluster.local.config import LOOPBACK
-from suite.cluster.local.config import SIMULATED_POD_CIDR
-from suite.cluster.local.config import ClusterConfig
-from suite.errors import UsageError
+from winsuite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.config import SIMULATED_POD_CIDR
+from winsuite.cluster.local.config import ClusterConfig
+from winsuite.errors import UsageError
 
 FAKE_ANNOTATION = "kwok.x-k8s.io/node"
 # kwok reports any pod bound to a simulated node Running without running anything: the taint keeps every

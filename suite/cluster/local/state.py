@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from suite.cluster.local.processes import Process
-from suite.paths import cache_dir
+from winsuite.cluster.local.processes import Process
+from winsuite.paths import cache_dir
 
 
 @dataclasses.dataclass(frozen=True)

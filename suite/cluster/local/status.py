@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from suite.cluster.local.health import crashed
-from suite.cluster.local.processes import Process
-from suite.cluster.local.processes import alive
-from suite.cluster.local.state import ClusterState
-from suite.cluster.local.state import Layout
-from suite.cluster.local.state import load
+from winsuite.cluster.local.health import crashed
+from winsuite.cluster.local.processes import Process
+from winsuite.cluster.local.processes import alive
+from winsuite.cluster.local.state import ClusterState
+from winsuite.cluster.local.state import Layout
+from winsuite.cluster.local.state import load
 
 
 @dataclasses.dataclass
@@ -27,7 +27,7 @@ class Status:
 
 
 def _node_readiness(layout: Layout) -> dict[str, str]:
-    from suite.cluster.local import kube  # the kubernetes client: only when there is a cluster to ask
+    from winsuite.cluster.local import kube  # the kubernetes client: only when there is a cluster to ask
 
     try:
         listing: Any = kube.api(layout.kubeconfig).list_node(_request_timeout=5)

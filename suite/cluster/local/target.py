@@ -6,20 +6,20 @@ import dataclasses
 import time
 from pathlib import Path
 
-from suite.cluster.local import kube
-from suite.cluster.local import launcher
-from suite.cluster.local.artifacts import bin_dir_from_env
-from suite.cluster.local.config import ClusterConfig
-from suite.cluster.local.errors import ComponentFailed
-from suite.cluster.local.health import crashed
-from suite.cluster.local.health import http_probe
-from suite.cluster.local.logs import copy_logs
-from suite.cluster.local.processes import alive
-from suite.cluster.local.progress import Reporter
-from suite.cluster.local.progress import stderr_reporter
-from suite.cluster.local.state import ClusterState
-from suite.cluster.local.state import Layout
-from suite.cluster.local.state import load
+from winsuite.cluster.local import kube
+from winsuite.cluster.local import launcher
+from winsuite.cluster.local.artifacts import bin_dir_from_env
+from winsuite.cluster.local.config import ClusterConfig
+from winsuite.cluster.local.errors import ComponentFailed
+from winsuite.cluster.local.health import crashed
+from winsuite.cluster.local.health import http_probe
+from winsuite.cluster.local.logs import copy_logs
+from winsuite.cluster.local.processes import alive
+from winsuite.cluster.local.progress import Reporter
+from winsuite.cluster.local.progress import stderr_reporter
+from winsuite.cluster.local.state import ClusterState
+from winsuite.cluster.local.state import Layout
+from winsuite.cluster.local.state import load
 
 
 class LocalCluster:

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from suite.errors import UsageError
+from winsuite.errors import UsageError
 
 # Errors of `go mod download` that mean the proxy was not reached at all (rather than refusing a version).
 _UNREACHABLE_MARKERS = (

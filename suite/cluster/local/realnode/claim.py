@@ -10,8 +10,8 @@ import json
 import os
 from pathlib import Path
 
-from suite.cluster.local.locks import file_lock
-from suite.cluster.local.state import Layout
+from winsuite.cluster.local.locks import file_lock
+from winsuite.cluster.local.state import Layout
 
 CLAIM_DIR = Path("/run/winsuite")
 CLAIM = CLAIM_DIR / "real-node.json"

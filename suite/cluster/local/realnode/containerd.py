@@ -8,12 +8,12 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from suite.cluster.local.config import LOOPBACK
-from suite.cluster.local.errors import ComponentFailed
-from suite.cluster.local.health import wait_until
-from suite.cluster.local.processes import Process
-from suite.cluster.local.processes import spawn
-from suite.cluster.local.realnode.prereqs import CNI_BIN_DIR
+from winsuite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.errors import ComponentFailed
+from winsuite.cluster.local.health import wait_until
+from winsuite.cluster.local.processes import Process
+from winsuite.cluster.local.processes import spawn
+from winsuite.cluster.local.realnode.prereqs import CNI_BIN_DIR
 
 NAMESPACE = "k8s.io"  # the namespace the CRI plugin (and so kubelet) uses
 SOCKET_LIMIT = 107  # sun_path

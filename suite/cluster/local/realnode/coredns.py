@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from suite.cluster.local.config import BRIDGE_IP
-from suite.cluster.local.config import CLUSTER_DNS_IP
-from suite.cluster.local.config import CLUSTER_DOMAIN
-from suite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.config import BRIDGE_IP
+from winsuite.cluster.local.config import CLUSTER_DNS_IP
+from winsuite.cluster.local.config import CLUSTER_DOMAIN
+from winsuite.cluster.local.config import LOOPBACK
 
 NAMESPACE = "kube-system"
 SERVICE = "kube-dns"

@@ -8,12 +8,12 @@ from typing import Any
 
 import yaml
 
-from suite.cluster.local.config import BRIDGE_IP
-from suite.cluster.local.config import CLUSTER_DNS_IP
-from suite.cluster.local.config import CLUSTER_DOMAIN
-from suite.cluster.local.config import KUBELET_PORT
-from suite.cluster.local.config import LOOPBACK
-from suite.cluster.local.config import NODE_POD_CIDR
+from winsuite.cluster.local.config import BRIDGE_IP
+from winsuite.cluster.local.config import CLUSTER_DNS_IP
+from winsuite.cluster.local.config import CLUSTER_DOMAIN
+from winsuite.cluster.local.config import KUBELET_PORT
+from winsuite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.config import NODE_POD_CIDR
 
 
 @dataclasses.dataclass(frozen=True)

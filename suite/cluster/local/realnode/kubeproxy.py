@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from suite.cluster.local.config import CLUSTER_CIDR
-from suite.cluster.local.config import LOOPBACK
-from suite.cluster.local.config import NODE_POD_CIDR
+from winsuite.cluster.local.config import CLUSTER_CIDR
+from winsuite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.config import NODE_POD_CIDR
 
 
 def render_config(kubeconfig: Path, node_name: str, ports: Mapping[str, int]) -> dict[str, Any]:

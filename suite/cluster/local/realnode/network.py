@@ -6,10 +6,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from suite.cluster.local.config import BRIDGE
-from suite.cluster.local.config import BRIDGE_IP
-from suite.cluster.local.config import NODE_POD_CIDR
-from suite.cluster.local.realnode import iptables
+from winsuite.cluster.local.config import BRIDGE
+from winsuite.cluster.local.config import BRIDGE_IP
+from winsuite.cluster.local.config import NODE_POD_CIDR
+from winsuite.cluster.local.realnode import iptables
 
 # Set for the pod network: routing between pods and Service VIPs on the bridge, and conntrack of bridged
 # replies (br_netfilter). Restored on `down`, together with those kubelet and kube-proxy may change.

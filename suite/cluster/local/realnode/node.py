@@ -9,23 +9,23 @@ from pathlib import Path
 
 import yaml
 
-from suite.cluster.local import images
-from suite.cluster.local import kube
-from suite.cluster.local.config import REAL_NODE_NAME
-from suite.cluster.local.health import http_probe
-from suite.cluster.local.health import wait_until
-from suite.cluster.local.processes import Process
-from suite.cluster.local.processes import spawn
-from suite.cluster.local.progress import Reporter
-from suite.cluster.local.realnode import containerd
-from suite.cluster.local.realnode import coredns
-from suite.cluster.local.realnode import hostdirs
-from suite.cluster.local.realnode import iptables
-from suite.cluster.local.realnode import kubelet
-from suite.cluster.local.realnode import kubeproxy
-from suite.cluster.local.realnode import network
-from suite.cluster.local.state import Layout
-from suite.cluster.local.state import RealNodeState
+from winsuite.cluster.local import images
+from winsuite.cluster.local import kube
+from winsuite.cluster.local.config import REAL_NODE_NAME
+from winsuite.cluster.local.health import http_probe
+from winsuite.cluster.local.health import wait_until
+from winsuite.cluster.local.processes import Process
+from winsuite.cluster.local.processes import spawn
+from winsuite.cluster.local.progress import Reporter
+from winsuite.cluster.local.realnode import containerd
+from winsuite.cluster.local.realnode import coredns
+from winsuite.cluster.local.realnode import hostdirs
+from winsuite.cluster.local.realnode import iptables
+from winsuite.cluster.local.realnode import kubelet
+from winsuite.cluster.local.realnode import kubeproxy
+from winsuite.cluster.local.realnode import network
+from winsuite.cluster.local.state import Layout
+from winsuite.cluster.local.state import RealNodeState
 
 READY_TIMEOUT = 60.0
 

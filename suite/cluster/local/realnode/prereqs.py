@@ -7,8 +7,8 @@ import shutil
 import struct
 from pathlib import Path
 
-from suite.cluster.local import images
-from suite.cluster.local.config import BRIDGE
+from winsuite.cluster.local import images
+from winsuite.cluster.local.config import BRIDGE
 
 # Debian packages of the real node; gcc and libc6-dev compile the upstream pause binary.
 DEBIAN_PACKAGES = (

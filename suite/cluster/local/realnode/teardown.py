@@ -8,20 +8,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from suite.cluster.local import kube
-from suite.cluster.local.processes import Process
-from suite.cluster.local.processes import adopt
-from suite.cluster.local.processes import alive
-from suite.cluster.local.processes import pids_with_argument
-from suite.cluster.local.processes import stop
-from suite.cluster.local.progress import Reporter
-from suite.cluster.local.realnode import containerd
-from suite.cluster.local.realnode import hostdirs
-from suite.cluster.local.realnode import iptables
-from suite.cluster.local.realnode import kubeproxy
-from suite.cluster.local.realnode import network
-from suite.cluster.local.realnode.node import RealNode
-from suite.cluster.local.state import RealNodeState
+from winsuite.cluster.local import kube
+from winsuite.cluster.local.processes import Process
+from winsuite.cluster.local.processes import adopt
+from winsuite.cluster.local.processes import alive
+from winsuite.cluster.local.processes import pids_with_argument
+from winsuite.cluster.local.processes import stop
+from winsuite.cluster.local.progress import Reporter
+from winsuite.cluster.local.realnode import containerd
+from winsuite.cluster.local.realnode import hostdirs
+from winsuite.cluster.local.realnode import iptables
+from winsuite.cluster.local.realnode import kubeproxy
+from winsuite.cluster.local.realnode import network
+from winsuite.cluster.local.realnode.node import RealNode
+from winsuite.cluster.local.state import RealNodeState
 
 POD_DELETION_TIMEOUT = 30.0
 CGROUP_ROOT = Path("/sys/fs/cgroup")

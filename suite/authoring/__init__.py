@@ -1,0 +1,1 @@
+"""What test cases import: names and tags, capabilities, placement on the target OS."""

@@ -1,0 +1,1 @@
+"""The pytest side: wiring, hooks, collection, requirements, flakes, timeouts, fixtures, session."""

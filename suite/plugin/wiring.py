@@ -1,0 +1,106 @@
+"""winsuite's pytest plugin: wiring only (options, markers, and the plugins that do the work)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from winsuite.authoring.naming import SPEC_MARKER
+from winsuite.authoring.registry import load_registry
+from winsuite.errors import UsageError
+from winsuite.plugin import fixtures
+from winsuite.plugin import hookspecs
+from winsuite.plugin.collection import Selection
+from winsuite.plugin.flakes import FlakeAttempts
+from winsuite.plugin.requirements import Requirements
+from winsuite.plugin.session import close_session
+from winsuite.plugin.timeouts import TestTimeouts
+from winsuite.policy import options
+from winsuite.policy.run_config import PHASES
+from winsuite.policy.run_config import RunConfig
+from winsuite.policy.run_config import build_run_config
+from winsuite.run.results.writer import ResultsWriter
+
+RUN_CONFIG_KEY = pytest.StashKey[RunConfig]()
+PLUGINS_KEY = pytest.StashKey[list[str]]()
+
+# Options only the runner passes to its pytest phases.
+INTERNAL_OPTIONS = (
+    options.Option("--run-id", "label of this run's namespaces (set by `winsuite run`)"),
+    options.Option("--phase", "run all tests, only the parallel-safe ones, or only [Serial]/[Disruptive]",
+                   choices=PHASES),
+    options.Option("--discovery", "cluster facts written by `winsuite run` (skips discovering again)",
+                   metavar="FILE"),
+    options.Option("--results-dir", "write JUnit and diagnostics here as tests finish", metavar="DIR"),
+    options.Option("--junit-name", "JUnit file name in --results-dir (default junit_01.xml)"),
+)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("winsuite", "winsuite (Kubernetes SIG-Windows test plan)")
+    options.add_to_argparse(group, options.RUN_OPTIONS + INTERNAL_OPTIONS)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{SPEC_MARKER}(spec): a winsuite test and its upstream-style name")
+    registry = load_registry()
+    for tag in registry.all_tags():
+        meaning = registry.tags.get(tag.value, f"tests tagged {tag.render()}")
+        config.addinivalue_line("markers", f"{tag.marker}: {tag.render()} {meaning}")
+    plugins: dict[str, object] = {
+        "winsuite-selection": Selection(lambda: run_config(config)),
+        "winsuite-requirements": Requirements(),
+        "winsuite-flakes": FlakeAttempts(lambda: run_config(config).job.flake_attempts),
+        "winsuite-timeouts": TestTimeouts(lambda: run_config(config).job.test_timeout),
+        "winsuite-fixtures": fixtures,
+    }
+    results_dir = config.getoption("winsuite_results_dir")
+    if results_dir and not hasattr(config, "workerinput"):  # only the controller writes results
+        junit_name = config.getoption("winsuite_junit_name") or "junit_01.xml"
+        plugins["winsuite-results"] = ResultsWriter(Path(results_dir), junit_name)
+        _interrupt_on_sigterm()
+    for name, plugin in plugins.items():
+        config.pluginmanager.register(plugin, name)
+    config.stash[PLUGINS_KEY] = list(plugins)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    close_session(config)
+    for name in config.stash.get(PLUGINS_KEY, []):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
+
+
+def _interrupt_on_sigterm() -> None:
+    """SIGTERM ends the session like Ctrl-C, so results are still written, marked interrupted."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt("SIGTERM")
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
+
+
+def run_config(config: pytest.Config) -> RunConfig:
+    """The run's configuration, built on first use so plain pytest runs without winsuite tests stay inert."""
+    if RUN_CONFIG_KEY not in config.stash:
+        get = config.getoption
+        try:
+            config.stash[RUN_CONFIG_KEY] = build_run_config(
+                options.job_ref(get),
+                options.overrides(get),
+                run_id=get("winsuite_run_id"),
+                phase=get("winsuite_phase") or "all",
+            )
+        except UsageError as err:  # a bad job, repo list or exclusion file: one line, no traceback
+            raise pytest.UsageError(str(err)) from err
+    return config.stash[RUN_CONFIG_KEY]

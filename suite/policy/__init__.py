@@ -1,0 +1,1 @@
+"""What decides a run: jobs, options, selection, exclusions, images, pins, the plan, the catalog."""

@@ -1,0 +1,109 @@
+"""The run options shared by `winsuite run/list` and pytest, declared once, mapped onto job fields."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from winsuite.policy.jobs import NODE_OSES
+from winsuite.policy.jobs import parse_duration
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    flag: str
+    help: str
+    field: str | None = None  # the job field it overrides (cluster.* for the cluster spec)
+    action: str = "store"
+    choices: tuple[str, ...] | None = None
+    convert: Callable[[str], Any] | None = None
+    metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return "winsuite_" + self.flag.lstrip("-").replace("-", "_")
+
+
+def _int(text: str) -> int:
+    return int(text)
+
+
+SELECTION_OPTIONS = (
+    Option("--job", "job spec (a path, or a name under jobs/); default: jobs/embedded.yaml", metavar="FILE"),
+    Option("--node-os", "target OS of the run (job field nodeOS; env WINSUITE_NODE_OS)", "node_os",
+           choices=NODE_OSES),
+    Option("--focus", "run only tests whose full name matches this Go regex (repeatable, ORed like ginkgo)",
+           "focus", action="append", metavar="RE"),
+    Option("--skip", "leave out tests whose full name matches this Go regex (repeatable)", "skip",
+           action="append", metavar="RE"),
+    Option("--repo-list", "KUBE_TEST_REPO_LIST-style file or URL mapping image registries", "repo_list",
+           metavar="FILE"),
+    Option("--exclusions", "exclusion list (repeatable; replaces the job's lists)", "exclusions",
+           action="append", metavar="FILE"),
+    Option("--run-excluded", "run excluded tests anyway (they keep the exclusion in their results)",
+           "run_excluded", action="store_true"),
+    Option("--cni", "the cluster's CNI plugin name, for scoped exclusions", "cni"),
+)
+
+CLUSTER_OPTIONS = (
+    Option("--kubeconfig", "run against the cluster of this kubeconfig (default: the embedded cluster)",
+           "cluster.kubeconfig", metavar="FILE"),
+    Option("--context", "kubeconfig context to use", "cluster.context"),
+    Option("--in-cluster", "use the in-cluster service account config", "cluster.type", action="store_true"),
+    Option("--cluster-name", "name of the embedded (or kind) cluster", "cluster.name"),
+    Option("--no-real-node", "embedded cluster without the real Linux node", "cluster.real_node",
+           action="store_true"),
+)
+
+EXECUTION_OPTIONS = (
+    Option("--flake-attempts", "rerun a failed test up to N times, keeping every attempt", "flake_attempts",
+           convert=_int, metavar="N"),
+    Option("--test-timeout", "per-test timeout, e.g. 15m (job timeouts.test)", "test_timeout",
+           convert=parse_duration, metavar="DURATION"),
+    Option("--runtime-class", "runtimeClassName given to every test pod", "runtime_class"),
+)
+
+RUN_OPTIONS = SELECTION_OPTIONS + CLUSTER_OPTIONS + EXECUTION_OPTIONS
+
+
+def add_to_argparse(parser: argparse.ArgumentParser | Any, options: tuple[Option, ...]) -> None:
+    """Add options to an argparse parser or a pytest option group (both take the same arguments)."""
+    for option in options:
+        kwargs: dict[str, Any] = {"dest": option.dest, "help": option.help, "action": option.action}
+        if option.action == "append":
+            kwargs["default"] = None
+        if option.choices:
+            kwargs["choices"] = option.choices
+        if option.action != "store_true":
+            kwargs["metavar"] = option.metavar or option.flag.lstrip("-").upper().replace("-", "_")
+        parser.addoption(option.flag, **kwargs) if hasattr(parser, "addoption") else parser.add_argument(
+            option.flag, **kwargs
+        )
+
+
+def overrides(get: Callable[[str], Any], options: tuple[Option, ...] = RUN_OPTIONS) -> dict[str, Any]:
+    """Job-field overrides from parsed options (`get(dest)`); options not given are left out."""
+    result: dict[str, Any] = {}
+    for option in options:
+        value = get(option.dest)
+        if option.field is None or value in (None, False, []):
+            continue
+        if option.convert is not None:
+            value = option.convert(value)
+        if option.flag == "--in-cluster":
+            value = "in-cluster"
+        elif option.flag == "--no-real-node":
+            value = False
+        elif option.action == "append":
+            value = tuple(value)
+        result[option.field] = value
+    if "cluster.kubeconfig" in result:
+        result["cluster.type"] = "kubeconfig"
+    return result
+
+
+def job_ref(get: Callable[[str], Any]) -> str | None:
+    value = get("winsuite_job")
+    return str(value) if value else None

@@ -1,0 +1,48 @@
+"""The pinned versions (suite/pins.yaml), read on demand."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import yaml
+
+from winsuite.errors import DataError
+from winsuite.paths import PACKAGE_DIR
+
+PINS_FILE = PACKAGE_DIR / "pins.yaml"
+
+
+@dataclasses.dataclass(frozen=True)
+class Pins:
+    kubernetes: str
+    etcd: str
+    kwok: str
+    coredns: str
+    go: str
+    kind_node_image: str
+
+    @property
+    def kubernetes_minor(self) -> int:
+        return int(self.kubernetes.lstrip("v").split(".")[1])
+
+    @property
+    def staging_version(self) -> str:
+        """Staging modules (k8s.io/api …) are tagged v0.X.Y for Kubernetes v1.X.Y."""
+        return "v0." + self.kubernetes.lstrip("v").split(".", 1)[1]
+
+
+@functools.cache
+def load_pins() -> Pins:
+    raw = yaml.safe_load(PINS_FILE.read_text())
+    try:
+        return Pins(
+            kubernetes=str(raw["kubernetes"]),
+            etcd=str(raw["etcd"]),
+            kwok=str(raw["kwok"]),
+            coredns=str(raw["coredns"]),
+            go=str(raw["go"]),
+            kind_node_image=str(raw["kindNodeImage"]),
+        )
+    except KeyError as missing:
+        raise DataError(PINS_FILE, str(missing), "missing pin") from missing

@@ -1,0 +1,114 @@
+"""Which tests a run selects: ginkgo focus/skip semantics, [LinuxOnly], exclusion lists."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import functools
+import re
+from collections.abc import Iterable
+from collections.abc import Sequence
+
+from winsuite.authoring.naming import LinuxOnly
+from winsuite.authoring.naming import Tag
+from winsuite.errors import UsageError
+from winsuite.policy.exclusions import Exclusion
+from winsuite.policy.exclusions import ScopeFacts
+from winsuite.policy.regex import RegexError
+from winsuite.policy.regex import compile_re2
+
+# ginkgo matches focus/skip against "<suite description> <spec text>"; e2e.test's description is this.
+SUITE_DESCRIPTION = "Kubernetes e2e suite"
+# What e2e.test skips when it is given neither focus nor skip (test/e2e/framework/test_context.go).
+DEFAULT_SKIP = r"\[Flaky\]|\[Feature:.+\]"
+
+
+class Outcome(enum.Enum):
+    RUN = "run"
+    SKIP = "skip"  # reported as skipped, with the reason
+    DESELECT = "deselect"  # not part of the run at all (focus/skip), as in ginkgo
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    outcome: Outcome
+    reason: str = ""
+    exclusion: Exclusion | None = None
+
+
+RUN = Verdict(Outcome.RUN)
+
+
+def _compile(patterns: Sequence[str], flag: str) -> re.Pattern[str] | None:
+    """Join like ginkgo does (`strings.Join(…, "|")`) and compile with Go regexp semantics."""
+    if not patterns:
+        return None
+    for pattern in patterns:  # name the offending flag value precisely
+        try:
+            compile_re2(pattern)
+        except RegexError as err:
+            raise UsageError(f"{flag} {pattern!r}: {err.problem} (offset {err.pos})") from None
+    try:
+        return compile_re2("|".join(patterns))
+    except RegexError as err:
+        raise UsageError(f"{flag} values joined with '|': {err.problem}") from None
+
+
+class Selector:
+    """ginkgo's --focus/--skip: selected when any focus matches (or none is given) and no skip matches."""
+
+    def __init__(self, focus: Sequence[str] = (), skip: Sequence[str] = (), apply_default_skip: bool = True) -> None:
+        self.focus = tuple(focus)
+        self.skip = tuple(skip)
+        self.effective_skip = (DEFAULT_SKIP,) if apply_default_skip and not focus and not skip else self.skip
+        self._focus_re = _compile(self.focus, "--focus")
+        self._skip_re = _compile(self.effective_skip, "--skip")
+
+    def why_not(self, full_name: str) -> str | None:
+        """None when selected, otherwise the reason in the words of the flags."""
+        text = f"{SUITE_DESCRIPTION} {full_name}"
+        if self._focus_re is not None and not self._focus_re.search(text):
+            return "does not match --focus"
+        if self._skip_re is not None and self._skip_re.search(text):
+            matching = next((s for s in self.effective_skip if compile_re2(s).search(text)),
+                            "|".join(self.effective_skip))
+            default = " (e2e.test's default when neither focus nor skip is given)" if matching == DEFAULT_SKIP else ""
+            return f"matches --skip {matching!r}{default}"
+        return None
+
+    def selects(self, full_name: str) -> bool:
+        return self.why_not(full_name) is None
+
+    def filter(self, names: Iterable[str]) -> list[str]:
+        return [n for n in names if self.selects(n)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """Everything that decides a test's fate in a run, besides its own needs from the cluster."""
+
+    selector: Selector
+    target_os: str
+    exclusions: tuple[Exclusion, ...] = ()
+    facts: ScopeFacts | None = None
+    run_excluded: bool = False
+    today: datetime.date = dataclasses.field(default_factory=datetime.date.today)
+
+    @functools.cached_property
+    def _scope_facts(self) -> ScopeFacts:
+        """The cluster's facts plus the run's target OS, which exclusions may be scoped to."""
+        return dataclasses.replace(self.facts or ScopeFacts(), node_os=self.target_os)
+
+    def decide(self, full_name: str, tags: Iterable[Tag]) -> Verdict:
+        why = self.selector.why_not(full_name)
+        if why is not None:
+            return Verdict(Outcome.DESELECT, why)
+        if self.target_os == "windows" and LinuxOnly in tuple(tags):
+            return Verdict(Outcome.SKIP, "[LinuxOnly]: uses Linux-only features and the target OS is windows")
+        for exclusion in self.exclusions:
+            if exclusion.matches(full_name) and exclusion.applies(self._scope_facts, self.today):
+                if self.run_excluded:
+                    return Verdict(Outcome.RUN, exclusion.reason, exclusion)
+                return Verdict(Outcome.SKIP, exclusion.skip_reason(), exclusion)
+        return RUN

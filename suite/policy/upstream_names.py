@@ -1,0 +1,35 @@
+"""Reading upstream test-name lists: `e2e.test --list-tests` output or one full name per line."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+from winsuite.errors import UsageError
+
+# "    k8s.io/kubernetes@v1.36.3/test/e2e/apps/job.go:123: [sig-apps] Job should …"
+_LIST_TESTS_LINE = re.compile(r"^\s*\S+\.go:\d+: (.+)$")
+_HEADER = "The following spec names can be used"
+
+
+def parse_list_tests(text: str) -> list[str]:
+    """Full names in input order; the `file:line: ` prefix is dropped, the header line ignored."""
+    names = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith(_HEADER):
+            continue
+        m = _LIST_TESTS_LINE.match(line)
+        names.append(m.group(1) if m else line.strip())
+    return names
+
+
+def read_names_file(path: str | Path) -> list[str]:
+    """A names file, plain or gzip-compressed (.gz)."""
+    try:
+        if str(path).endswith(".gz"):
+            with gzip.open(path, "rt") as handle:
+                return parse_list_tests(handle.read())
+        return parse_list_tests(Path(path).read_text())
+    except OSError as err:
+        raise UsageError(f"cannot read names file {path}: {err.strerror}") from err

@@ -1,0 +1,1 @@
+"""The controller of `winsuite run`: phases, progress, summary, results and engines."""

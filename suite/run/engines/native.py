@@ -1,0 +1,112 @@
+"""One phase of a run: a pytest subprocess in its own process group, its event log tailed, interruptible."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from typing import TextIO
+
+from winsuite.run.results.writer import INTERRUPT_REASON_FILE
+from winsuite.run.results.writer import events_name
+
+# How long a phase may take to write its results after being interrupted, before it is killed.
+INTERRUPT_GRACE_SECONDS = 45.0
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseSpec:
+    number: int
+    name: str  # "parallel" or "serial"
+    workers: int
+
+    @property
+    def junit_name(self) -> str:
+        return f"junit_{self.number:02d}.xml"
+
+
+class EventTail:
+    """Reads the complete lines appended to an event log since the last call."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+
+    def new_events(self) -> Iterator[dict[str, Any]]:
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            chunk = handle.read()
+        self.offset += len(chunk)
+        data = self.partial + chunk
+        lines = data.split(b"\n")
+        self.partial = lines.pop()
+        for line in lines:
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+
+
+class PhaseProcess:
+    def __init__(self, spec: PhaseSpec, argv: list[str], results_dir: Path, log: TextIO) -> None:
+        self.spec = spec
+        self.argv = argv
+        self.results_dir = results_dir
+        self.log = log
+        self.events = EventTail(results_dir / events_name(spec.junit_name))
+        self.process: subprocess.Popen[bytes] | None = None
+        self.interrupted_with: str | None = None
+
+    def start(self) -> None:
+        self.log.write(f"$ {' '.join(self.argv)}\n")
+        self.log.flush()
+        # Its own session: a Ctrl-C on the terminal reaches the runner, which decides what the phase gets.
+        self.process = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True, env=dict(os.environ))
+
+    def wait(self, timeout: float) -> int | None:
+        assert self.process is not None
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def interrupt(self, reason: str) -> None:
+        """SIGINT the phase's process group (pytest then writes its results, marked interrupted)."""
+        if self.process is None or self.process.poll() is not None or self.interrupted_with is not None:
+            return
+        self.interrupted_with = reason
+        (self.results_dir / INTERRUPT_REASON_FILE).write_text(reason + "\n")
+        self._signal(signal.SIGINT)
+
+    def kill(self) -> None:
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, signum: int) -> None:
+        assert self.process is not None
+        with contextlib.suppress(ProcessLookupError):  # the phase already ended
+            os.killpg(self.process.pid, signum)
+
+
+def pytest_argv(spec: PhaseSpec, *, results_dir: Path, run_id: str, discovery: Path, job_flags: list[str],
+                extra: list[str], cases: str) -> list[str]:
+    argv = [
+        sys.executable, "-m", "pytest", "--pyargs", cases,
+        "-p", "no:cacheprovider", "-o", "addopts=", "-v", "--tb=short", "--color=no", "-rfEs",
+        "--phase", spec.name, "--run-id", run_id, "--results-dir", str(results_dir),
+        "--junit-name", spec.junit_name, "--discovery", str(discovery),
+    ]
+    if spec.workers > 1:
+        argv += ["-n", str(spec.workers)]
+    return argv + job_flags + extra

@@ -1,0 +1,50 @@
+"""The prow layout of one build: started.json, finished.json, metadata.json, latest-build.txt, build ids."""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from winsuite.run.results.junit import write_atomically
+
+RESULTS = ("SUCCESS", "FAILURE", "ABORTED")
+
+
+def new_build_id(job_dir: Path) -> str:
+    """14-digit UTC start time (natural order is chronological, as TestGrid needs); the build's directory is
+    created here, atomically, so two runs starting in the same second never share it."""
+    job_dir.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    while True:
+        build = time.strftime("%Y%m%d%H%M%S", time.gmtime(now))
+        try:
+            (job_dir / build).mkdir()
+        except FileExistsError:
+            now += 1
+            continue
+        return build
+
+
+def _write_json(path: Path, value: dict[str, Any]) -> None:
+    write_atomically(path, (json.dumps(value, indent=2, sort_keys=True) + "\n").encode())
+
+
+def write_started(build_dir: Path, timestamp: float, metadata: dict[str, Any]) -> None:
+    _write_json(build_dir / "started.json",
+                {"timestamp": int(timestamp), "node": platform.node(), "metadata": metadata})
+
+
+def write_finished(build_dir: Path, *, passed: bool, result: str, metadata: dict[str, Any]) -> None:
+    """Both `passed` and `result`: TestGrid reads `passed` and flags its absence."""
+    if result not in RESULTS:
+        raise ValueError(f"result {result!r} is not one of {RESULTS}")
+    _write_json(build_dir / "finished.json",
+                {"timestamp": int(time.time()), "passed": passed, "result": result, "metadata": metadata})
+    _write_json(build_dir / "artifacts" / "metadata.json", metadata)
+
+
+def write_latest_build(job_dir: Path, build: str) -> None:
+    write_atomically(job_dir / "latest-build.txt", build.encode())

@@ -1,0 +1,160 @@
+"""The results sink (controller only): every attempt appended to an event log and the JUnit file, as tests finish."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from winsuite.run.results import junit
+from winsuite.run.results.model import Attempt
+from winsuite.run.results.model import Outcome
+
+# The user property workers attach to every winsuite test's reports (see suite/reporting.py).
+WINSUITE_PROPERTY = "winsuite"
+# Written by `winsuite run` before it interrupts a phase, so rows can say why.
+INTERRUPT_REASON_FILE = "winsuite-interrupt-reason.txt"
+
+
+def events_name(junit_name: str) -> str:
+    return junit_name.replace("junit", "winsuite-events").replace(".xml", ".jsonl")
+
+
+def winsuite_properties(report: pytest.TestReport) -> dict[str, Any] | None:
+    for key, value in report.user_properties:
+        if key == WINSUITE_PROPERTY and isinstance(value, dict):
+            return value
+    return None
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return str(report.longrepr or "")
+
+
+def _failure(report: pytest.TestReport) -> tuple[str, str]:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = getattr(crash, "message", "") or report.longreprtext
+    phase = "" if report.when == "call" else f"failed on {report.when}: "
+    return phase + junit.short(message), report.longreprtext
+
+
+@dataclasses.dataclass
+class _Pending:
+    """The phases (setup, call, teardown) of one attempt, until teardown closes it."""
+
+    properties: dict[str, Any]
+    outcome: Outcome = Outcome.PASSED
+    duration: float = 0.0
+    message: str = ""
+    details: str = ""
+    extra: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def add(self, report: pytest.TestReport) -> None:
+        self.duration += report.duration
+        for key, value in report.user_properties:
+            if key.startswith("winsuite.") and isinstance(value, str):
+                self.extra[key.removeprefix("winsuite.")] = value
+        failed = report.failed or str(report.outcome) == "rerun"
+        if failed and self.outcome is not Outcome.FAILED:
+            self.outcome = Outcome.FAILED
+            self.message, self.details = _failure(report)
+        elif report.skipped and self.outcome is Outcome.PASSED:
+            self.outcome = Outcome.SKIPPED
+            self.message = _skip_reason(report)
+
+
+class ResultsWriter:
+    """Registered on the controller only: workers never write results files."""
+
+    def __init__(self, results_dir: Path, junit_name: str) -> None:
+        self.results_dir = results_dir
+        self.junit_path = results_dir / junit_name
+        self.events_path = results_dir / events_name(junit_name)
+        self.attempts: list[Attempt] = []
+        self._pending: dict[tuple[str, int], _Pending] = {}
+        self._running: dict[str, float] = {}
+        self._started = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        results_dir.mkdir(parents=True, exist_ok=True)
+        self._events = self.events_path.open("a", encoding="utf-8")
+        junit.write(self.junit_path, [], self._started)  # a valid, empty file from the first moment
+
+    # -- event log ---------------------------------------------------------------------------------
+    def _event(self, **fields: Any) -> None:
+        self._events.write(json.dumps({"time": time.time(), **fields}) + "\n")
+        self._events.flush()
+        os.fsync(self._events.fileno())
+
+    # -- hooks ---------------------------------------------------------------------------------------
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not session.config.pluginmanager.has_plugin("dsession"):  # with xdist, workers collect
+            self._event(event="collected", count=len(session.items))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not getattr(self, "_collected", False):
+            self._collected = True
+            self._event(event="collected", count=len(ids))
+
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
+        self._running.setdefault(nodeid, time.monotonic())
+        self._event(event="start", nodeid=nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = winsuite_properties(report)
+        if props is None:  # not a winsuite test: no row, but it is not left "running" either
+            if report.when == "teardown":
+                self._running.pop(report.nodeid, None)
+                self._event(event="done", nodeid=report.nodeid)
+            return
+        attempt = int(props.get("attempt", 1))
+        for key, value in report.user_properties:
+            if key == "winsuite.attempt":
+                attempt = int(str(value))
+        pending = self._pending.setdefault((report.nodeid, attempt), _Pending(props))
+        pending.add(report)
+        if report.when == "teardown":
+            self._close(report.nodeid, attempt, final=not _will_rerun(report))
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        reason = self._interrupt_reason(exitstatus)
+        for (nodeid, attempt), pending in list(self._pending.items()):
+            pending.outcome = Outcome.INTERRUPTED
+            pending.message = f"interrupted: {reason}"
+            pending.extra["interrupted"] = "true"
+            self._close(nodeid, attempt, final=True)
+        self._event(event="finished", exitstatus=int(exitstatus), interrupted=reason if exitstatus == 2 else "")
+        self._events.close()
+
+    # -- internals ------------------------------------------------------------------------------------
+    def _interrupt_reason(self, exitstatus: int) -> str:
+        path = self.results_dir / INTERRUPT_REASON_FILE
+        if path.exists():
+            return path.read_text().strip()
+        return "the run was interrupted" if exitstatus == pytest.ExitCode.INTERRUPTED else "the session ended"
+
+    def _close(self, nodeid: str, attempt_number: int, final: bool) -> None:
+        pending = self._pending.pop((nodeid, attempt_number))
+        props = {k: ",".join(v) if isinstance(v, list) else str(v)
+                 for k, v in pending.properties.items() if k not in ("name", "attempt")}
+        props.update(pending.extra)
+        attempt = Attempt(
+            name=str(pending.properties["name"]), nodeid=nodeid, outcome=pending.outcome,
+            attempt=attempt_number, duration=pending.duration, message=pending.message,
+            details=pending.details, properties=props,
+        )
+        self.attempts.append(attempt)
+        if final:
+            self._running.pop(nodeid, None)
+        self._event(event="attempt", final=final, result=json.loads(attempt.to_json()))
+        junit.write(self.junit_path, self.attempts, self._started)
+
+
+def _will_rerun(report: pytest.TestReport) -> bool:
+    return any(key == "winsuite.will-rerun" for key, _ in report.user_properties)

@@ -1,0 +1,340 @@
+"""`winsuite run`, the controller of phases: connect, discover, run parallel then serial, merge, write, summarize."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import signal
+import sys
+import time
+import traceback
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from types import FrameType
+from typing import Any
+from typing import TextIO
+
+from winsuite.cluster.connect import Connection
+from winsuite.cluster.connect import connect
+from winsuite.cluster.discovery import ClusterFacts
+from winsuite.cluster.discovery import discover
+from winsuite.errors import ExitCode
+from winsuite.errors import UsageError
+from winsuite.k8s.namespaces import delete_run_namespaces
+from winsuite.k8s.namespaces import wait_for_namespaces_gone
+from winsuite.k8s.waits import WaitTimeout
+from winsuite.plugin.collection import in_phase
+from winsuite.policy import options
+from winsuite.policy.catalog import collect
+from winsuite.policy.jobs import apply_overrides
+from winsuite.policy.run_config import RunConfig
+from winsuite.policy.run_config import build_run_config
+from winsuite.policy.selection import Outcome
+from winsuite.run.engines.native import INTERRUPT_GRACE_SECONDS
+from winsuite.run.engines.native import PhaseProcess
+from winsuite.run.engines.native import PhaseSpec
+from winsuite.run.engines.native import pytest_argv
+from winsuite.run.progress import Progress
+from winsuite.run.results import junit
+from winsuite.run.results import prow
+from winsuite.run.results.merge import PhaseRecord
+from winsuite.run.results.merge import close_unfinished
+from winsuite.run.results.merge import final_attempts
+from winsuite.run.results.merge import read_events
+from winsuite.run.results.merge import verdict
+from winsuite.run.results.model import Attempt
+from winsuite.run.results.writer import events_name
+from winsuite.run.summary import summarize
+
+# Namespaces take seconds to finalize (their pods must stop); the run waits so it leaves none behind.
+NAMESPACE_DELETE_TIMEOUT = 120.0
+
+
+def _flags_for_pytest(args: argparse.Namespace) -> list[str]:
+    """The run options as given on the command line, for the phases to resolve the same job."""
+    flags: list[str] = []
+    for option in (options.Option("--job", ""), *options.RUN_OPTIONS):
+        value = getattr(args, option.dest, None)
+        if value in (None, False, []):
+            continue
+        if option.action == "store_true":
+            flags.append(option.flag)
+        elif option.action == "append":
+            flags += [f"{option.flag}={v}" for v in value]
+        else:
+            flags.append(f"{option.flag}={value}")
+    return flags
+
+
+@dataclasses.dataclass
+class Layout:
+    build_dir: Path
+    build_id: str
+    job_dir: Path | None  # set when the build sits in <root>/<job>/<build> (latest-build.txt, dashboard)
+
+    @property
+    def artifacts(self) -> Path:
+        return self.build_dir / "artifacts"
+
+
+class Runner:
+    def __init__(self, run: RunConfig, layout: Layout, flags: list[str], extra: list[str],
+                 cases: str = "winsuite.cases") -> None:
+        self.run_config = run
+        self.cases = cases
+        self.layout = layout
+        self.flags = flags
+        self.extra = extra
+        self.abort_reason = ""
+        self.kill_now = False
+        self.timed_out = False
+        self.interruptible = False  # whether a signal stops the current step at once (see _on_signal)
+        self.records: dict[int, PhaseRecord] = {}
+        self.log: TextIO = open(os.devnull, "w")  # noqa: SIM115  # replaced by build-log.txt in run()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Runner:
+        get = vars(args).get
+        run = build_run_config(options.job_ref(get), options.overrides(get))
+        run_level = {"parallelism": args.parallelism, "run_timeout": args.run_timeout, "artifacts": args.artifacts}
+        run = dataclasses.replace(run, job=apply_overrides(run.job, run_level))
+        return cls(run, _layout(run, args), _flags_for_pytest(args), list(args.pytest_args or []), args.cases)
+
+    # -- the run ---------------------------------------------------------------------------------------
+    def run(self) -> ExitCode:
+        # Handlers first: a signal is never lost, only held while files are being written
+        # (see _on_signal), so every interrupted run ends with ABORTED results.
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            return self._run()
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def _run(self) -> ExitCode:
+        started = time.time()
+        self.layout.artifacts.mkdir(parents=True, exist_ok=True)
+        self.log = (self.layout.build_dir / "build-log.txt").open("a", encoding="utf-8")
+        prow.write_started(self.layout.build_dir, started, self._job_metadata())
+        self._say(f"winsuite run {self.run_config.run_id}: job {self.run_config.job.name}, "
+                  f"target OS {self.run_config.target_os}, results in {self.layout.build_dir}")
+        connection: Connection | None = None
+        facts: ClusterFacts | None = None
+        try:
+            self._set_interruptible(True)
+            connection, facts = self._connect_and_discover()
+            self._run_phases(facts, started)
+        except KeyboardInterrupt:
+            self._say(f"\nwinsuite: {self.abort_reason or 'interrupted'}; writing the results")
+            self.abort_reason = self.abort_reason or "interrupted"
+        except UsageError as err:
+            self._say(f"winsuite: error: {err}", stream=sys.stderr)
+            self._finish(facts, result="FAILURE", error=str(err))
+            return err.exit_code
+        except Exception as err:  # a bug: say so in one line, keep the traceback in the build log
+            self.log.write(traceback.format_exc())
+            self._say(f"winsuite: internal error: {err!r} (traceback in {self.layout.build_dir / 'build-log.txt'})",
+                      stream=sys.stderr)
+            self._finish(facts, result="FAILURE", error=f"internal error: {err!r}")
+            return ExitCode.INTERNAL_ERROR
+        finally:
+            self._set_interruptible(False)  # cleanup and results are written whatever arrives now
+            if connection is not None:
+                self._cleanup_namespaces(connection)
+        return self._finish(facts, result=None)
+
+    def _connect_and_discover(self) -> tuple[Connection, ClusterFacts]:
+        job = self.run_config.job
+        self._say(f"connecting to the cluster ({job.cluster.type})")
+        connection = connect(job.cluster)
+        facts = discover(connection.api, connection.server_version, catalog=self.run_config.catalog,
+                         egress_allowed=job.cluster.type != "embedded")
+        (self.layout.artifacts / "discovery.json").write_text(facts.to_json())
+        self.run_config = self.run_config.with_facts(facts.scope_facts())
+        nodes = ", ".join(f"{n.name} ({n.os}{', simulated' if n.simulated else ''})" for n in facts.nodes)
+        self._say(f"cluster {connection.server} {facts.server_version}: {nodes}")
+        for warning in facts.warnings:
+            self._say(f"winsuite: warning: {warning}", stream=sys.stderr)
+        return connection, facts
+
+    def _planned(self) -> dict[str, int]:
+        """How many tests each phase will report (skips included), known before pytest starts."""
+        counts = {"parallel": 0, "serial": 0}
+        for entry in collect(self.cases):
+            spec = entry.spec
+            if self.run_config.policy.decide(spec.full_name, spec.tags).outcome is not Outcome.DESELECT:
+                counts["serial" if in_phase(spec, "serial") else "parallel"] += 1
+        return counts
+
+    def _run_phases(self, facts: ClusterFacts, started: float) -> None:
+        planned = self._planned()
+        progress = Progress(sum(planned.values()))
+        deadline = started + self.run_config.job.run_timeout
+        phases = [PhaseSpec(1, "parallel", self.run_config.job.parallelism), PhaseSpec(2, "serial", 1)]
+        discovery_file = self.layout.artifacts / "discovery.json"
+        for spec in phases:
+            if not planned[spec.name]:
+                continue
+            progress.set_phase(f"phase {spec.number} ({spec.name}, {spec.workers} worker(s)): "
+                               f"{planned[spec.name]} tests")
+            argv = pytest_argv(spec, results_dir=self.layout.artifacts, run_id=self.run_config.run_id,
+                               discovery=discovery_file, job_flags=self.flags, extra=self.extra,
+                               cases=self.cases)
+            phase = PhaseProcess(spec, argv, self.layout.artifacts, self.log)
+            self._set_interruptible(False)  # from here a signal stops the phase, which then writes its results
+            phase.start()
+            self._supervise(phase, progress, deadline)
+            self.records[spec.number] = self._close_phase(phase)
+            if self.abort_reason:
+                break
+            self._set_interruptible(True)
+        progress.close()
+
+    def _supervise(self, phase: PhaseProcess, progress: Progress, deadline: float) -> None:
+        failed_before: set[str] = set()
+        interrupted_at: float | None = None
+        while True:
+            code = phase.wait(timeout=0.5)
+            for event in phase.events.new_events():
+                if event.get("event") == "attempt":
+                    attempt = Attempt.from_dict(event["result"])
+                    progress.record(attempt, bool(event.get("final")), attempt.name in failed_before)
+                    if attempt.outcome.value == "failed":
+                        failed_before.add(attempt.name)
+            if code is not None:
+                return
+            progress.refresh()
+            if not self.abort_reason and time.time() > deadline:
+                self.timed_out = True
+                self.abort_reason = f"run timeout of {self.run_config.job.run_timeout:.0f}s reached"
+            if self.abort_reason and interrupted_at is None:
+                self._say(f"\nwinsuite: {self.abort_reason}; stopping the run and writing its results")
+                phase.interrupt(self.abort_reason)
+                interrupted_at = time.monotonic()
+            if interrupted_at is not None and (
+                self.kill_now or time.monotonic() - interrupted_at > INTERRUPT_GRACE_SECONDS
+            ):
+                self._say("winsuite: the phase did not stop in time; killing it")
+                phase.kill()
+
+    def _close_phase(self, phase: PhaseProcess) -> PhaseRecord:
+        """Complete the phase's JUnit from its event log, whatever state the phase ended in."""
+        record = read_events(self.layout.artifacts / events_name(phase.spec.junit_name))
+        if record.unfinished:
+            # Node ids depend on pytest's rootdir; the file name and test id identify a test either way.
+            names = {_short_id(e.nodeid): e.spec.full_name for e in collect(self.cases)}
+            close_unfinished(record, phase.interrupted_with or "the phase ended unexpectedly",
+                             lambda nodeid: names.get(_short_id(nodeid), nodeid))
+        junit.write(self.layout.artifacts / phase.spec.junit_name, record.attempts)
+        code = phase.process.returncode if phase.process else None
+        if code not in (0, 1, 2, 5, None, -signal.SIGKILL):
+            self._say(f"winsuite: phase {phase.spec.name} ended with pytest exit code {code}; "
+                      f"see {self.layout.build_dir / 'build-log.txt'}", stream=sys.stderr)
+            record.interrupted = record.interrupted or f"pytest exited with code {code}"
+        return record
+
+    def _cleanup_namespaces(self, connection: Connection) -> None:
+        try:
+            left = delete_run_namespaces(connection.api, run_id=self.run_config.run_id)
+        except Exception as err:  # cleanup must not hide the run's result
+            self._say(f"winsuite: warning: failed to delete the run's namespaces: {err}", stream=sys.stderr)
+            return
+        if left:
+            self._say(f"deleting {len(left)} namespace(s) of this run that were still there")
+        try:
+            wait_for_namespaces_gone(connection.api, self.run_config.run_id, timeout=NAMESPACE_DELETE_TIMEOUT)
+        except WaitTimeout as err:
+            self._say(f"winsuite: warning: {err}", stream=sys.stderr)
+
+    # -- results -----------------------------------------------------------------------------------------
+    def _finish(self, facts: ClusterFacts | None, result: str | None, error: str = "") -> ExitCode:
+        attempts = [a for r in self.records.values() for a in r.attempts]
+        verdicts = [verdict(rows) for rows in final_attempts(attempts).values()]
+        failed = any(v in ("failed", "interrupted") for v in verdicts)
+        if result is None:
+            result = "ABORTED" if self.abort_reason else ("FAILURE" if failed else "SUCCESS")
+        metadata = self._job_metadata()
+        if facts is not None:
+            metadata.update(facts.metadata(self.run_config.target_os))
+        if self.abort_reason:
+            metadata["interrupted"] = self.abort_reason
+        if error:
+            metadata["error"] = error
+        prow.write_finished(self.layout.build_dir, passed=result == "SUCCESS", result=result, metadata=metadata)
+        if self.layout.job_dir is not None:
+            prow.write_latest_build(self.layout.job_dir, self.layout.build_id)
+        dashboard = self._dashboard()
+        self._say(summarize(attempts, build_dir=self.layout.build_dir, result=result,
+                            interrupted=self.abort_reason, dashboard=dashboard))
+        self.log.close()
+        if self.abort_reason:
+            return ExitCode.TIMED_OUT if self.timed_out else ExitCode.INTERRUPTED
+        if error:
+            return ExitCode.USAGE_ERROR
+        if not verdicts:
+            return ExitCode.NO_TESTS_SELECTED
+        return ExitCode.TESTS_FAILED if failed else ExitCode.OK
+
+    def _dashboard(self) -> str | None:
+        if self.layout.job_dir is None:
+            return None
+        from winsuite.commands.report import render_dashboard
+
+        root = self.layout.job_dir.parent
+        output = root.parent / "_dashboard"
+        command = f"winsuite report --results {root} --output {output}"
+        try:
+            self._say(render_dashboard(root, output))
+        except UsageError as err:
+            self._say(f"winsuite: warning: no dashboard: {err}", stream=sys.stderr)
+            return command
+        return f"{output / 'index.html'}  (regenerate: {command})"
+
+    def _job_metadata(self) -> dict[str, Any]:
+        job = self.run_config.job
+        try:
+            version = importlib_metadata.version("winsuite")
+        except importlib_metadata.PackageNotFoundError:
+            version = "unknown"
+        return {
+            "job": job.name, "dashboard": job.dashboard, "tab": job.tab_name,
+            "release-blocking": job.release_blocking, "node-os": job.node_os, "run-id": self.run_config.run_id,
+            "winsuite-version": version, "cluster": job.cluster.type, "focus": list(job.focus),
+            "skip": list(job.skip), "parallelism": job.parallelism, "flake-attempts": job.flake_attempts,
+        }
+
+    # -- plumbing ------------------------------------------------------------------------------------------
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self.abort_reason:
+            self.kill_now = True  # a second signal: stop the phase at once, results are still written
+        self.abort_reason = self.abort_reason or f"{signal.Signals(signum).name} received"
+        if self.interruptible:  # connecting or discovering: stop that at once
+            raise KeyboardInterrupt(self.abort_reason)
+
+    def _set_interruptible(self, enabled: bool) -> None:
+        """Whether a signal interrupts the current step; a signal held meanwhile takes effect on enabling."""
+        self.interruptible = enabled
+        if enabled and self.abort_reason:
+            raise KeyboardInterrupt(self.abort_reason)
+
+    def _say(self, text: str, stream: TextIO | None = None) -> None:
+        print(text, file=stream or sys.stdout, flush=True)
+        if not self.log.closed:
+            self.log.write(text + "\n")
+            self.log.flush()
+
+
+def _short_id(nodeid: str) -> str:
+    path, _, test = nodeid.partition("::")
+    return f"{Path(path).name}::{test}"
+
+
+def _layout(run: RunConfig, args: argparse.Namespace) -> Layout:
+    artifacts = run.job.artifacts
+    if artifacts:
+        build_dir = Path(artifacts)
+        return Layout(build_dir, args.build_id or build_dir.name, None)
+    job_dir = Path(args.results_root) / run.job.name
+    build = args.build_id or prow.new_build_id(job_dir)
+    return Layout(job_dir / build, build, job_dir)
