@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from winsuite_reports.conventions import IT_PREFIX
 from winsuite_reports.model import PASS
 from winsuite_reports.model import SEVERITY
 from winsuite_reports.model import Cell
@@ -17,7 +18,6 @@ from winsuite_reports.model import Status
 JUNIT_FILE = re.compile(r"^(?:junit((_[^_]+)?(_\d+-\d+)?(_\d+)?|.+)?\.xml|test\.xml)$")
 MAX_JUNIT_BYTES = 100 * 1024 * 1024  # TestGrid rejects larger files as "too large"
 MESSAGE_CHARS = 140  # TestGrid keeps this much of a cell's message
-IT_PREFIX = "[It] "
 
 
 class MalformedJunit(Exception):

@@ -8,6 +8,10 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from winsuite_reports.conventions import FINISHED
+from winsuite_reports.conventions import METADATA
+from winsuite_reports.conventions import STARTED
+from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.junit import MalformedJunit
 from winsuite_reports.junit import is_junit
 from winsuite_reports.junit import merge
@@ -25,14 +29,14 @@ BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 def read_build(build_dir: Path, *, now: float, rows: dict[str, RowInfo]) -> Build:
     """Read one build; a row seen for the first time (builds are read newest first) is added to `rows`."""
     malformed: list[str] = []
-    started = _read_object(build_dir / "started.json", malformed, required=True)
-    finished = _read_object(build_dir / "finished.json", malformed, required=False)
+    started = _read_object(build_dir / STARTED, malformed, required=True)
+    finished = _read_object(build_dir / FINISHED, malformed, required=False)
     # started.json's metadata is deprecated, artifacts/metadata.json is what finished.json will carry.
     metadata = _nested_metadata(started)
-    metadata.update(_read_object(build_dir / "artifacts" / "metadata.json", malformed, required=False) or {})
+    metadata.update(_read_object(artifacts_dir(build_dir) / METADATA, malformed, required=False) or {})
     metadata.update(_nested_metadata(finished))
-    start = _timestamp(started, "started.json", malformed) or 0
-    end = _timestamp(finished, "finished.json", malformed)
+    start = _timestamp(started, STARTED, malformed) or 0
+    end = _timestamp(finished, FINISHED, malformed)
 
     attempts: dict[str, list[Cell]] = {}
     excluded: dict[str, str] = {}

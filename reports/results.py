@@ -8,6 +8,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from winsuite_reports.conventions import FINISHED
+from winsuite_reports.conventions import STARTED
 from winsuite_reports.model import Build
 from winsuite_reports.model import History
 from winsuite_reports.model import Job
@@ -16,7 +18,7 @@ from winsuite_reports.prow import read_build
 
 DEFAULT_DASHBOARD = "default"
 PARALLEL_FROM = 64  # builds; for fewer, starting worker processes costs more than it saves
-BUILD_MARKERS = ("started.json", "finished.json")
+BUILD_MARKERS = (STARTED, FINISHED)
 _DIGITS = re.compile(r"(\d+)")
 
 

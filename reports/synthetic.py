@@ -13,6 +13,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from winsuite_reports.conventions import FINISHED
+from winsuite_reports.conventions import IT_PREFIX
+from winsuite_reports.conventions import LATEST_BUILD
+from winsuite_reports.conventions import METADATA
+from winsuite_reports.conventions import STARTED
+from winsuite_reports.conventions import SUITE_NAME
+from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.conventions import junit_name
+
 CODES = "PFKISX_"
 START = 1_767_225_600  # 2026-01-01 00:00 UTC: the oldest build's start unless told otherwise
 FAILURE = "expected the pod to be Running, found Pending"
@@ -49,7 +58,7 @@ def write_job(
                 root / job, started, cells, metadata=metadata, properties=properties, messages=messages
             )
         )
-    (root / job / "latest-build.txt").write_text(ids[0])
+    (root / job / LATEST_BUILD).write_text(ids[0])
     return ids
 
 
@@ -64,12 +73,12 @@ def write_build(
 ) -> str:
     """Write one finished build; it passed unless a cell is F or I. Returns its id."""
     build = build_id(started)
-    artifacts = job_dir / build / "artifacts"
+    artifacts = artifacts_dir(job_dir / build)
     artifacts.mkdir(parents=True, exist_ok=True)
     passed = not any(code in _FAILING for code in cells.values())
     meta = {"job": job_dir.name, **(metadata or {})}
-    (job_dir / build / "started.json").write_text(json.dumps({"timestamp": started}))
-    (job_dir / build / "finished.json").write_text(
+    (job_dir / build / STARTED).write_text(json.dumps({"timestamp": started}))
+    (job_dir / build / FINISHED).write_text(
         json.dumps(
             {
                 "timestamp": started + 600,
@@ -79,13 +88,13 @@ def write_build(
             }
         )
     )
-    (artifacts / "metadata.json").write_text(json.dumps(meta))
+    (artifacts / METADATA).write_text(json.dumps(meta))
     cases = [
         _testcase(name, code, (properties or {}).get(name, {}), (messages or {}).get(name, FAILURE))
         for name, code in cells.items()
     ]
-    (artifacts / "junit_01.xml").write_text(
-        '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="Kubernetes e2e suite">'
+    (artifacts / junit_name(1)).write_text(
+        f'<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="{SUITE_NAME}">'
         + "".join(cases)
         + "</testsuite></testsuites>\n",
         encoding="utf-8",
@@ -113,6 +122,6 @@ def _case(name: str, body: str, properties: Mapping[str, str]) -> str:
     props = "".join(f"<property name={quoteattr(k)} value={quoteattr(v)}/>" for k, v in properties.items())
     props = f"<properties>{props}</properties>" if props else ""
     return (
-        f'<testcase name={quoteattr("[It] " + name)} classname="Kubernetes e2e suite" time="1.0">'
+        f'<testcase name={quoteattr(IT_PREFIX + name)} classname="{SUITE_NAME}" time="1.0">'
         f"{props}{body}</testcase>"
     )

@@ -1,4 +1,4 @@
-"""Where winsuite's data lives: `jobs/` and `test_images/` (in the checkout, or in the wheel), the package's own data."""
+"""Where winsuite's data lives: `jobs/` and `test_images/` (checkout or wheel), and the package's own data."""
 
 from __future__ import annotations
 

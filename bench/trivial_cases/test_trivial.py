@@ -9,8 +9,8 @@ from kubernetes import client
 
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import Target
 from winsuite.k8s import pods
-from winsuite.plugin.fixtures import Target
 
 COUNT = int(os.environ.get("WINSUITE_BENCH_TESTS", "0"))
 trivial = Describe(Area("sig-testing"), "winsuite bench")

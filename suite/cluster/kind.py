@@ -17,6 +17,8 @@ log = logging.getLogger("winsuite.cluster")
 
 
 class KindTarget:
+    allows_egress = True  # kind's nodes share the host's network
+
     def __init__(self, name: str) -> None:
         self.name = name
         self._kubeconfig: Path | None = None

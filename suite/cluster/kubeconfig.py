@@ -53,6 +53,8 @@ def server_version(api: client.ApiClient) -> str:
 class KubeconfigTarget:
     """A cluster someone else runs; connecting only checks that it answers."""
 
+    allows_egress = True  # a real cluster's pods usually reach the Internet; tests that need it say if not
+
     def __init__(self, kubeconfig: Path | None, context: str | None = None, name: str = "kubeconfig") -> None:
         self.name = name
         self._kubeconfig = kubeconfig

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from winsuite.commands._types import Subparsers
 from winsuite.policy import options
@@ -17,12 +18,13 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from winsuite.cluster.connect import connect_from_options
+    from winsuite.cluster.connect import connect
     from winsuite.k8s.namespaces import delete_run_namespaces
+    from winsuite.policy.jobs import resolve_job
 
     get = vars(args).get
-    cluster = connect_from_options(options.job_ref(get), options.overrides(get, options.CLUSTER_OPTIONS),
-                                   start_embedded=False)
+    job = resolve_job(options.job_ref(get), os.environ, options.overrides(get, options.CLUSTER_OPTIONS))
+    cluster = connect(job.cluster, start_embedded=False)
     deleted = delete_run_namespaces(cluster.api, run_id=args.run_id, dry_run=args.dry_run)
     verb = "would delete" if args.dry_run else "deleted"
     for name in deleted:

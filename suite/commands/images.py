@@ -38,15 +38,15 @@ def run(args: argparse.Namespace) -> int:
     for entry in collect():
         if config.policy.decide(entry.spec.full_name, entry.spec.tags).outcome is Outcome.RUN:
             used |= set(entry.spec.images)
-    catalog = config.catalog
+    images = config.images
     builds: list[str | None] = [None]
     if config.target_os == "windows":
-        builds = list(args.windows_build or [v.build for v in catalog.windows_versions.values()])
+        builds = list(args.windows_build or images.windows_builds())
     rows = []
     for build in builds:
         for image_id in sorted(used):
             try:
-                ref = catalog.resolve(image_id, config.repo_list, target_os=config.target_os, windows_build=build)
+                ref = images.resolve(image_id, config.repo_list, target_os=config.target_os, windows_build=build)
             except ImageUnavailable as err:
                 ref, note = "", str(err)
             else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import TypeVar
@@ -15,8 +14,7 @@ from winsuite.errors import UsageError
 from winsuite_reports.render import DEFAULT_GRID_COLUMNS
 
 if TYPE_CHECKING:  # the reports package (jinja2 …) is imported only when a report is made
-    from winsuite_reports.analysis import Report
-    from winsuite_reports.model import PlanItem
+    from winsuite_reports.analysis import ReportOptions
 
 N = TypeVar("N", int, float)
 
@@ -86,49 +84,26 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from winsuite.run import dashboard
     from winsuite_reports.markdown import markdown_summary
 
     if args.format == "html" and args.output is None:
         raise UsageError("--output DIR is required for the HTML dashboard (or use --format markdown)")
+    report = dashboard.report_of(args.results, _options(args), max_builds=_number(args, "max_builds", int, 0),
+                                 skip=args.output)
     if args.format == "markdown":
-        sys.stdout.write(markdown_summary(_build(args.results, args)))
+        sys.stdout.write(markdown_summary(report))
     else:
-        print(_dashboard(args))
+        print(dashboard.write(report, args.output, grid_columns=_number(args, "grid_columns", int, 0)))
     return int(ExitCode.OK)
 
 
-def render_dashboard(root: Path, output: Path) -> str:
-    """The dashboard of every run under `root` with the default options (what `winsuite run` ends with)."""
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers())
-    return _dashboard(parser.parse_args(["report", "--results", str(root), "--output", str(output)]))
-
-
-def _dashboard(args: argparse.Namespace) -> str:
-    """Write the HTML dashboard; one line saying what it holds and where."""
-    from winsuite_reports.render import write_dashboard
-
-    report = _build(args.results, args)
-    try:
-        index = write_dashboard(report, args.output, grid_columns=_number(args, "grid_columns", int, 0))
-    except OSError as err:
-        raise UsageError(f"--output {args.output}: cannot write the dashboard: {err.strerror or err}") from err
-    verdict = "READY" if report.readiness.ready else "NOT READY"
-    tabs = f"{len(report.tabs)} tab{'' if len(report.tabs) == 1 else 's'}"
-    return f"winsuite report: {tabs}, release verdict {verdict}: {index}"
-
-
-def _build(root: Path, args: argparse.Namespace) -> Report:
+def _options(args: argparse.Namespace) -> ReportOptions:
     from winsuite_reports.analysis import ReportOptions
-    from winsuite_reports.analysis import build_report
-    from winsuite_reports.model import ReportError
     from winsuite_reports.readiness import Criteria
-    from winsuite_reports.results import load_history
     from winsuite_reports.status import Thresholds
 
-    if not root.is_dir():
-        raise UsageError(f"--results {root}: no such directory (expected ROOT/<job>/<build>/started.json)")
-    options = ReportOptions(
+    return ReportOptions(
         thresholds=Thresholds(
             num_columns_recent=_number(args, "columns_recent", int, 1),
             num_failures_to_alert=_number(args, "failures_to_alert", int, 0),
@@ -141,13 +116,6 @@ def _build(root: Path, args: argparse.Namespace) -> Report:
         blocking=tuple(args.blocking),
         diffs=tuple((job, old, new) for job, old, new in args.diff),
     )
-    history = load_history(root, max_builds=_number(args, "max_builds", int, 0), skip=args.output)
-    if not history.jobs:
-        raise UsageError(f"--results {root}: no builds found (expected ROOT/<job>/<build>/started.json)")
-    try:
-        return build_report(history, options, now=time.time(), plan_items=_plan_items())
-    except ReportError as err:
-        raise UsageError(str(err)) from err
 
 
 def _number(args: argparse.Namespace, dest: str, kind: type[N], minimum: N, maximum: N | None = None) -> N:
@@ -161,11 +129,3 @@ def _number(args: argparse.Namespace, dest: str, kind: type[N], minimum: N, maxi
         bounds = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
         raise UsageError(f"{flag} {raw}: must be {bounds}")
     return value
-
-
-def _plan_items() -> list[PlanItem]:
-    """The KEP plan as plain data for the per-item table (reports never imports suite)."""
-    from winsuite.policy.plan import load_plan
-    from winsuite_reports.model import PlanItem
-
-    return [PlanItem(item.id, item.tier, item.title, list(item.tests)) for item in load_plan().items]

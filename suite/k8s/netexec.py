@@ -23,8 +23,8 @@ from urllib.parse import urlencode
 
 from kubernetes import client
 
+from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.targeting import Placement
-from winsuite.cluster.discovery import ClusterFacts
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import windows

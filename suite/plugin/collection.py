@@ -7,8 +7,6 @@ from typing import Any
 
 import pytest
 
-from winsuite.authoring.naming import Disruptive
-from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import spec_of
@@ -18,6 +16,7 @@ from winsuite.policy.plan import load_plan
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Verdict
+from winsuite.policy.selection import in_phase
 from winsuite.run.results.writer import WINSUITE_PROPERTY
 
 
@@ -34,15 +33,6 @@ def result_properties(item: pytest.Item, spec: Spec, verdict: Verdict) -> dict[s
         "plan-items": [i.id for i in plan_items],
         "excluded": verdict.exclusion.skip_reason() if verdict.exclusion else "",
     }
-
-
-def is_serial(spec: Spec) -> bool:
-    """[Serial] and [Disruptive] tests run alone, in phase 2."""
-    return spec.has(Serial) or spec.has(Disruptive)
-
-
-def in_phase(spec: Spec, phase: str) -> bool:
-    return phase == "all" or (phase == "serial") == is_serial(spec)
 
 
 class Selection:

@@ -6,17 +6,10 @@ from typing import Any
 
 import pytest
 
-# -- discovery phase ---------------------------------------------------------------------------------
-
-
-@pytest.hookspec(firstresult=False)
-def pytest_winsuite_discovered(config: pytest.Config, facts: dict[str, Any]) -> None:
-    """Called on the controller once the cluster has been discovered; `facts` go into the run's metadata."""
-
-
 # -- results phase -----------------------------------------------------------------------------------
 
 
 @pytest.hookspec(firstresult=False)
 def pytest_winsuite_result(config: pytest.Config, result: dict[str, Any]) -> None:
-    """Called on the controller for every recorded attempt of a test, as the results writer stores it."""
+    """Called on the controller for every recorded attempt of a test, as the results writer stores it
+    (`result` is the attempt as JSON data: name, nodeid, outcome, attempt, duration, message, properties)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from winsuite.authoring.naming import spec_of
-from winsuite.plugin.session import cluster_session
+from winsuite.plugin.session import run_session
 
 
 class Requirements:
@@ -15,7 +15,7 @@ class Requirements:
         # A test the run already skips ([LinuxOnly], an exclusion) keeps that reason: it is the decision.
         if spec is None or not spec.needs or item.get_closest_marker("skip") is not None:
             return
-        session = cluster_session(item.config)
+        session = run_session(item.config)
         reason = session.facts.skip_reason(spec.needs, session.run.target_os)
         if reason is not None:
             pytest.skip(reason)

@@ -11,21 +11,18 @@ import pytest
 
 from winsuite.authoring.naming import SPEC_MARKER
 from winsuite.authoring.registry import load_registry
-from winsuite.errors import UsageError
 from winsuite.plugin import fixtures
 from winsuite.plugin import hookspecs
 from winsuite.plugin.collection import Selection
 from winsuite.plugin.flakes import FlakeAttempts
 from winsuite.plugin.requirements import Requirements
 from winsuite.plugin.session import close_session
+from winsuite.plugin.session import run_config
 from winsuite.plugin.timeouts import TestTimeouts
 from winsuite.policy import options
 from winsuite.policy.run_config import PHASES
-from winsuite.policy.run_config import RunConfig
-from winsuite.policy.run_config import build_run_config
 from winsuite.run.results.writer import ResultsWriter
 
-RUN_CONFIG_KEY = pytest.StashKey[RunConfig]()
 PLUGINS_KEY = pytest.StashKey[list[str]]()
 
 # Options only the runner passes to its pytest phases.
@@ -36,6 +33,10 @@ INTERNAL_OPTIONS = (
     options.Option("--discovery", "cluster facts written by `winsuite run` (skips discovering again)",
                    metavar="FILE"),
     options.Option("--results-dir", "write JUnit and diagnostics here as tests finish", metavar="DIR"),
+    options.Option("--diagnostics-dir", "write failed tests' diagnostics here (default: --results-dir)",
+                   metavar="DIR"),
+    options.Option("--build-dir", "the prow build directory that diagnostics links are relative to "
+                   "(default: the parent of --diagnostics-dir)", metavar="DIR"),
     options.Option("--junit-name", "JUnit file name in --results-dir (default junit_01.xml)"),
 )
 
@@ -65,7 +66,7 @@ def pytest_configure(config: pytest.Config) -> None:
     results_dir = config.getoption("winsuite_results_dir")
     if results_dir and not hasattr(config, "workerinput"):  # only the controller writes results
         junit_name = config.getoption("winsuite_junit_name") or "junit_01.xml"
-        plugins["winsuite-results"] = ResultsWriter(Path(results_dir), junit_name)
+        plugins["winsuite-results"] = ResultsWriter(Path(results_dir), junit_name, config)
         _interrupt_on_sigterm()
     for name, plugin in plugins.items():
         config.pluginmanager.register(plugin, name)
@@ -88,19 +89,3 @@ def _interrupt_on_sigterm() -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, interrupt)
-
-
-def run_config(config: pytest.Config) -> RunConfig:
-    """The run's configuration, built on first use so plain pytest runs without winsuite tests stay inert."""
-    if RUN_CONFIG_KEY not in config.stash:
-        get = config.getoption
-        try:
-            config.stash[RUN_CONFIG_KEY] = build_run_config(
-                options.job_ref(get),
-                options.overrides(get),
-                run_id=get("winsuite_run_id"),
-                phase=get("winsuite_phase") or "all",
-            )
-        except UsageError as err:  # a bad job, repo list or exclusion file: one line, no traceback
-            raise pytest.UsageError(str(err)) from err
-    return config.stash[RUN_CONFIG_KEY]

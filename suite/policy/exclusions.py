@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from winsuite.authoring.facts import ClusterFacts
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.policy.regex import RegexError
@@ -35,6 +36,16 @@ class ScopeFacts:
     cni: str | None = None
     container_runtimes: frozenset[str] | None = None
     node_os: str | None = None  # the run's target OS
+
+    @staticmethod
+    def of_cluster(facts: ClusterFacts) -> ScopeFacts:
+        """What exclusion scopes can see of a discovered cluster (runtimes of the real nodes, if any)."""
+        return ScopeFacts(
+            kubernetes_version=facts.server_version,
+            windows_builds=frozenset(facts.windows_builds()),
+            container_runtimes=frozenset(n.container_runtime for n in facts.nodes if not n.simulated)
+            or frozenset(n.container_runtime for n in facts.nodes),
+        )
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:

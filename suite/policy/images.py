@@ -70,6 +70,10 @@ class ImageCatalog:
                 f"unknown image {image_id!r}; the catalog ({self.source}) has: {', '.join(sorted(self.images))}"
             ) from None
 
+    def windows_builds(self) -> list[str]:
+        """The Windows builds the catalog has images for (10.0.17763, …)."""
+        return [v.build for v in self.windows_versions.values()]
+
     def windows_version(self, build: str) -> WindowsVersion:
         """The Windows version whose build the node label `node.kubernetes.io/windows-build` names."""
         for version in self.windows_versions.values():
@@ -135,7 +139,7 @@ def _image_from_yaml(image_id: str, raw: Any, path: Path, registries: dict[str, 
 
 
 @functools.cache
-def load_catalog(path: Path | None = None) -> ImageCatalog:
+def load_image_catalog(path: Path | None = None) -> ImageCatalog:
     path = path or test_images_dir() / "catalog.yaml"
     raw = _require(yaml.safe_load(path.read_text()), path, "", dict)
     registries = {str(k): str(v) for k, v in _require(raw.get("registries"), path, "registries", dict).items()}
@@ -173,7 +177,7 @@ def _read_repo_list_text(source: str) -> str:
 
 def load_repo_list(source: str | Path, catalog: ImageCatalog | None = None) -> RepoList:
     """Read a KUBE_TEST_REPO_LIST file (either key generation) over the catalog's default registries."""
-    catalog = catalog or load_catalog()
+    catalog = catalog or load_image_catalog()
     source = str(source)
     try:
         raw = yaml.safe_load(_read_repo_list_text(source)) or {}

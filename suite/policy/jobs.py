@@ -13,6 +13,8 @@ import yaml
 
 from winsuite.authoring.targeting import DEFAULT_WINDOWS_TAINT
 from winsuite.authoring.targeting import Taint
+from winsuite.cluster.base import CLUSTER_TYPES
+from winsuite.cluster.base import ClusterSpec
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.paths import jobs_dir
@@ -21,7 +23,6 @@ from winsuite.policy.regex import compile_re2
 
 API_VERSION = "winsuite.io/v1alpha1"
 KIND = "Job"
-CLUSTER_TYPES = ("embedded", "kind", "kubeconfig", "in-cluster")
 NODE_OSES = ("windows", "linux")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_JOB = "embedded.yaml"
@@ -42,15 +43,6 @@ def parse_duration(text: str, where: str = "duration") -> float:
 
 
 @dataclasses.dataclass(frozen=True)
-class ClusterSpec:
-    type: str = "embedded"
-    name: str = "winsuite"  # embedded or kind cluster name
-    kubeconfig: str | None = None
-    context: str | None = None
-    real_node: bool = True  # embedded: join the real Linux node where the machine allows it
-
-
-@dataclasses.dataclass(frozen=True)
 class JobSpec:
     name: str
     source: str = "<flags>"
@@ -59,7 +51,7 @@ class JobSpec:
     tab: str = ""
     interval: float | None = None
     release_blocking: bool = False
-    cluster: ClusterSpec = ClusterSpec()
+    cluster: ClusterSpec = dataclasses.field(default_factory=ClusterSpec)
     node_os: str = "windows"
     repo_list: str | None = None
     exclusions: tuple[str, ...] = ()

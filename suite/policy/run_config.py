@@ -9,12 +9,13 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.targeting import Placement
 from winsuite.policy.exclusions import ScopeFacts
 from winsuite.policy.exclusions import load_exclusions
 from winsuite.policy.images import ImageCatalog
 from winsuite.policy.images import RepoList
-from winsuite.policy.images import load_catalog
+from winsuite.policy.images import load_image_catalog
 from winsuite.policy.images import load_repo_list
 from winsuite.policy.jobs import JobSpec
 from winsuite.policy.jobs import resolve_job
@@ -33,7 +34,7 @@ def new_run_id() -> str:
 class RunConfig:
     job: JobSpec
     policy: Policy
-    catalog: ImageCatalog
+    images: ImageCatalog
     repo_list: RepoList
     placement: Placement
     run_id: str
@@ -43,10 +44,10 @@ class RunConfig:
     def target_os(self) -> str:
         return self.job.node_os
 
-    def with_facts(self, facts: ScopeFacts) -> RunConfig:
+    def with_facts(self, facts: ClusterFacts) -> RunConfig:
         """The same run once discovery knows the cluster (scoped exclusions can then apply)."""
-        facts = dataclasses.replace(facts, cni=self.job.cni)
-        return dataclasses.replace(self, policy=dataclasses.replace(self.policy, facts=facts))
+        scope = dataclasses.replace(ScopeFacts.of_cluster(facts), cni=self.job.cni)
+        return dataclasses.replace(self, policy=dataclasses.replace(self.policy, facts=scope))
 
 
 def build_run_config(
@@ -58,8 +59,8 @@ def build_run_config(
     phase: str = "all",
 ) -> RunConfig:
     job = resolve_job(job_ref, os.environ if environ is None else environ, flags)
-    catalog = load_catalog()
-    repo_list = load_repo_list(job.repo_list, catalog) if job.repo_list else catalog.default_repo_list()
+    images = load_image_catalog()
+    repo_list = load_repo_list(job.repo_list, images) if job.repo_list else images.default_repo_list()
     policy = Policy(
         selector=Selector(job.focus, job.skip),
         target_os=job.node_os,
@@ -70,4 +71,4 @@ def build_run_config(
     placement = Placement(
         target_os=job.node_os, windows_taint=job.windows_taint, runtime_class=job.runtime_class
     )
-    return RunConfig(job, policy, catalog, repo_list, placement, run_id or new_run_id(), phase)
+    return RunConfig(job, policy, images, repo_list, placement, run_id or new_run_id(), phase)

@@ -10,16 +10,18 @@ import re
 from collections.abc import Iterable
 from collections.abc import Sequence
 
+from winsuite.authoring.naming import Disruptive
 from winsuite.authoring.naming import LinuxOnly
+from winsuite.authoring.naming import Serial
+from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import Tag
 from winsuite.errors import UsageError
 from winsuite.policy.exclusions import Exclusion
 from winsuite.policy.exclusions import ScopeFacts
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
+from winsuite_reports.conventions import SUITE_NAME
 
-# ginkgo matches focus/skip against "<suite description> <spec text>"; e2e.test's description is this.
-SUITE_DESCRIPTION = "Kubernetes e2e suite"
 # What e2e.test skips when it is given neither focus nor skip (test/e2e/framework/test_context.go).
 DEFAULT_SKIP = r"\[Flaky\]|\[Feature:.+\]"
 
@@ -67,7 +69,7 @@ class Selector:
 
     def why_not(self, full_name: str) -> str | None:
         """None when selected, otherwise the reason in the words of the flags."""
-        text = f"{SUITE_DESCRIPTION} {full_name}"
+        text = f"{SUITE_NAME} {full_name}"  # ginkgo matches "<suite description> <spec text>"
         if self._focus_re is not None and not self._focus_re.search(text):
             return "does not match --focus"
         if self._skip_re is not None and self._skip_re.search(text):
@@ -112,3 +114,12 @@ class Policy:
                     return Verdict(Outcome.RUN, exclusion.reason, exclusion)
                 return Verdict(Outcome.SKIP, exclusion.skip_reason(), exclusion)
         return RUN
+
+
+def is_serial(spec: Spec) -> bool:
+    """[Serial] and [Disruptive] tests run alone, in phase 2."""
+    return spec.has(Serial) or spec.has(Disruptive)
+
+
+def in_phase(spec: Spec, phase: str) -> bool:
+    return phase == "all" or (phase == "serial") == is_serial(spec)

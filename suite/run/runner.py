@@ -15,22 +15,23 @@ from types import FrameType
 from typing import Any
 from typing import TextIO
 
+from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.connect import Connection
-from winsuite.cluster.connect import connect
-from winsuite.cluster.discovery import ClusterFacts
-from winsuite.cluster.discovery import discover
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite.k8s.namespaces import delete_run_namespaces
 from winsuite.k8s.namespaces import wait_for_namespaces_gone
 from winsuite.k8s.waits import WaitTimeout
-from winsuite.plugin.collection import in_phase
+from winsuite.plugin.session import RunSession
+from winsuite.plugin.session import open_session
 from winsuite.policy import options
 from winsuite.policy.catalog import collect
 from winsuite.policy.jobs import apply_overrides
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import build_run_config
 from winsuite.policy.selection import Outcome
+from winsuite.policy.selection import in_phase
+from winsuite.run import dashboard
 from winsuite.run.engines.native import INTERRUPT_GRACE_SECONDS
 from winsuite.run.engines.native import PhaseProcess
 from winsuite.run.engines.native import PhaseSpec
@@ -38,14 +39,18 @@ from winsuite.run.engines.native import pytest_argv
 from winsuite.run.progress import Progress
 from winsuite.run.results import junit
 from winsuite.run.results import prow
+from winsuite.run.results.events import EventKind
+from winsuite.run.results.events import events_name
 from winsuite.run.results.merge import PhaseRecord
 from winsuite.run.results.merge import close_unfinished
 from winsuite.run.results.merge import final_attempts
 from winsuite.run.results.merge import read_events
 from winsuite.run.results.merge import verdict
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.writer import events_name
+from winsuite.run.results.prow import DISCOVERY_FILE
 from winsuite.run.summary import summarize
+from winsuite_reports.analysis import ReportOptions
+from winsuite_reports.conventions import BUILD_LOG
+from winsuite_reports.conventions import artifacts_dir
 
 # Namespaces take seconds to finalize (their pods must stop); the run waits so it leaves none behind.
 NAMESPACE_DELETE_TIMEOUT = 120.0
@@ -75,7 +80,20 @@ class Layout:
 
     @property
     def artifacts(self) -> Path:
-        return self.build_dir / "artifacts"
+        return artifacts_dir(self.build_dir)
+
+    @property
+    def build_log(self) -> Path:
+        return self.build_dir / BUILD_LOG
+
+    @property
+    def diagnostics_dir(self) -> Path:
+        """Where failed tests' diagnostics go (linked from their rows, relative to the build directory)."""
+        return self.artifacts
+
+    @property
+    def cluster_logs_dir(self) -> Path:
+        return self.artifacts / "cluster"
 
 
 class Runner:
@@ -115,16 +133,17 @@ class Runner:
     def _run(self) -> ExitCode:
         started = time.time()
         self.layout.artifacts.mkdir(parents=True, exist_ok=True)
-        self.log = (self.layout.build_dir / "build-log.txt").open("a", encoding="utf-8")
+        self.log = self.layout.build_log.open("a", encoding="utf-8")
         prow.write_started(self.layout.build_dir, started, self._job_metadata())
         self._say(f"winsuite run {self.run_config.run_id}: job {self.run_config.job.name}, "
                   f"target OS {self.run_config.target_os}, results in {self.layout.build_dir}")
-        connection: Connection | None = None
+        session: RunSession | None = None
         facts: ClusterFacts | None = None
         try:
             self._set_interruptible(True)
-            connection, facts = self._connect_and_discover()
-            self._run_phases(facts, started)
+            session = self._connect_and_discover()
+            facts = session.facts
+            self._run_phases(started)
         except KeyboardInterrupt:
             self._say(f"\nwinsuite: {self.abort_reason or 'interrupted'}; writing the results")
             self.abort_reason = self.abort_reason or "interrupted"
@@ -134,29 +153,28 @@ class Runner:
             return err.exit_code
         except Exception as err:  # a bug: say so in one line, keep the traceback in the build log
             self.log.write(traceback.format_exc())
-            self._say(f"winsuite: internal error: {err!r} (traceback in {self.layout.build_dir / 'build-log.txt'})",
+            self._say(f"winsuite: internal error: {err!r} (traceback in {self.layout.build_log})",
                       stream=sys.stderr)
             self._finish(facts, result="FAILURE", error=f"internal error: {err!r}")
             return ExitCode.INTERNAL_ERROR
         finally:
             self._set_interruptible(False)  # cleanup and results are written whatever arrives now
-            if connection is not None:
-                self._cleanup_namespaces(connection)
+            if session is not None:
+                self._cleanup_namespaces(session.connection)
+                self._collect_cluster_logs(session.connection)
         return self._finish(facts, result=None)
 
-    def _connect_and_discover(self) -> tuple[Connection, ClusterFacts]:
-        job = self.run_config.job
-        self._say(f"connecting to the cluster ({job.cluster.type})")
-        connection = connect(job.cluster)
-        facts = discover(connection.api, connection.server_version, catalog=self.run_config.catalog,
-                         egress_allowed=job.cluster.type != "embedded")
-        (self.layout.artifacts / "discovery.json").write_text(facts.to_json())
-        self.run_config = self.run_config.with_facts(facts.scope_facts())
+    def _connect_and_discover(self) -> RunSession:
+        self._say(f"connecting to the cluster ({self.run_config.job.cluster.type})")
+        session = open_session(self.run_config)
+        facts = session.facts
+        (self.layout.artifacts / DISCOVERY_FILE).write_text(facts.to_json())
+        self.run_config = session.run
         nodes = ", ".join(f"{n.name} ({n.os}{', simulated' if n.simulated else ''})" for n in facts.nodes)
-        self._say(f"cluster {connection.server} {facts.server_version}: {nodes}")
+        self._say(f"cluster {session.connection.server} {facts.server_version}: {nodes}")
         for warning in facts.warnings:
             self._say(f"winsuite: warning: {warning}", stream=sys.stderr)
-        return connection, facts
+        return session
 
     def _planned(self) -> dict[str, int]:
         """How many tests each phase will report (skips included), known before pytest starts."""
@@ -167,18 +185,19 @@ class Runner:
                 counts["serial" if in_phase(spec, "serial") else "parallel"] += 1
         return counts
 
-    def _run_phases(self, facts: ClusterFacts, started: float) -> None:
+    def _run_phases(self, started: float) -> None:
         planned = self._planned()
         progress = Progress(sum(planned.values()))
         deadline = started + self.run_config.job.run_timeout
         phases = [PhaseSpec(1, "parallel", self.run_config.job.parallelism), PhaseSpec(2, "serial", 1)]
-        discovery_file = self.layout.artifacts / "discovery.json"
+        discovery_file = self.layout.artifacts / DISCOVERY_FILE
         for spec in phases:
             if not planned[spec.name]:
                 continue
             progress.set_phase(f"phase {spec.number} ({spec.name}, {spec.workers} worker(s)): "
                                f"{planned[spec.name]} tests")
-            argv = pytest_argv(spec, results_dir=self.layout.artifacts, run_id=self.run_config.run_id,
+            argv = pytest_argv(spec, results_dir=self.layout.artifacts, diagnostics_dir=self.layout.diagnostics_dir,
+                               build_dir=self.layout.build_dir, run_id=self.run_config.run_id,
                                discovery=discovery_file, job_flags=self.flags, extra=self.extra,
                                cases=self.cases)
             phase = PhaseProcess(spec, argv, self.layout.artifacts, self.log)
@@ -197,9 +216,9 @@ class Runner:
         while True:
             code = phase.wait(timeout=0.5)
             for event in phase.events.new_events():
-                if event.get("event") == "attempt":
-                    attempt = Attempt.from_dict(event["result"])
-                    progress.record(attempt, bool(event.get("final")), attempt.name in failed_before)
+                if event.kind is EventKind.ATTEMPT:
+                    attempt = event.attempt
+                    progress.record(attempt, event.final, attempt.name in failed_before)
                     if attempt.outcome.value == "failed":
                         failed_before.add(attempt.name)
             if code is not None:
@@ -230,7 +249,7 @@ class Runner:
         code = phase.process.returncode if phase.process else None
         if code not in (0, 1, 2, 5, None, -signal.SIGKILL):
             self._say(f"winsuite: phase {phase.spec.name} ended with pytest exit code {code}; "
-                      f"see {self.layout.build_dir / 'build-log.txt'}", stream=sys.stderr)
+                      f"see {self.layout.build_log}", stream=sys.stderr)
             record.interrupted = record.interrupted or f"pytest exited with code {code}"
         return record
 
@@ -246,6 +265,13 @@ class Runner:
             wait_for_namespaces_gone(connection.api, self.run_config.run_id, timeout=NAMESPACE_DELETE_TIMEOUT)
         except WaitTimeout as err:
             self._say(f"winsuite: warning: {err}", stream=sys.stderr)
+
+    def _collect_cluster_logs(self, connection: Connection) -> None:
+        """The cluster's component logs (where the target manages them) into the build, before anything stops."""
+        try:
+            connection.target.collect_logs(self.layout.cluster_logs_dir)
+        except Exception as err:  # logs help diagnose; their absence must not hide the run's result
+            self._say(f"winsuite: warning: failed to collect the cluster's logs: {err}", stream=sys.stderr)
 
     # -- results -----------------------------------------------------------------------------------------
     def _finish(self, facts: ClusterFacts | None, result: str | None, error: str = "") -> ExitCode:
@@ -279,13 +305,11 @@ class Runner:
     def _dashboard(self) -> str | None:
         if self.layout.job_dir is None:
             return None
-        from winsuite.commands.report import render_dashboard
-
         root = self.layout.job_dir.parent
         output = root.parent / "_dashboard"
         command = f"winsuite report --results {root} --output {output}"
         try:
-            self._say(render_dashboard(root, output))
+            self._say(dashboard.write(dashboard.report_of(root, ReportOptions(), skip=output), output))
         except UsageError as err:
             self._say(f"winsuite: warning: no dashboard: {err}", stream=sys.stderr)
             return command

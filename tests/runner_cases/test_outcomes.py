@@ -11,8 +11,8 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
+from winsuite.authoring.target import Target
 from winsuite.k8s import pods
-from winsuite.plugin.fixtures import Target
 
 runner = Describe(Area("sig-testing"), "winsuite runner")
 ATTEMPTS: list[int] = []  # attempts of the flaky test in this worker process

@@ -8,7 +8,7 @@ import pytest
 
 from winsuite.cluster.local import images
 from winsuite.errors import DataError
-from winsuite.policy.images import load_catalog
+from winsuite.policy.images import load_image_catalog
 
 
 def test_recipes_load_and_exactly_one_is_the_sandbox_image() -> None:
@@ -19,13 +19,13 @@ def test_recipes_load_and_exactly_one_is_the_sandbox_image() -> None:
 
 
 def test_every_recipe_is_a_catalog_image() -> None:
-    catalog = load_catalog()
+    catalog = load_image_catalog()
 
     assert set(images.load_recipes().images) <= set(catalog.images)
 
 
 def test_images_are_imported_under_embedded_and_upstream_names() -> None:
-    recipes, catalog = images.load_recipes(), load_catalog()
+    recipes, catalog = images.load_recipes(), load_image_catalog()
 
     assert images.names(recipes.images["agnhost"], catalog) == (
         "winsuite.local/e2e-test-images/agnhost:2.63.0",

@@ -7,10 +7,11 @@ import dataclasses
 import pytest
 
 from winsuite.authoring.capabilities import Capability
-from winsuite.cluster.discovery import ClusterFacts
-from winsuite.cluster.discovery import NodeFacts
+from winsuite.authoring.facts import ClusterFacts
+from winsuite.authoring.facts import NodeFacts
 from winsuite.cluster.discovery import _warnings
-from winsuite.policy.images import load_catalog
+from winsuite.policy.exclusions import ScopeFacts
+from winsuite.policy.images import load_image_catalog
 
 
 def node(name: str, os_name: str, *, simulated: bool, build: str | None = None, kubelet: str = "v1.36.3",
@@ -79,7 +80,7 @@ def test_warnings_for_version_skew_and_unknown_windows_builds() -> None:
              node("old", "linux", simulated=False, kubelet="v1.32.1"),
              node("ok", "linux", simulated=False, kubelet="v1.33.0"),
              node("w", "windows", simulated=False, build="10.0.17134")]
-    warnings = _warnings("v1.36.3", nodes, load_catalog())
+    warnings = _warnings("v1.36.3", nodes, load_image_catalog().windows_builds())
     assert len(warnings) == 3
     assert "new" in warnings[0] and "must not be newer" in warnings[0]
     assert "old" in warnings[1] and "at most 3 minor versions older" in warnings[1]
@@ -92,6 +93,6 @@ def test_metadata_and_round_trip() -> None:
     assert metadata["windows-builds"] == "10.0.17763,10.0.20348"
     assert metadata["node-os"] == "windows"
     assert ClusterFacts.from_json(EMBEDDED.to_json()) == EMBEDDED
-    scope = EMBEDDED.scope_facts()
+    scope = ScopeFacts.of_cluster(EMBEDDED)
     assert scope.windows_builds == frozenset({"10.0.17763", "10.0.20348"})
     assert dataclasses.replace(scope, cni=None).kubernetes_version == "v1.36.3"

@@ -15,7 +15,7 @@ from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.policy.images import ImageCatalog
 from winsuite.policy.images import ImageUnavailable
-from winsuite.policy.images import load_catalog
+from winsuite.policy.images import load_image_catalog
 from winsuite.policy.images import load_repo_list
 
 DEFAULT_AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.63.0"
@@ -23,7 +23,7 @@ DEFAULT_AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.63.0"
 
 @pytest.fixture(scope="module")
 def catalog() -> ImageCatalog:
-    return load_catalog()
+    return load_image_catalog()
 
 
 def write(tmp_path: Path, text: str, name: str = "file.yaml") -> Path:
@@ -71,7 +71,7 @@ images:
 def test_bad_catalog_names_file_and_field(tmp_path: Path, text: str, field: str, problem: str) -> None:
     path = write(tmp_path, text)
     with pytest.raises(DataError) as caught:
-        load_catalog(path)
+        load_image_catalog(path)
     assert (caught.value.path, caught.value.field) == (str(path), field)
     assert problem in caught.value.problem
 

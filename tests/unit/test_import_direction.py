@@ -1,89 +1,114 @@
-"""Dependencies point one way (STYLE §3), checked by walking every module's imports with `ast`.
+"""Dependencies point one way (STYLE §3): the layout's rules hold over transitive imports, and no module cycles.
 
-- `reports` reads stored results and never imports `suite`;
-- the tests in `suite/cases` never import the runner or the CLI;
-- the Kubernetes helpers in `suite/k8s` never import the pytest plugin.
+The layers, bottom up: authoring (what cases import) and k8s; cluster; policy; plugin; run; commands and cli.
+`winsuite_reports` reads stored results and never imports winsuite.
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.tools.import_graph import ImportGraph
+from tests.tools.import_graph import Rule
+from tests.tools.import_graph import imported_names
 
-# (package directory, modules it must not import, each with its submodules)
-RULES: list[tuple[str, tuple[str, ...]]] = [
-    ("reports", ("suite",)),
-    ("suite/cases", ("winsuite.run.runner", "winsuite.cli", "winsuite.commands")),
-    ("suite/k8s", ("winsuite.plugin.wiring",)),
+ROOT = Path(__file__).resolve().parents[2]
+ROOTS = {"winsuite": ROOT / "suite", "winsuite_reports": ROOT / "reports"}
+# The controller side of the run package; its results protocol (winsuite.run.results) sits below the plugin.
+CONTROLLER = ("winsuite.run.runner", "winsuite.run.engines", "winsuite.run.progress", "winsuite.run.summary",
+              "winsuite.run.dashboard")
+
+RULES = [
+    Rule("winsuite_reports", forbidden=("winsuite",), why="reports read stored results only"),
+    Rule("winsuite.cases", allowed_only=("winsuite.authoring", "winsuite.k8s"),
+         why="cases import the authoring vocabulary and the Kubernetes helpers only"),
+    Rule("winsuite.cases", forbidden=("winsuite.run", "winsuite.plugin", "winsuite.commands", "winsuite.cli"),
+         why="cases never reach the runner, the plugin or the CLI"),
+    Rule("winsuite.authoring", forbidden=("winsuite.policy", "winsuite.plugin", "winsuite.run", "winsuite.commands",
+                                          "winsuite.cluster", "winsuite.cli"),
+         why="authoring is the bottom layer"),
+    Rule("winsuite.k8s", forbidden=("winsuite.policy", "winsuite.plugin", "winsuite.run", "winsuite.commands",
+                                    "winsuite.cli"), why="helpers know Kubernetes, not runs"),
+    Rule("winsuite.cluster.discovery", forbidden=("winsuite.policy",), why="discovery is given what it needs"),
+    Rule("winsuite.policy", forbidden=("winsuite.run", "winsuite.plugin", "winsuite.commands", "winsuite.cli"),
+         why="policy decides, it never runs"),
+    Rule("winsuite.plugin", forbidden=(*CONTROLLER, "winsuite.commands", "winsuite.cli"),
+         why="the pytest side reaches the results protocol, never the controller"),
+    Rule("winsuite.run.results", forbidden=(*CONTROLLER, "winsuite.plugin", "winsuite.policy", "winsuite.commands"),
+         why="the results protocol and writers depend on nothing above them"),
+    Rule("winsuite.run", forbidden=("winsuite.commands", "winsuite.cli"), why="the runner never reaches the CLI"),
 ]
 
 
-def module_name(path: Path, root: Path) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+@pytest.fixture(scope="module")
+def graph() -> ImportGraph:
+    return ImportGraph(ROOTS)
 
 
-def imported_modules(path: Path, root: Path = ROOT) -> set[str]:
-    """Every module `path` imports: plain and from-imports (relative ones resolved), and import_module('x')."""
-    own = module_name(path, root)
-    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
-                module = f"{base}.{node.module}" if node.module else base
-            else:
-                module = node.module or ""
-            names.add(module)
-            names.update(f"{module}.{alias.name}" for alias in node.names if alias.name != "*")
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
-            "import_module", "__import__"
-        ):
-            names.update(a.value for a in node.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str))
-    return names
+@pytest.mark.parametrize("rule", RULES, ids=[f"{r.source}-{i}" for i, r in enumerate(RULES)])
+def test_the_layout_rules_hold(graph: ImportGraph, rule: Rule) -> None:
+    assert sum(1 for m in graph.files if m == rule.source or m.startswith(rule.source + ".")) >= 1
+    assert graph.violations(rule) == []
 
 
-def violates(name: str, forbidden: tuple[str, ...]) -> bool:
-    return any(name == f or name.startswith(f + ".") for f in forbidden)
+def test_no_module_import_cycles(graph: ImportGraph) -> None:
+    assert graph.cycles() == []
 
 
-@pytest.mark.parametrize(("directory", "forbidden"), RULES, ids=[r[0] for r in RULES])
-def test_dependency_direction(directory: str, forbidden: tuple[str, ...]) -> None:
-    modules = sorted((ROOT / directory).rglob("*.py"))
-    assert len(modules) > 5, f"{directory} looks empty: is the rule still pointing at the right place?"
-    offenders = {
-        str(path.relative_to(ROOT)): sorted(n for n in imported_modules(path) if violates(n, forbidden))
-        for path in modules
-    }
-    assert {path: names for path, names in offenders.items() if names} == {}
+def test_the_graph_sees_the_whole_project(graph: ImportGraph) -> None:
+    assert len(graph.files) > 150
+    assert "winsuite.run.runner" in graph.edges["winsuite.commands.run"]
 
 
-def test_the_walk_sees_every_form_of_import(tmp_path: Path) -> None:
-    package = tmp_path / "suite" / "cases" / "windows"
-    package.mkdir(parents=True)
-    sample = package / "test_x.py"
-    sample.write_text(
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_checker_finds_a_cycle_and_a_transitive_back_edge(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/policy/__init__.py": "",
+        "pkg/policy/jobs.py": "from pkg.policy import images\n",
+        "pkg/policy/images.py": "def later() -> None:\n    from pkg.policy.jobs import x\n",
+        "pkg/policy/plan.py": "import pkg.helpers\n",
+        "pkg/helpers.py": "from pkg.run.runner import Runner\n",
+        "pkg/run/__init__.py": "",
+        "pkg/run/runner.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.policy import plan\n",
+        "pkg/cases/__init__.py": "",
+        "pkg/cases/test_x.py": "from pkg.authoring.naming import Describe\nfrom pkg.helpers import y\n",
+        "pkg/authoring/__init__.py": "",
+        "pkg/authoring/naming.py": "",
+    })
+    graph = ImportGraph({"pkg": tmp_path / "pkg"})
+    assert graph.cycles() == [["pkg.policy.images", "pkg.policy.jobs"]]
+    back_edge = graph.violations(Rule("pkg.policy", forbidden=("pkg.run",)))
+    assert back_edge == ["pkg.policy.plan -> pkg.helpers -> pkg.run.runner  (forbidden)"]
+    assert graph.violations(Rule("pkg.run", forbidden=("pkg.policy",))) == []  # TYPE_CHECKING is no edge
+    only = graph.violations(Rule("pkg.cases", allowed_only=("pkg.authoring",)))
+    assert only == ["pkg.cases.test_x -> pkg.helpers  (only pkg.authoring allowed)"]
+
+
+def test_the_walk_sees_every_form_of_import() -> None:
+    import ast
+
+    source = (
         "import importlib\n"
-        "import suite.plan as plan\n"
-        "from suite import runner\n"
+        "import winsuite.policy.plan as plan\n"
+        "from winsuite import cli\n"
         "from ..k8s import pods\n"
-        "from ... import cli\n"
         "from . import helpers\n"
         "importlib.import_module('winsuite.commands.run')\n"
         "def later() -> None:\n"
-        "    from suite.plugin import thing\n"
+        "    from winsuite.plugin import wiring\n"
     )
-    assert imported_modules(sample, tmp_path) == {
-        "importlib", "winsuite.policy.plan", "suite", "winsuite.run.runner", "winsuite.cases.k8s", "winsuite.cases.k8s.pods",
-        "winsuite.cli", "winsuite.cases.windows", "winsuite.cases.windows.helpers", "winsuite.commands.run", "winsuite.plugin.wiring",
-        "winsuite.plugin.wiring.thing",
+    names = set(imported_names(ast.parse(source), "winsuite.cases.windows"))
+    assert names == {
+        "importlib", "winsuite.policy.plan", "winsuite", "winsuite.cli", "winsuite.cases.k8s",
+        "winsuite.cases.k8s.pods", "winsuite.cases.windows", "winsuite.cases.windows.helpers",
+        "winsuite.commands.run", "winsuite.plugin", "winsuite.plugin.wiring",
     }
-    assert violates("winsuite.run.runner", ("winsuite.run.runner",)) and violates("winsuite.commands.run", ("winsuite.commands",))
-    assert not violates("winsuite.runners", ("winsuite.run.runner",))

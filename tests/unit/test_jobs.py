@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from winsuite.authoring.targeting import Taint
+from winsuite.cluster.base import ClusterSpec
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.paths import jobs_dir
 from winsuite.policy.jobs import ENVIRONMENT
-from winsuite.policy.jobs import ClusterSpec
 from winsuite.policy.jobs import JobSpec
 from winsuite.policy.jobs import apply_overrides
 from winsuite.policy.jobs import load_job

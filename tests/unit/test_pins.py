@@ -12,7 +12,7 @@ import yaml
 
 from winsuite import paths
 from winsuite.policy.images import ImageCatalog
-from winsuite.policy.images import load_catalog
+from winsuite.policy.images import load_image_catalog
 from winsuite.policy.pins import Pins
 from winsuite.policy.pins import load_pins
 
@@ -92,7 +92,7 @@ def test_catalog_registries_are_manifests(kubernetes_source: Path) -> None:
     assert init
     keys = yaml_keys(text)
     defaults = {keys[field]: value for field, value in re.findall(r'(\w+):\s+"([^"]+)"', init.group(1))}
-    assert load_catalog().default_registries == defaults
+    assert load_image_catalog().default_registries == defaults
 
 
 def test_catalog_images_are_manifests(kubernetes_source: Path) -> None:
@@ -105,7 +105,7 @@ def test_catalog_images_are_manifests(kubernetes_source: Path) -> None:
         )
     }
     assert len(upstream) > 20
-    catalog: ImageCatalog = load_catalog()
+    catalog: ImageCatalog = load_image_catalog()
     ours = {
         image.upstream_id: (image.registry_key, image.name, image.version)
         for image in catalog.images.values()

@@ -13,12 +13,12 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
+from winsuite.authoring.target import Target
 from winsuite.k8s import connectivity
 from winsuite.k8s import containers
 from winsuite.k8s import retry
 from winsuite.k8s import services
 from winsuite.k8s import workloads
-from winsuite.plugin.fixtures import Target
 
 cpu_autoscaling = Describe(Area("sig-autoscaling"), Feature("HPA"), "Horizontal pod autoscaling (scale resource: CPU)")
 

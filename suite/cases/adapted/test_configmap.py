@@ -16,9 +16,9 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import NodeConformance
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import retry
-from winsuite.plugin.fixtures import Target
 
 cm_env = Describe(Area("sig-node"), "ConfigMap")
 cm_volume = Describe(Area("sig-storage"), "ConfigMap")

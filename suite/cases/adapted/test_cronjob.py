@@ -13,6 +13,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Slow
+from winsuite.authoring.target import Target
 from winsuite.k8s import events
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -21,7 +22,6 @@ from winsuite.k8s.waits import PermanentFailure
 from winsuite.k8s.waits import wait_for_set
 from winsuite.k8s.workloads import MERGE_PATCH
 from winsuite.k8s.workloads import EventStream
-from winsuite.plugin.fixtures import Target
 
 cron_jobs = Describe(Area("sig-apps"), "CronJob")
 

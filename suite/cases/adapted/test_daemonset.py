@@ -17,6 +17,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Serial
+from winsuite.authoring.target import Target
 from winsuite.k8s import nodes
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -25,7 +26,6 @@ from winsuite.k8s.waits import wait_for_set
 from winsuite.k8s.workloads import MERGE_PATCH
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
 from winsuite.k8s.workloads import EventStream
-from winsuite.plugin.fixtures import Target
 
 daemon_sets = Describe(Area("sig-apps"), "Daemon set", Serial)
 

@@ -10,6 +10,7 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -19,7 +20,6 @@ from winsuite.k8s.workloads import MERGE_PATCH
 from winsuite.k8s.workloads import REVISION_ANNOTATION
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
 from winsuite.k8s.workloads import EventStream
-from winsuite.plugin.fixtures import Target
 
 deployments = Describe(Area("sig-apps"), "Deployment")
 

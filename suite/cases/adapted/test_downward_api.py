@@ -15,8 +15,8 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import NodeConformance
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
-from winsuite.plugin.fixtures import Target
 
 dapi = Describe(Area("sig-node"), "Downward API")
 

@@ -22,10 +22,10 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
+from winsuite.authoring.target import ClusterSession
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
-from winsuite.plugin.fixtures import Target
-from winsuite.plugin.session import ClusterSession
 
 pods_ = Describe(Area("sig-node"), "Pods")
 simple_pod = Describe(Area("sig-cli"), "Kubectl client", "Simple pod")
@@ -47,12 +47,11 @@ class Kubectl:
         binary = shutil.which("kubectl")
         if binary is None:
             pytest.skip("requires kubectl on PATH (found: none)")
-        connection = cluster.connection
         self.base = [binary, f"--namespace={namespace}"]
-        if Path(connection.kubeconfig).is_file():
-            self.base.append(f"--kubeconfig={connection.kubeconfig}")
-        if connection.context:
-            self.base.append(f"--context={connection.context}")
+        if Path(cluster.kubeconfig).is_file():
+            self.base.append(f"--kubeconfig={cluster.kubeconfig}")
+        if cluster.context:
+            self.base.append(f"--context={cluster.context}")
 
     def run(self, *args: str, stdin: str = "", check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([*self.base, *args], input=stdin, capture_output=True, text=True,

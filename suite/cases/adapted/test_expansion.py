@@ -9,8 +9,8 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
-from winsuite.plugin.fixtures import Target
 
 expansion = Describe(Area("sig-node"), "Variable Expansion")
 

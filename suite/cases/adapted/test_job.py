@@ -12,6 +12,7 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -20,7 +21,6 @@ from winsuite.k8s.waits import PermanentFailure
 from winsuite.k8s.workloads import MERGE_PATCH
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
 from winsuite.k8s.workloads import EventStream
-from winsuite.plugin.fixtures import Target
 
 jobs = Describe(Area("sig-apps"), "Job")
 

@@ -19,9 +19,9 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
-from winsuite.plugin.fixtures import Target
 
 hooks = Describe(Area("sig-node"), "Container Lifecycle Hook", "when create a pod with lifecycle hook")
 

@@ -12,9 +12,9 @@ from kubernetes import client
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import retry
-from winsuite.plugin.fixtures import Target
 
 pod_metrics = Describe(Area("sig-node"), "Pod and container metrics")
 metrics = Describe(Area("sig-instrumentation"), "Metrics")

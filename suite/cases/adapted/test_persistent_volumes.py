@@ -22,6 +22,7 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -29,7 +30,6 @@ from winsuite.k8s import workloads
 from winsuite.k8s.waits import wait_for_set
 from winsuite.k8s.workloads import MERGE_PATCH
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
-from winsuite.plugin.fixtures import Target
 
 persistent_volumes = Describe(Area("sig-storage"), "PersistentVolumes")
 csi_conformance = persistent_volumes.describe("CSI Conformance")

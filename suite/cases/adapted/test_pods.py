@@ -14,10 +14,10 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
-from winsuite.plugin.fixtures import Target
 
 pods_ = Describe(Area("sig-node"), "Pods")
 

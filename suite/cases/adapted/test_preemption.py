@@ -20,13 +20,13 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Serial
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
 from winsuite.k8s.workloads import EventStream
-from winsuite.plugin.fixtures import Target
 
 preemption = Describe(Area("sig-scheduling"), "SchedulerPreemption", Serial)
 

@@ -9,9 +9,9 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
-from winsuite.plugin.fixtures import Target
 
 probing = Describe(Area("sig-node"), "Probing container")
 

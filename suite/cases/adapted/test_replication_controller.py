@@ -12,6 +12,7 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import Target
 from winsuite.k8s import connectivity
 from winsuite.k8s import containers
 from winsuite.k8s import pods
@@ -19,7 +20,6 @@ from winsuite.k8s import retry
 from winsuite.k8s import workloads
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
 from winsuite.k8s.workloads import EventStream
-from winsuite.plugin.fixtures import Target
 
 rcs = Describe(Area("sig-apps"), "ReplicationController")
 

@@ -17,11 +17,11 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import NodeConformance
+from winsuite.authoring.target import ClusterSession
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import namespaces
 from winsuite.k8s import retry
-from winsuite.plugin.fixtures import Target
-from winsuite.plugin.session import ClusterSession
 
 sec_env = Describe(Area("sig-node"), "Secrets")
 sec_volume = Describe(Area("sig-storage"), "Secrets")
@@ -170,7 +170,7 @@ def test_volume_with_mappings_and_mode(api: client.ApiClient, namespace: str, ta
 def test_volume_same_name_elsewhere(api: client.ApiClient, namespace: str, target: Target,
                                     cluster: ClusterSession) -> None:
     other = f"secret-namespace-{secrets.token_hex(3)}"
-    namespaces.create(api, other, cluster.run.run_id, target.spec.full_name)
+    namespaces.create(api, other, cluster.run_id, target.spec.full_name)
     try:
         name = "secret-test"
         create_secret(api, other, name, {"this_should_not_match_content_of_other_secret":

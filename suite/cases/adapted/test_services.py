@@ -15,13 +15,13 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import Target
 from winsuite.k8s import connectivity
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import services
 from winsuite.k8s import workloads
 from winsuite.k8s.connectivity import Prober
-from winsuite.plugin.fixtures import Target
 
 services_ = Describe(Area("sig-network"), "Services")
 

@@ -11,6 +11,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Slow
+from winsuite.authoring.target import Target
 from winsuite.k8s import connectivity
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -21,7 +22,6 @@ from winsuite.k8s.waits import wait_for_set
 from winsuite.k8s.workloads import MERGE_PATCH
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
 from winsuite.k8s.workloads import EventStream
-from winsuite.plugin.fixtures import Target
 
 basic = Describe(Area("sig-apps"), "StatefulSet", "Basic StatefulSet functionality [StatefulSetBasic]")
 TWIN = "[sig-apps] StatefulSet Basic StatefulSet functionality [StatefulSetBasic] "

@@ -23,6 +23,8 @@ from kubernetes import client
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import ClusterSession
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import netexec
@@ -30,8 +32,6 @@ from winsuite.k8s import resolvers
 from winsuite.k8s import retry
 from winsuite.k8s import services
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
-from winsuite.plugin.session import ClusterSession
 
 dns = Describe(Area("sig-network"), Area("sig-windows"), "DNS configuration")
 

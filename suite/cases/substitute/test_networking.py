@@ -23,10 +23,10 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.capabilities import requirement_text
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import ClusterSession
+from winsuite.authoring.target import Target
 from winsuite.k8s import netexec
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
-from winsuite.plugin.session import ClusterSession
 
 log = logging.getLogger("winsuite.cases")
 

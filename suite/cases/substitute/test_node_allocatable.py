@@ -25,14 +25,14 @@ from kubernetes import client
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import ClusterSession
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import kubelet
 from winsuite.k8s import netexec
 from winsuite.k8s import pods
 from winsuite.k8s import retry
-from winsuite.plugin.fixtures import Target
-from winsuite.plugin.session import ClusterSession
 
 allocatable = Describe(Area("sig-node"), Area("sig-windows"), "Node Allocatable")
 

@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
-from winsuite.plugin.fixtures import Target
+from winsuite.authoring.target import Target
 
 Mutation = Callable[[dict[str, Any]], None]
 

@@ -7,7 +7,7 @@ import re
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
-from winsuite.plugin.session import ClusterSession
+from winsuite.authoring.target import ClusterSession
 
 runtime = Describe(Area("sig-windows"), "Container runtime")
 MINIMUM_CONTAINERD = (1, 4)

@@ -13,6 +13,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import pods
@@ -20,7 +21,6 @@ from winsuite.k8s import windows
 from winsuite.k8s.waits import PermanentFailure
 from winsuite.k8s.waits import WaitTimeout
 from winsuite.k8s.waits import wait_for_set
-from winsuite.plugin.fixtures import Target
 
 cpu_resources = Describe(Area("sig-windows"), Feature("Windows"), "Cpu Resources", Serial)
 limits = cpu_resources.describe("Container limits")

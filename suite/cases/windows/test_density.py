@@ -16,11 +16,11 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import windows
 from winsuite.k8s.waits import wait_for_set
-from winsuite.plugin.fixtures import Target
 
 density = Describe(Area("sig-windows"), Feature("Windows"), "Density", Serial, Slow)
 batch = density.describe("create a batch of pods")

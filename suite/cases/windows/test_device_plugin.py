@@ -9,15 +9,15 @@ import pytest
 from kubernetes import client
 
 from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.facts import GPU_RESOURCE
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
-from winsuite.cluster.discovery import GPU_RESOURCE
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 device_plugin = Describe(Area("sig-windows"), Feature("GPUDevicePlugin"), "Device Plugin")
 

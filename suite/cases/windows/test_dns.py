@@ -8,12 +8,12 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
+from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 dns = Describe(Area("sig-windows"), Feature("Windows"), "DNS")
 

@@ -16,6 +16,7 @@ from winsuite.authoring.naming import Disruptive
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import kubelet
@@ -23,7 +24,6 @@ from winsuite.k8s import pods
 from winsuite.k8s import windows
 from winsuite.k8s.waits import WaitTimeout
 from winsuite.k8s.waits import wait_for
-from winsuite.plugin.fixtures import Target
 
 eviction = Describe(Area("sig-windows"), Feature("Windows"), "Eviction", Serial, Slow, Disruptive)
 

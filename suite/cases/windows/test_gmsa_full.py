@@ -27,12 +27,12 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import windows
 from winsuite.k8s import workloads
-from winsuite.plugin.fixtures import Target
 
 gmsa_support = Describe(Area("sig-windows"), Feature("Windows"), "GMSA Full", Serial, Slow).describe("GMSA support")
 TWIN = "[sig-windows] [Feature:Windows] GMSA Full [Serial] [Slow] GMSA support "

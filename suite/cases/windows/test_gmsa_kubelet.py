@@ -15,10 +15,10 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Slow
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 gmsa_kubelet = Describe(Area("sig-windows"), Feature("Windows"), "GMSA Kubelet", Slow) \
     .describe("kubelet GMSA support", "when creating a pod with correct GMSA credential specs")

@@ -14,12 +14,12 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 host_process = Describe(Area("sig-windows"), Feature("WindowsHostProcessContainers"), "HostProcess containers")
 TWIN = "[sig-windows] [Feature:WindowsHostProcessContainers] HostProcess containers "

@@ -8,9 +8,9 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 hybrid = Describe(Area("sig-windows"), "Hybrid cluster network").describe("for all supported CNIs")
 TWIN = "[sig-windows] Hybrid cluster network for all supported CNIs "

@@ -5,14 +5,14 @@ from __future__ import annotations
 from kubernetes import client
 
 from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.facts import HYPERV_RUNTIME_CLASS
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
-from winsuite.cluster.discovery import HYPERV_RUNTIME_CLASS
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 hyperv = Describe(Area("sig-windows"), Feature("WindowsHyperVContainers"), "HyperV containers")
 

@@ -25,10 +25,10 @@ from kubernetes import client
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import pods
-from winsuite.plugin.fixtures import Target
 
 pull_policy = Describe(Area("sig-windows"), "Container Runtime", "image pull policy")
 

@@ -12,10 +12,10 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 COLLECTION = "Kubelet stats collection for Windows nodes"
 serial_stats = Describe(Area("sig-windows"), Feature("Windows"), "Kubelet-Stats", Serial).describe(COLLECTION)

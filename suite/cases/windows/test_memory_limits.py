@@ -15,13 +15,13 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import kubelet
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 memory_limits = Describe(Area("sig-windows"), Feature("Windows"), "Memory Limits", Serial, Slow)
 TWIN = "[sig-windows] [Feature:Windows] Memory Limits [Serial] [Slow] "

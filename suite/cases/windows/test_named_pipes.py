@@ -16,13 +16,13 @@ from kubernetes import client
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import ClusterSession
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import netexec
 from winsuite.k8s import pods
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
-from winsuite.plugin.session import ClusterSession
 
 named_pipes = Describe(Area("sig-windows"), "Named pipe host mounts")
 

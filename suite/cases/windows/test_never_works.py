@@ -23,6 +23,7 @@ from kubernetes import client
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import nodes
@@ -30,7 +31,6 @@ from winsuite.k8s import pods
 from winsuite.k8s import resolvers
 from winsuite.k8s import retry
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 never = Describe(Area("sig-windows"), "What will never work")
 

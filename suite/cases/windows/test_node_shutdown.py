@@ -18,10 +18,10 @@ from winsuite.authoring.naming import Disruptive
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 graceful_shutdown = Describe(Area("sig-windows"), Feature("Windows"), "GracefulNodeShutdown", Serial, Disruptive,
                              Slow)

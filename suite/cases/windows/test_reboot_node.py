@@ -18,13 +18,13 @@ from winsuite.authoring.naming import ExcludedWindowsDocker
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import nodes
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import windows
 from winsuite.k8s.waits import wait_for
-from winsuite.plugin.fixtures import Target
 
 reboot_host = Describe(Area("sig-windows"), Feature("Windows"), ExcludedWindowsDocker, "RebootHost containers",
                        Serial, Disruptive, Slow)

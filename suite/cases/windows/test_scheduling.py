@@ -16,6 +16,8 @@ from kubernetes import client
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import ClusterSession
+from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.authoring.targeting import SIMULATED_NODE_TAINT
 from winsuite.authoring.targeting import WINDOWS_BUILD_LABEL
@@ -23,8 +25,6 @@ from winsuite.authoring.targeting import Placement
 from winsuite.k8s import events
 from winsuite.k8s import pods
 from winsuite.k8s import retry
-from winsuite.plugin.fixtures import Target
-from winsuite.plugin.session import ClusterSession
 
 scheduling = Describe(Area("sig-windows"), "Scheduling")
 windows_pods = scheduling.describe("Windows pods")
@@ -44,7 +44,7 @@ def node_of(api: client.ApiClient, pod: client.V1Pod) -> client.V1Node:
 
 def windows_placement(cluster: ClusterSession, build: str | None = None) -> Placement:
     """The run's Windows placement (whatever the run's target OS), tolerating the simulated nodes."""
-    base = cluster.run.placement
+    base = cluster.placement
     return Placement("windows", build, base.windows_taint, base.runtime_class, tolerate_simulated_nodes=True)
 
 
@@ -52,7 +52,7 @@ def windows_placement(cluster: ClusterSession, build: str | None = None) -> Plac
                  needs=[Capability.WINDOWS_NODES], images=["pause"])
 def test_windows_pod_without_toleration_stays_pending(api: client.ApiClient, namespace: str, target: Target,
                                                       cluster: ClusterSession) -> None:
-    taint = cluster.run.placement.windows_taint
+    taint = cluster.placement.windows_taint
     windows = [n for n in cluster.facts.nodes if n.os == "windows" and n.ready]
     if taint is None or not all(any(t.startswith(f"{taint.key}={taint.value}:") for t in n.taints) for n in windows):
         pytest.skip(f"requires every Windows node tainted {taint} as seed 002 recommends "
@@ -71,7 +71,7 @@ def test_windows_pod_without_toleration_stays_pending(api: client.ApiClient, nam
                  category="Core.Scheduling", needs=[Capability.WINDOWS_NODES], images=["pause"])
 def test_windows_pod_with_selector_and_toleration(api: client.ApiClient, namespace: str, target: Target,
                                                   cluster: ClusterSession) -> None:
-    pod = Target(cluster.run, cluster.facts, target.spec, windows_placement(cluster)).place(
+    pod = target.placed(windows_placement(cluster)).place(
         pause_pod("with-toleration", target.image("pause", os="windows"), "windows"))
     pods.create(api, namespace, pod)
     bound = pods.wait_for_pod(api, namespace, "with-toleration", state="Scheduled", timeout=SCHEDULE_TIMEOUT)
@@ -86,7 +86,7 @@ def test_windows_build_selects_the_node(api: client.ApiClient, namespace: str, t
     builds = sorted({n.windows_build for n in cluster.facts.nodes if n.os == "windows" and n.windows_build})
     for build in builds:
         name = f"build-{build.replace('.', '-')}"
-        placed = Target(cluster.run, cluster.facts, target.spec, windows_placement(cluster, build)).place(
+        placed = target.placed(windows_placement(cluster, build)).place(
             pause_pod(name, target.image("pause", os="windows"), "windows"))
         pods.create(api, namespace, placed)
         node = node_of(api, pods.wait_for_pod(api, namespace, name, state="Scheduled", timeout=SCHEDULE_TIMEOUT))
@@ -99,7 +99,7 @@ def test_windows_build_selects_the_node(api: client.ApiClient, namespace: str, t
 def windows_runtime_class(api: client.ApiClient, cluster: ClusterSession) -> Generator[client.V1RuntimeClass]:
     """Seed 002's RuntimeClass example: its scheduling block carries the Windows selector and toleration."""
     build = next(n.windows_build for n in cluster.facts.nodes if n.os == "windows" and n.windows_build)
-    taint = cluster.run.placement.windows_taint
+    taint = cluster.placement.windows_taint
     body = client.V1RuntimeClass(
         metadata=client.V1ObjectMeta(name=f"winsuite-windows-{secrets.token_hex(3)}"),
         handler="example-container-runtime-handler",

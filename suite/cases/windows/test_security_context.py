@@ -11,11 +11,11 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
+from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import pods
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 security_context = Describe(Area("sig-windows"), Feature("Windows"), "SecurityContext")
 TWIN = "[sig-windows] [Feature:Windows] SecurityContext "

@@ -9,6 +9,7 @@ from kubernetes import client
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.k8s import connectivity
 from winsuite.k8s import containers
@@ -16,7 +17,6 @@ from winsuite.k8s import nodes
 from winsuite.k8s import retry
 from winsuite.k8s import windows
 from winsuite.k8s import workloads
-from winsuite.plugin.fixtures import Target
 
 service_tests = Describe(Area("sig-windows"), "Services")
 SERVICE = "nodeport-test"

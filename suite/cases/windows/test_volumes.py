@@ -11,11 +11,11 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
+from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import windows
-from winsuite.plugin.fixtures import Target
 
 permissions = Describe(Area("sig-windows"), Feature("Windows"), "Windows volume mounts") \
     .describe("check volume mount permissions")

@@ -13,7 +13,7 @@ from kubernetes import config as kube_config
 from winsuite.cluster.local import images
 from winsuite.cluster.local import leftovers
 from winsuite.cluster.local.target import LocalCluster
-from winsuite.policy.images import load_catalog
+from winsuite.policy.images import load_image_catalog
 from winsuite.policy.images import load_repo_list
 
 _config: Any = kube_config  # no type hints in this module of the client
@@ -60,7 +60,7 @@ class EmbeddedCluster:
 
     def image(self, image_id: str) -> str:
         """The catalog image as the embedded repo list names it (what the real node has imported)."""
-        catalog = load_catalog()
+        catalog = load_image_catalog()
         return catalog.resolve(image_id, load_repo_list(images.repo_list_file(), catalog))
 
     def stop(self) -> list[str]:

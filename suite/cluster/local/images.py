@@ -21,7 +21,7 @@ from winsuite.errors import DataError
 from winsuite.paths import cache_dir
 from winsuite.paths import test_images_dir
 from winsuite.policy.images import ImageCatalog
-from winsuite.policy.images import load_catalog
+from winsuite.policy.images import load_image_catalog
 from winsuite.policy.images import load_repo_list
 
 ENTRY_KINDS = {"dir": set(), "file": {"host", "built", "text"}, "symlink": {"target"}, "applets": set()}
@@ -132,7 +132,7 @@ def host_files() -> list[Path]:
 
 
 def sandbox_image_name() -> str:
-    return names(load_recipes().sandbox(), load_catalog())[0]
+    return names(load_recipes().sandbox(), load_image_catalog())[0]
 
 
 def _applets(busybox: Path) -> list[str]:
@@ -216,7 +216,7 @@ def _cache_key(image: ImageSpec) -> str:
 
 def archives(built: Mapping[str, Path], report: Reporter) -> list[Path]:
     """An archive per recipe, reused from the cache while its inputs are unchanged."""
-    recipes, catalog = load_recipes(), load_catalog()
+    recipes, catalog = load_recipes(), load_image_catalog()
     # Each layer once (listing busybox's applets and a program's libraries runs a command), shared by images.
     layers = {name: Layer(name, _entries(raw, built)) for name, raw in recipes.layers.items()}
     paths = []

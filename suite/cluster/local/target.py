@@ -25,6 +25,9 @@ from winsuite.cluster.local.state import load
 class LocalCluster:
     """The embedded cluster named `name`; `connect()` builds what is missing and starts or reuses it."""
 
+    # The embedded cluster's network is the machine's own: its pods may reach loopback and their bridge only.
+    allows_egress = False
+
     def __init__(
         self,
         name: str = "winsuite",

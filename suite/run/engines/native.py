@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from typing import TextIO
 
-from winsuite.run.results.writer import INTERRUPT_REASON_FILE
-from winsuite.run.results.writer import events_name
+from winsuite.run.results.events import INTERRUPT_REASON_FILE
+from winsuite.run.results.events import Event
+from winsuite.run.results.events import events_name
+from winsuite_reports.conventions import junit_name
 
 # How long a phase may take to write its results after being interrupted, before it is killed.
 INTERRUPT_GRACE_SECONDS = 45.0
@@ -29,7 +29,7 @@ class PhaseSpec:
 
     @property
     def junit_name(self) -> str:
-        return f"junit_{self.number:02d}.xml"
+        return junit_name(self.number)
 
 
 class EventTail:
@@ -40,7 +40,7 @@ class EventTail:
         self.offset = 0
         self.partial = b""
 
-    def new_events(self) -> Iterator[dict[str, Any]]:
+    def new_events(self) -> Iterator[Event]:
         if not self.path.exists():
             return
         with self.path.open("rb") as handle:
@@ -51,11 +51,9 @@ class EventTail:
         lines = data.split(b"\n")
         self.partial = lines.pop()
         for line in lines:
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
-                    continue
+            event = Event.from_line(line) if line.strip() else None
+            if event is not None:
+                yield event
 
 
 class PhaseProcess:
@@ -99,12 +97,13 @@ class PhaseProcess:
             os.killpg(self.process.pid, signum)
 
 
-def pytest_argv(spec: PhaseSpec, *, results_dir: Path, run_id: str, discovery: Path, job_flags: list[str],
-                extra: list[str], cases: str) -> list[str]:
+def pytest_argv(spec: PhaseSpec, *, results_dir: Path, diagnostics_dir: Path, build_dir: Path, run_id: str,
+                discovery: Path, job_flags: list[str], extra: list[str], cases: str) -> list[str]:
     argv = [
         sys.executable, "-m", "pytest", "--pyargs", cases,
         "-p", "no:cacheprovider", "-o", "addopts=", "-v", "--tb=short", "--color=no", "-rfEs",
         "--phase", spec.name, "--run-id", run_id, "--results-dir", str(results_dir),
+        "--diagnostics-dir", str(diagnostics_dir), "--build-dir", str(build_dir),
         "--junit-name", spec.junit_name, "--discovery", str(discovery),
     ]
     if spec.workers > 1:

@@ -16,10 +16,9 @@ from junit_xml import TestSuite
 from winsuite.run.results.model import PROPERTY_KEYS
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
+from winsuite_reports.conventions import IT_PREFIX
+from winsuite_reports.conventions import SUITE_NAME
 
-# Upstream e2e.test's suite name and row prefix: rows continue the same TestGrid rows upstream writes.
-SUITE_NAME = "Kubernetes e2e suite"
-ROW_PREFIX = "[It] "
 MAX_MESSAGE = 300
 
 
@@ -37,7 +36,7 @@ def short(text: str, limit: int = MAX_MESSAGE) -> str:
 
 
 def row_name(full_name: str) -> str:
-    return ROW_PREFIX + full_name
+    return IT_PREFIX + full_name
 
 
 def _testcase(attempt: Attempt) -> TestCase:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from pathlib import Path
 
+from winsuite.run.results.events import Event
+from winsuite.run.results.events import EventKind
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
 
@@ -20,33 +21,50 @@ class PhaseRecord:
     unfinished: list[str] = dataclasses.field(default_factory=list)  # node ids started, never closed
 
 
+def _on_collected(record: PhaseRecord, event: Event, running: dict[str, None]) -> None:
+    record.collected = int(event.fields["count"])
+
+
+def _on_start(record: PhaseRecord, event: Event, running: dict[str, None]) -> None:
+    running[event.fields["nodeid"]] = None
+
+
+def _on_done(record: PhaseRecord, event: Event, running: dict[str, None]) -> None:
+    running.pop(event.fields["nodeid"], None)
+
+
+def _on_attempt(record: PhaseRecord, event: Event, running: dict[str, None]) -> None:
+    attempt = event.attempt
+    record.attempts.append(attempt)
+    if event.final:
+        running.pop(attempt.nodeid, None)
+
+
+def _on_finished(record: PhaseRecord, event: Event, running: dict[str, None]) -> None:
+    record.finished = True
+    record.interrupted = str(event.fields.get("interrupted", ""))
+
+
+HANDLERS: dict[EventKind, Callable[[PhaseRecord, Event, dict[str, None]], None]] = {
+    EventKind.COLLECTED: _on_collected,
+    EventKind.START: _on_start,
+    EventKind.DONE: _on_done,
+    EventKind.ATTEMPT: _on_attempt,
+    EventKind.FINISHED: _on_finished,
+}
+
+
 def read_events(path: Path) -> PhaseRecord:
-    """Tolerates a torn last line: the writer may have been killed mid-write."""
+    """Tolerates a torn line (the writer may have been killed mid-write); an unknown event is a ProtocolError."""
     record = PhaseRecord()
-    open_nodes: dict[str, None] = {}
+    running: dict[str, None] = {}  # node ids started and not yet over, in order
     if not path.exists():
         return record
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        kind = event.get("event")
-        if kind == "collected":
-            record.collected = int(event["count"])
-        elif kind == "start":
-            open_nodes[event["nodeid"]] = None
-        elif kind == "done":  # a test that is not a winsuite test ended
-            open_nodes.pop(event["nodeid"], None)
-        elif kind == "attempt":
-            attempt = Attempt.from_dict(event["result"])
-            record.attempts.append(attempt)
-            if event.get("final"):
-                open_nodes.pop(attempt.nodeid, None)
-        elif kind == "finished":
-            record.finished = True
-            record.interrupted = event.get("interrupted", "")
-    record.unfinished = list(open_nodes)
+        event = Event.from_line(line)
+        if event is not None:
+            HANDLERS[event.kind](record, event, running)
+    record.unfinished = list(running)
     return record
 
 

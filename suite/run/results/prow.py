@@ -9,8 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from winsuite.run.results.junit import write_atomically
+from winsuite_reports.conventions import FINISHED
+from winsuite_reports.conventions import LATEST_BUILD
+from winsuite_reports.conventions import METADATA
+from winsuite_reports.conventions import STARTED
+from winsuite_reports.conventions import artifacts_dir
 
 RESULTS = ("SUCCESS", "FAILURE", "ABORTED")
+# What `winsuite run` discovered of the cluster (artifacts/), handed to its pytest phases.
+DISCOVERY_FILE = "discovery.json"
 
 
 def new_build_id(job_dir: Path) -> str:
@@ -33,7 +40,7 @@ def _write_json(path: Path, value: dict[str, Any]) -> None:
 
 
 def write_started(build_dir: Path, timestamp: float, metadata: dict[str, Any]) -> None:
-    _write_json(build_dir / "started.json",
+    _write_json(build_dir / STARTED,
                 {"timestamp": int(timestamp), "node": platform.node(), "metadata": metadata})
 
 
@@ -41,10 +48,10 @@ def write_finished(build_dir: Path, *, passed: bool, result: str, metadata: dict
     """Both `passed` and `result`: TestGrid reads `passed` and flags its absence."""
     if result not in RESULTS:
         raise ValueError(f"result {result!r} is not one of {RESULTS}")
-    _write_json(build_dir / "finished.json",
+    _write_json(build_dir / FINISHED,
                 {"timestamp": int(time.time()), "passed": passed, "result": result, "metadata": metadata})
-    _write_json(build_dir / "artifacts" / "metadata.json", metadata)
+    _write_json(artifacts_dir(build_dir) / METADATA, metadata)
 
 
 def write_latest_build(job_dir: Path, build: str) -> None:
-    write_atomically(job_dir / "latest-build.txt", build.encode())
+    write_atomically(job_dir / LATEST_BUILD, build.encode())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import time
 from pathlib import Path
@@ -11,18 +10,16 @@ from typing import Any
 
 import pytest
 
+from winsuite.run.results import events
 from winsuite.run.results import junit
+from winsuite.run.results.events import INTERRUPT_REASON_FILE
+from winsuite.run.results.events import Event
+from winsuite.run.results.events import events_name
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
 
-# The user property workers attach to every winsuite test's reports (see suite/reporting.py).
+# The user property workers attach to every winsuite test's reports (see plugin/collection.py).
 WINSUITE_PROPERTY = "winsuite"
-# Written by `winsuite run` before it interrupts a phase, so rows can say why.
-INTERRUPT_REASON_FILE = "winsuite-interrupt-reason.txt"
-
-
-def events_name(junit_name: str) -> str:
-    return junit_name.replace("junit", "winsuite-events").replace(".xml", ".jsonl")
 
 
 def winsuite_properties(report: pytest.TestReport) -> dict[str, Any] | None:
@@ -73,8 +70,9 @@ class _Pending:
 class ResultsWriter:
     """Registered on the controller only: workers never write results files."""
 
-    def __init__(self, results_dir: Path, junit_name: str) -> None:
+    def __init__(self, results_dir: Path, junit_name: str, config: pytest.Config | None = None) -> None:
         self.results_dir = results_dir
+        self.config = config  # its pytest_winsuite_result hook hears of every recorded attempt
         self.junit_path = results_dir / junit_name
         self.events_path = results_dir / events_name(junit_name)
         self.attempts: list[Attempt] = []
@@ -86,32 +84,32 @@ class ResultsWriter:
         junit.write(self.junit_path, [], self._started)  # a valid, empty file from the first moment
 
     # -- event log ---------------------------------------------------------------------------------
-    def _event(self, **fields: Any) -> None:
-        self._events.write(json.dumps({"time": time.time(), **fields}) + "\n")
+    def _event(self, event: Event) -> None:
+        self._events.write(event.to_line())
         self._events.flush()
         os.fsync(self._events.fileno())
 
     # -- hooks ---------------------------------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not session.config.pluginmanager.has_plugin("dsession"):  # with xdist, workers collect
-            self._event(event="collected", count=len(session.items))
+            self._event(events.collected(len(session.items)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not getattr(self, "_collected", False):
             self._collected = True
-            self._event(event="collected", count=len(ids))
+            self._event(events.collected(len(ids)))
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         self._running.setdefault(nodeid, time.monotonic())
-        self._event(event="start", nodeid=nodeid)
+        self._event(events.started(nodeid))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = winsuite_properties(report)
         if props is None:  # not a winsuite test: no row, but it is not left "running" either
             if report.when == "teardown":
                 self._running.pop(report.nodeid, None)
-                self._event(event="done", nodeid=report.nodeid)
+                self._event(events.done(report.nodeid))
             return
         attempt = int(props.get("attempt", 1))
         for key, value in report.user_properties:
@@ -129,7 +127,7 @@ class ResultsWriter:
             pending.message = f"interrupted: {reason}"
             pending.extra["interrupted"] = "true"
             self._close(nodeid, attempt, final=True)
-        self._event(event="finished", exitstatus=int(exitstatus), interrupted=reason if exitstatus == 2 else "")
+        self._event(events.finished(int(exitstatus), reason if exitstatus == pytest.ExitCode.INTERRUPTED else ""))
         self._events.close()
 
     # -- internals ------------------------------------------------------------------------------------
@@ -152,7 +150,10 @@ class ResultsWriter:
         self.attempts.append(attempt)
         if final:
             self._running.pop(nodeid, None)
-        self._event(event="attempt", final=final, result=json.loads(attempt.to_json()))
+        recorded = events.attempt_recorded(attempt, final=final)
+        self._event(recorded)
+        if self.config is not None:
+            self.config.hook.pytest_winsuite_result(config=self.config, result=recorded.fields["result"])
         junit.write(self.junit_path, self.attempts, self._started)
 
 

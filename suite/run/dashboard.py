@@ -1,0 +1,48 @@
+"""The dashboard of a results root: stored builds read by the reports package, with the KEP plan's items."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from winsuite.errors import UsageError
+from winsuite.policy.plan import load_plan
+from winsuite_reports.analysis import Report
+from winsuite_reports.analysis import ReportOptions
+from winsuite_reports.analysis import build_report
+from winsuite_reports.model import PlanItem
+from winsuite_reports.model import ReportError
+from winsuite_reports.render import DEFAULT_GRID_COLUMNS
+from winsuite_reports.render import write_dashboard
+from winsuite_reports.results import load_history
+
+NO_BUILDS = "no builds found (expected ROOT/<job>/<build>/started.json)"
+
+
+def plan_items() -> list[PlanItem]:
+    """The KEP plan as plain data for the per-item table (the reports never import winsuite)."""
+    return [PlanItem(item.id, item.tier, item.title, list(item.tests)) for item in load_plan().items]
+
+
+def report_of(root: Path, options: ReportOptions, *, max_builds: int = 0, skip: Path | None = None) -> Report:
+    """Every stored build under `root` analysed; `skip` is a directory under root not to read (the output)."""
+    if not root.is_dir():
+        raise UsageError(f"--results {root}: no such directory (expected ROOT/<job>/<build>/started.json)")
+    history = load_history(root, max_builds=max_builds, skip=skip)
+    if not history.jobs:
+        raise UsageError(f"--results {root}: {NO_BUILDS}")
+    try:
+        return build_report(history, options, now=time.time(), plan_items=plan_items())
+    except ReportError as err:
+        raise UsageError(str(err)) from err
+
+
+def write(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLUMNS) -> str:
+    """Write the HTML dashboard; one line saying what it holds and where."""
+    try:
+        index = write_dashboard(report, output, grid_columns=grid_columns)
+    except OSError as err:
+        raise UsageError(f"--output {output}: cannot write the dashboard: {err.strerror or err}") from err
+    verdict = "READY" if report.readiness.ready else "NOT READY"
+    tabs = f"{len(report.tabs)} tab{'' if len(report.tabs) == 1 else 's'}"
+    return f"winsuite report: {tabs}, release verdict {verdict}: {index}"
