@@ -6,7 +6,6 @@ import dataclasses
 import datetime
 import enum
 import functools
-import re
 from collections.abc import Iterable
 from collections.abc import Sequence
 
@@ -18,6 +17,7 @@ from winsuite.authoring.naming import Tag
 from winsuite.errors import UsageError
 from winsuite.policy.exclusions import Exclusion
 from winsuite.policy.exclusions import ScopeFacts
+from winsuite.policy.regex import Pattern
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
 from winsuite_reports.conventions import SUITE_NAME
@@ -42,7 +42,7 @@ class Verdict:
 RUN = Verdict(Outcome.RUN)
 
 
-def _compile(patterns: Sequence[str], flag: str) -> re.Pattern[str] | None:
+def _compile(patterns: Sequence[str], flag: str) -> Pattern | None:
     """Join like ginkgo does (`strings.Join(…, "|")`) and compile with Go regexp semantics."""
     if not patterns:
         return None

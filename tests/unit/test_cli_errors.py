@@ -34,7 +34,7 @@ CASES = {
     "bad job": Case({"job.yaml": JOB + "repoListt: x.yaml\n"}, ("list", "--job", "{dir}/job.yaml"),
                     ("{dir}/job.yaml: ", "repoListt: unknown key")),
     "bad regex in a job": Case({"job.yaml": JOB + "skip: ['(?<=x)y']\n"}, ("list", "--job", "{dir}/job.yaml"),
-                               ("{dir}/job.yaml: ", "skip[0]: '(?<=x)y': unsupported Perl syntax")),
+                               ("{dir}/job.yaml: ", "skip[0]: '(?<=x)y': invalid or unsupported Perl syntax")),
     "bad exclusion list": Case(
         {"exclusions.yaml": EXCLUSIONS + "  - {pattern: DNS, issue: https://i/1}\n"},
         ("list", "--exclusions", "{dir}/exclusions.yaml"),

@@ -186,7 +186,7 @@ def test_lint_reports_every_problem_with_its_entry(tmp_path: Path) -> None:
     problems = lint(read_exclusion_file(path), ["[sig-network] DNS works", "[sig-node] Pods work"], TODAY)
     assert problems == [
         f"{path}#exclusions[1]: expired on 2026-02-28 (old)",
-        f"{path}#exclusions[2]: invalid regex: pattern 'x**': invalid nested repetition operator '*'",
+        f"{path}#exclusions[2]: invalid regex: pattern 'x**': invalid nested repetition operator '**'",
         f"{path}#exclusions[3]: matches no known test (nothing)",
         f"{path}#exclusions[4]: duplicate id 'ok' (first at {path}#exclusions[0])",
     ]

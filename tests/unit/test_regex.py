@@ -1,4 +1,4 @@
-"""suite/regex.py: Go RE2 patterns (ginkgo's --focus/--skip) read exactly as Go reads them, or refused."""
+"""policy/regex.py: Go RE2 patterns (ginkgo's --focus/--skip) read as Go reads them, or refused in Go's words."""
 
 from __future__ import annotations
 
@@ -84,34 +84,40 @@ AGREES_WITH_GO: list[tuple[str, str, str | None]] = [
     ("[^]a]+", "]]bc", "bc"),
     ("a|", "b", ""),
     ("Pods (?i)SHOULD get a host IP", "Pods should get a host IP [NodeConformance]", "Pods should get a host IP"),
+    # Unicode classes, which Go and ginkgo accept
+    ("\\pL+", "-héllo-", "héllo"),
+    ("\\pL+ \\[Serial\\]", "[sig-apps] Daemon set [Serial]", "set [Serial]"),
+    ("\\p{Greek}+", "abcαβγ", "αβγ"),
+    ("[\\p{Lu}]+", "abcDEF", "DEF"),
+    ("\\PL+", "ab12cd", "12"),
+    ("\\QC:\\E", "C:\\x", "C:"),  # \C inside a quote is literal text
 ]
 
-# (pattern, what the one-line message says). Go's regexp rejects all of them (checked with Go 1.26)
-# except \pL, which winsuite refuses because Python's re has no Unicode property classes.
+# (pattern, what the one-line message says): each is Go's own regexp/syntax error text for the pattern (Go 1.26).
 REFUSED: list[tuple[str, str]] = [
-    ("a(?=b)", "unsupported Perl syntax '(?=b'"),
-    ("a(?!b)", "unsupported Perl syntax '(?!b'"),
-    ("(?<=a)b", "unsupported Perl syntax '(?<='"),
-    ("(?<!a)b", "unsupported Perl syntax '(?<!'"),
-    ("(a)\\1", "backreference \\1 is not supported"),
-    ("a**", "invalid nested repetition operator '*'"),
-    ("a++", "invalid nested repetition operator '+'"),
-    ("x{2}{3}", "invalid nested repetition operator '{3}'"),
+    ("a(?=b)", "invalid or unsupported Perl syntax '(?='"),
+    ("a(?!b)", "invalid or unsupported Perl syntax '(?!'"),
+    ("(?<=a)b", "invalid or unsupported Perl syntax '(?<='"),
+    ("(?<!a)b", "invalid or unsupported Perl syntax '(?<!'"),
+    ("(a)\\1", "invalid escape sequence '\\1'"),
+    ("a**", "invalid nested repetition operator '**'"),
+    ("a++", "invalid nested repetition operator '++'"),
+    ("x{2}{3}", "invalid nested repetition operator '{2}{3}'"),
     ("*a", "missing argument to repetition operator '*'"),
     ("a|*", "missing argument to repetition operator '*'"),
     ("(?i)*", "missing argument to repetition operator '*'"),
     ("\\Q\\E*", "missing argument to repetition operator '*'"),
-    ("(?x)a b", "unsupported Perl syntax '(?x)'"),
-    ("\\pL", "Unicode class \\p"),
-    ("(a", "missing closing )"),
-    ("a)", "unexpected )"),
-    ("x{1001}", "invalid repeat count {1001}"),
-    ("x{3,2}", "invalid repeat count {3,2}"),
-    ("[a", "missing closing ]"),
-    ("[z-a]", "invalid character class range z-a"),
-    ("[[:foo:]]", "invalid character class range [:foo:]"),
-    ("a\\Z", "invalid escape sequence \\Z"),
-    ("a\\", "trailing backslash"),
+    ("(?x)a b", "invalid or unsupported Perl syntax '(?x'"),
+    ("\\C", "invalid escape sequence '\\C'"),  # RE2's any-byte escape; Go has none
+    ("(a", "missing closing ) '(a'"),
+    ("a)", "unexpected ) 'a)'"),
+    ("x{1001}", "invalid repeat count '{1001}'"),
+    ("x{3,2}", "invalid repeat count '{3,2}'"),
+    ("[a", "missing closing ] '[a'"),
+    ("[z-a]", "invalid character class range 'z-a'"),
+    ("[[:foo:]]", "invalid character class range '[:foo:]'"),
+    ("a\\Z", "invalid escape sequence '\\Z'"),
+    ("a\\", "trailing backslash at end of expression"),
 ]
 
 
