@@ -14,6 +14,7 @@ from tests.integration.runner_support import run_args
 from tests.integration.runner_support import run_namespaces
 from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.errors import ExitCode
+from winsuite.policy.pins import load_pins
 
 pytestmark = pytest.mark.cluster
 
@@ -37,7 +38,7 @@ def test_a_failing_run_exits_non_zero_and_says_failure(run: tuple[Build, int, st
     finished = build.finished
     assert finished["passed"] is False and finished["result"] == "FAILURE"
     metadata = finished["metadata"]
-    assert metadata["kubernetes-version"] == "v1.36.3"
+    assert metadata["kubernetes-version"] == load_pins().kubernetes
     assert metadata["windows-builds"] == "10.0.17763,10.0.20348"
     assert metadata["node-os"] == "windows" and metadata["job"] == "winsuite-embedded"
     assert {n["name"] for n in metadata["discovery"]["nodes"]} >= {"win2019-0", "win2022-0"}

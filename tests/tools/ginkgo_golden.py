@@ -17,9 +17,12 @@ from pathlib import Path
 
 import yaml
 
+from winsuite.paths import upstream_names_file
+from winsuite.policy.pins import load_pins
+
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests/unit/golden/ginkgo"
-NAMES = ROOT / "jobs/upstream-names/v1.36.3.txt.gz"
+NAMES = upstream_names_file(load_pins().kubernetes)
 
 
 def names_in_file_order() -> list[str]:

@@ -22,6 +22,7 @@ import yaml
 from tests.tools.ginkgo_golden import ginkgo_selection
 from winsuite import cli
 from winsuite import paths
+from winsuite.cluster.local import artifacts
 from winsuite.errors import ExitCode
 from winsuite.policy.pins import load_pins
 from winsuite.policy.upstream_names import read_names_file
@@ -86,23 +87,22 @@ def test_python_m_suite_cli_prints_the_same(cli_outputs: dict[str, str]) -> None
 
 
 def find_e2e_test() -> Path | None:
-    """WINSUITE_E2E_TEST, else a binary built into winsuite's cache, else the prefetched one."""
+    """WINSUITE_E2E_TEST, else the pinned version's binary in winsuite's cache (`winsuite cluster build --e2e-test`)."""
     if os.environ.get("WINSUITE_E2E_TEST"):
         given = Path(os.environ["WINSUITE_E2E_TEST"])
         if not (given.is_file() and os.access(given, os.X_OK)):
             pytest.fail(f"WINSUITE_E2E_TEST={given} is not an executable file")
         return given
-    built = sorted((paths.cache_dir() / "bin").glob("**/e2e.test"))
-    candidates = [*built, Path("/tmp/prefetch/bin/e2e.test")]
-    return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
+    e2e_test = next(a for a in artifacts.catalog(load_pins()) if a.name == "e2e.test")
+    return artifacts.locate(e2e_test, None)
 
 
 @pytest.fixture(scope="module")
 def ginkgo_selections() -> dict[str, set[str]]:
     e2e_test = find_e2e_test()
     if e2e_test is None:
-        pytest.skip("needs an upstream e2e.test binary (WINSUITE_E2E_TEST, ~/.cache/winsuite/bin/**/e2e.test or "
-                    "/tmp/prefetch/bin/e2e.test); the golden expected.txt files were still checked")
+        pytest.skip("needs an upstream e2e.test binary (WINSUITE_E2E_TEST, or `winsuite cluster build --e2e-test`); "
+                    "the golden expected.txt files were still checked")
 
     def select(case: Path) -> set[str]:
         return ginkgo_selection(e2e_test, *focus_and_skip(case))

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from winsuite.run.results import events
 from winsuite.run.results import junit
 from winsuite.run.results import prow
+from winsuite.run.results.merge import HANDLERS
 from winsuite.run.results.merge import close_unfinished
 from winsuite.run.results.merge import final_attempts
 from winsuite.run.results.merge import read_events
@@ -17,6 +19,9 @@ from winsuite.run.results.merge import verdict
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
 from winsuite.run.summary import summarize
+from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.conventions import junit_name
+from winsuite_reports.prow import read_build
 
 HOSTILE = '[sig-x] <script>alert("x")</script> & \'quoted\' \x1b[31m'
 
@@ -139,3 +144,45 @@ def test_the_summary_groups_skips_and_names_failures(tmp_path: Path) -> None:
     assert "FAIL bad\n       boom\n       diagnostics: " in text
     assert "   2  requires X" in text and "FLAKY flaky (2 attempts; first failure: first)" in text
     assert "Dashboard: d/index.html" in text
+
+
+def test_an_unknown_event_kind_is_rejected_not_ignored(tmp_path: Path) -> None:
+    log = tmp_path / "winsuite-events_01.jsonl"
+    log.write_text(events.collected(1).to_line() + json.dumps({"event": "progress", "done": 1}) + "\n")
+    with pytest.raises(events.ProtocolError, match=r"unknown event .*progress.* known: collected, start"):
+        read_events(log)
+
+
+def test_every_event_kind_has_a_handler_and_round_trips() -> None:
+    assert set(HANDLERS) == set(events.EventKind)
+    attempt = Attempt("a", "x.py::a", Outcome.FAILED, message="boom")
+    for event in (events.collected(3), events.started("x.py::a"), events.done("x.py::a"),
+                  events.attempt_recorded(attempt, final=True), events.finished(1, "")):
+        back = events.Event.from_line(event.to_line())
+        assert back == event
+    decoded = events.Event.from_line(events.attempt_recorded(attempt, final=False).to_line())
+    assert decoded is not None and decoded.attempt == attempt and not decoded.final
+
+
+def test_rows_written_by_winsuite_read_back_by_the_reports_as_testgrid_would(tmp_path: Path) -> None:
+    """The writer's JUnit and prow files, read by the reports package: same names, same statuses, no cluster."""
+    build = tmp_path / "job" / "20260101000000"
+    attempts = [
+        Attempt("[sig-node] passes", "t::p", Outcome.PASSED, duration=1.0),
+        Attempt("[sig-node] fails", "t::f", Outcome.FAILED, message="boom", details="long\nboom",
+                properties={"diagnostics": "artifacts/fails/"}),
+        Attempt("[sig-node] flakes", "t::k", Outcome.FAILED, attempt=1, message="first"),
+        Attempt("[sig-node] flakes", "t::k", Outcome.PASSED, attempt=2),
+        Attempt("[sig-node] skips", "t::s", Outcome.SKIPPED, message="requires X (found Y)"),
+        Attempt("[sig-node] cut off", "t::c", Outcome.INTERRUPTED, message="interrupted: SIGTERM",
+                properties={"interrupted": "true"}),
+    ]
+    prow.write_started(build, 1_767_225_600, {"job": "job"})
+    junit.write(artifacts_dir(build) / junit_name(1), attempts)
+    prow.write_finished(build, passed=False, result="FAILURE", metadata={"job": "job"})
+    read = read_build(build, now=1_767_225_700, rows={})
+    statuses = {name: cell.status.name for name, cell in read.cells.items()}
+    assert statuses == {"[sig-node] passes": "PASS", "[sig-node] fails": "FAIL", "[sig-node] flakes": "FLAKY",
+                        "[sig-node] skips": "SKIP", "[sig-node] cut off": "FAIL"}
+    assert read.cells["[sig-node] fails"].diagnostics == "artifacts/fails/"
+    assert read.cells["[sig-node] cut off"].interrupted
