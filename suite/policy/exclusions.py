@@ -128,7 +128,7 @@ class Exclusion:
         if self.name is not None:
             return full_name == self.name
         assert self.pattern is not None
-        return compile_re2(self.pattern).search(full_name) is not None
+        return compile_re2(self.pattern).matches(full_name)
 
     def expired(self, today: datetime.date) -> bool:
         return self.expires is not None and self.expires < today

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 from typing import Any
-from typing import Protocol
 
 import re2
 
@@ -47,18 +46,69 @@ class RegexError(ValueError):
         super().__init__(f"invalid regex {pattern!r} at offset {pos}: {problem}")
 
 
-class Pattern(Protocol):
-    def search(self, text: str) -> Any:
-        """The leftmost-first match in `text`, or None."""
+# RE2's memory budget per pattern. Yes/no matching runs RE2's DFA alone (RE2::Set), which can run out of memory
+# where a full search would fall back to the NFA; it is used only where a DFA of this budget cannot run out.
+_MAX_MEM = 64 << 20
 
 
 def _options() -> re2.Options:
     options = re2.Options()
     options.log_errors = False  # RE2 would print every refused pattern on stderr
+    options.max_mem = _MAX_MEM
     return options
 
 
 _OPTIONS = _options()
+
+
+class _SearchSet:
+    """RE2::Set over some patterns: which of them match a text, in one DFA pass (no match positions)."""
+
+    def __init__(self, patterns: list[str], program_size: int) -> None:
+        self._set = re2.Set.SearchSet(_OPTIONS)
+        for pattern in patterns:
+            self._set.Add(pattern)
+        self._set.Compile()
+        # A DFA state is at most 4 bytes per program instruction; a text of n bytes visits at most n + 1 states.
+        self._max_bytes = _MAX_MEM // (8 * max(program_size, 1))
+
+    def fits(self, text: str) -> bool:
+        return 4 * len(text) + 2 < self._max_bytes
+
+    def matching(self, text: str) -> list[int]:
+        return sorted(self._set.Match(text) or ())  # the binding says None for "none match"
+
+
+class GoRegex:
+    """A compiled Go regex: `search` finds the leftmost-first match, `matches` answers yes or no quickly."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._regexp = re2.compile(pattern, _OPTIONS)
+        self._set = _SearchSet([pattern], self._regexp.programsize)
+
+    def search(self, text: str) -> Any:
+        """The match object (`.group(0)`, `.span()`), or None."""
+        return self._regexp.search(text)
+
+    def matches(self, text: str) -> bool:
+        if self._set.fits(text):
+            return bool(self._set.matching(text))
+        return self._regexp.search(text) is not None
+
+
+class Alternatives:
+    """Several Go regexes at once (ginkgo's repeated --skip values): which of them match a text."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.regexes = [compile_re2(p) for p in patterns]
+        size = sum(r._regexp.programsize for r in self.regexes)
+        self._set = _SearchSet(patterns, size)
+
+    def matching(self, text: str) -> list[int]:
+        if self._set.fits(text):
+            return self._set.matching(text)
+        return [i for i, regex in enumerate(self.regexes) if regex.matches(text)]
 
 
 def _go_problem(pattern: str, error: Exception) -> RegexError:
@@ -89,11 +139,10 @@ def _refuse_byte_escape(pattern: str) -> None:
 
 
 @functools.lru_cache(maxsize=1024)
-def compile_re2(pattern: str) -> Pattern:
+def compile_re2(pattern: str) -> GoRegex:
     """The compiled pattern, with Go's semantics; RegexError with Go's message for what Go rejects."""
     _refuse_byte_escape(pattern)
     try:
-        compiled: Pattern = re2.compile(pattern, _OPTIONS)
+        return GoRegex(pattern)
     except re2.error as err:
         raise _go_problem(pattern, err) from None
-    return compiled

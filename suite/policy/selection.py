@@ -17,7 +17,8 @@ from winsuite.authoring.naming import Tag
 from winsuite.errors import UsageError
 from winsuite.policy.exclusions import Exclusion
 from winsuite.policy.exclusions import ScopeFacts
-from winsuite.policy.regex import Pattern
+from winsuite.policy.regex import Alternatives
+from winsuite.policy.regex import GoRegex
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
 from winsuite_reports.conventions import SUITE_NAME
@@ -42,7 +43,7 @@ class Verdict:
 RUN = Verdict(Outcome.RUN)
 
 
-def _compile(patterns: Sequence[str], flag: str) -> Pattern | None:
+def _compile(patterns: Sequence[str], flag: str) -> GoRegex | None:
     """Join like ginkgo does (`strings.Join(…, "|")`) and compile with Go regexp semantics."""
     if not patterns:
         return None
@@ -66,21 +67,27 @@ class Selector:
         self.effective_skip = (DEFAULT_SKIP,) if apply_default_skip and not focus and not skip else self.skip
         self._focus_re = _compile(self.focus, "--focus")
         self._skip_re = _compile(self.effective_skip, "--skip")
+        self._skip_values = Alternatives(list(self.effective_skip)) if self.effective_skip else None
 
     def why_not(self, full_name: str) -> str | None:
         """None when selected, otherwise the reason in the words of the flags."""
         text = f"{SUITE_NAME} {full_name}"  # ginkgo matches "<suite description> <spec text>"
-        if self._focus_re is not None and not self._focus_re.search(text):
+        if self._focus_re is not None and not self._focus_re.matches(text):
             return "does not match --focus"
-        if self._skip_re is not None and self._skip_re.search(text):
-            matching = next((s for s in self.effective_skip if compile_re2(s).search(text)),
-                            "|".join(self.effective_skip))
+        if self._skip_re is not None and self._skip_re.matches(text):
+            assert self._skip_values is not None
+            # The joined regex decides (an inline flag in one value reaches the next ones, as in ginkgo);
+            # the reason names the first value that matches on its own.
+            which = self._skip_values.matching(text)
+            matching = self.effective_skip[min(which)] if which else "|".join(self.effective_skip)
             default = " (e2e.test's default when neither focus nor skip is given)" if matching == DEFAULT_SKIP else ""
             return f"matches --skip {matching!r}{default}"
         return None
 
     def selects(self, full_name: str) -> bool:
-        return self.why_not(full_name) is None
+        text = f"{SUITE_NAME} {full_name}"
+        return (self._focus_re is None or self._focus_re.matches(text)) and not (
+            self._skip_re is not None and self._skip_re.matches(text))
 
     def filter(self, names: Iterable[str]) -> list[str]:
         return [n for n in names if self.selects(n)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from winsuite.policy.regex import Alternatives
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
 
@@ -145,3 +146,21 @@ def test_error_names_the_offset_of_the_problem() -> None:
     with pytest.raises(RegexError) as caught:
         compile_re2("ab(?=c)")
     assert (caught.value.pattern, caught.value.pos) == ("ab(?=c)", 2)
+
+
+@pytest.mark.parametrize(("pattern", "text", "expected"), AGREES_WITH_GO)
+def test_yes_no_matching_agrees_with_search(pattern: str, text: str, expected: str | None) -> None:
+    assert compile_re2(pattern).matches(text) is (expected is not None)
+
+
+def test_alternatives_name_every_value_that_matches_on_its_own() -> None:
+    values = Alternatives([r"\[Serial\]", "DNS", "(?i)dns"])
+    assert values.matching("[sig-network] DNS should work [Serial]") == [0, 1, 2]
+    assert values.matching("[sig-network] dns") == [2]
+    assert values.matching("nothing") == []
+
+
+def test_a_text_too_long_for_the_dfa_budget_is_searched_instead() -> None:
+    regex = compile_re2("needle$")
+    long_text = "x" * 10_000_000 + "needle"
+    assert regex.matches(long_text) and not regex.matches(long_text + "x")
