@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,9 +86,9 @@ def test_an_unreachable_cluster_is_one_line(tmp_path: Path) -> None:
         "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: c, cluster: {server: "
         "'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\n"
         "contexts: [{name: c, context: {cluster: c, user: u}}]\n")
-    done = subprocess.run(["winsuite", "run", "--kubeconfig", str(kubeconfig), "--results-root",
-                           str(tmp_path / "r")], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120,
-                          check=False)
+    done = subprocess.run([sys.executable, "-m", "winsuite.cli", "run", "--kubeconfig", str(kubeconfig),
+                           "--results-root", str(tmp_path / "r")], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                          timeout=120, check=False)
     assert done.returncode == ExitCode.CLUSTER_UNREACHABLE
     errors = [line for line in done.stderr.splitlines() if line.startswith("winsuite: error")]
     assert errors == [line for line in done.stderr.splitlines() if line.strip()], done.stderr
