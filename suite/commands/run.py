@@ -27,7 +27,7 @@ def register(subparsers: Subparsers) -> None:
                         help="root of the prow layout when --artifacts is not given (default: _artifacts)")
     parser.add_argument("--build-id", help="build id (default: the start time, YYYYMMDDHHMMSS)")
     parser.add_argument("--cases", metavar="PACKAGE", default="winsuite.cases",
-                        help="Python package of winsuite tests to run (default: suite.cases, the catalog)")
+                        help="Python package of winsuite tests to run (default: winsuite.cases, the catalog)")
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
                         help="extra arguments passed to pytest, after --")
     parser.set_defaults(handler=run)

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.cluster
 
 
 def winsuite(*args: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-c", "import sys; from suite.cli import main; sys.exit(main())", *args]
+    argv = [sys.executable, "-c", "import sys; from winsuite.cli import main; sys.exit(main())", *args]
     return subprocess.run(
         argv, capture_output=True, text=True, check=False, timeout=600, env=dict(os.environ)
     )

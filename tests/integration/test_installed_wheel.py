@@ -8,6 +8,7 @@ Needs PyPI (or pip's cache) for winsuite's dependencies, as any install does.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -27,9 +28,14 @@ def clean_env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built from a copy of the checkout: setuptools' build/ directory must not outlive the test in the checkout
+    (a stale one would put deleted modules into later wheels)."""
+    source = tmp_path_factory.mktemp("source") / "winsuite"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "_artifacts", "_dashboard", "*.egg-info", "__pycache__", ".*_cache"))
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
-                    "-w", str(out), str(ROOT)], check=True, timeout=INSTALL_TIMEOUT, env=clean_env())
+                    "-w", str(out), str(source)], check=True, timeout=INSTALL_TIMEOUT, env=clean_env())
     (built,) = out.glob("winsuite-*.whl")
     return built
 

@@ -1,4 +1,4 @@
-"""Bad input through `python -m suite.cli`: exit code 4 and one stderr line naming the file and field.
+"""Bad input through `python -m winsuite.cli`: exit code 4 and one stderr line naming the file and field.
 
 One case per kind of input; the full range of mistakes is covered in-process by the golden job cases and the
 per-module tests (each process here costs a second of imports).

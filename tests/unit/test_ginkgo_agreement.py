@@ -64,7 +64,7 @@ def cli_args(case: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def cli_outputs() -> dict[str, str]:
-    """What `winsuite list` prints for every case (in-process: the same `main` `python -m suite.cli` runs)."""
+    """What `winsuite list` prints for every case (in-process: the same `main` `python -m winsuite.cli` runs)."""
     outputs = {}
     for case in CASES:
         printed = io.StringIO()
