@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -166,3 +167,19 @@ def test_needs(): pass
     result = pytester.runpytest_subprocess("--node-os", "windows", "-rs")
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*[[]LinuxOnly[]]: uses Linux-only features*"])
+
+
+def test_a_plugin_hears_of_every_recorded_attempt_through_pytest_winsuite_result(cases: pytest.Pytester) -> None:
+    cases.makeconftest('''
+import json
+def pytest_winsuite_result(config, result):
+    with open("heard.jsonl", "a") as out:
+        out.write(json.dumps([result["name"], result["outcome"], result["attempt"]]) + "\\n")
+''')
+    results = cases.path / "artifacts"
+    cases.runpytest_subprocess("--node-os", "linux", "--results-dir", str(results), "--flake-attempts", "2",
+                               "-k", "passes or flakes")
+    heard = [json.loads(line) for line in (cases.path / "heard.jsonl").read_text().splitlines()]
+    prefix = "[sig-testing] plugin [Feature:Windows] "
+    assert sorted(heard) == [[prefix + "flakes once", "failed", 1], [prefix + "flakes once", "passed", 2],
+                             [prefix + "passes", "passed", 1]]
