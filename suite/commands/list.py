@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 from typing import Any
 
 from winsuite.commands._output import print_json
 from winsuite.commands._output import warn
 from winsuite.commands._types import Subparsers
+from winsuite.errors import UsageError
 from winsuite.policy import options
+from winsuite.policy.pins import load_pins
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Selector
+from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import read_names_file
+
+if TYPE_CHECKING:
+    from winsuite.policy.catalog import Entry
 
 FORMATS = ("table", "names", "json")
 
@@ -33,32 +40,54 @@ def run(args: argparse.Namespace) -> int:
     get = vars(args).get
     if args.names:
         return _list_names(args)
-    from winsuite.policy.catalog import collect
+    from winsuite.policy.catalog import engine_catalog
     from winsuite.policy.run_config import build_run_config
 
     config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
     for message in config.repo_list.warnings:
         warn(message)
     rows: list[dict[str, Any]] = []
-    for entry in collect():
-        spec = entry.spec
-        verdict = config.policy.decide(spec.full_name, spec.tags)
+    for test in engine_catalog(_natives(config.job.engine), _upstream(config.job.engine), config.job.engine):
+        verdict = config.policy.decide(test.name, test.tags)
         status = {Outcome.RUN: "run", Outcome.SKIP: "skip", Outcome.DESELECT: "out"}[verdict.outcome]
-        rows.append({"status": status, "name": spec.full_name, "reason": verdict.reason,
-                     "needs": [n.name for n in spec.needs], "location": spec.location})
+        native = test.native
+        rows.append({"status": status, "engine": str(test.engine), "name": test.name, "reason": verdict.reason,
+                     "needs": [n.name for n in native.spec.needs] if native else [],
+                     "location": native.spec.location if native else ""})
     if args.format == "json":
-        print_json({"job": config.job.name, "targetOS": config.target_os, "tests": rows})
+        print_json({"job": config.job.name, "targetOS": config.target_os, "engine": config.job.engine,
+                    "tests": rows})
     elif args.format == "names":
         print("\n".join(r["name"] for r in rows if r["status"] == "run"))
     else:
-        print(f"job {config.job.name} ({config.job.source}), target OS {config.target_os}")
+        print(f"job {config.job.name} ({config.job.source}), target OS {config.target_os}, "
+              f"engine {config.job.engine}")
         for r in rows:
-            print(f"{r['status']:<4}  {r['name']}")
+            print(f"{r['status']:<4}  {r['engine']:<8}  {r['name']}")
             if r["reason"]:
-                print(f"      {r['reason']}")
+                print(f"                {r['reason']}")
         counts = {s: sum(r["status"] == s for r in rows) for s in ("run", "skip", "out")}
-        print(f"{counts['run']} to run, {counts['skip']} skipped with a reason, {counts['out']} not selected")
+        by_engine = {e: sum(r["status"] == "run" and r["engine"] == e for r in rows) for e in ("native", "upstream")}
+        print(f"{counts['run']} to run ({by_engine['native']} native, {by_engine['upstream']} upstream), "
+              f"{counts['skip']} skipped with a reason, {counts['out']} not selected")
     return 0
+
+
+def _natives(engine: str) -> list[Entry]:
+    from winsuite.policy.catalog import collect
+
+    return [] if engine == "upstream" else collect()
+
+
+def _upstream(engine: str) -> list[str]:
+    """Without a cluster, the kept `e2e.test --list-tests` of the pinned Kubernetes version stands in."""
+    if engine == "native":
+        return []
+    version = load_pins().kubernetes
+    names = names_for_minor(version)
+    if names is None:
+        raise UsageError(f"no upstream test names kept for Kubernetes {version} (jobs/upstream-names/)")
+    return names
 
 
 def _list_names(args: argparse.Namespace) -> int:

@@ -59,7 +59,7 @@ class Selection:
             if spec is None:
                 kept.append(item)
                 continue
-            if not in_phase(spec, run.phase):
+            if not in_phase(spec.tags, run.phase):
                 deselected.append(item)
                 continue
             verdict = run.policy.decide(spec.full_name, spec.tags)

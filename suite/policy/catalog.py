@@ -1,18 +1,22 @@
-"""The test catalog: every winsuite test of a package (suite/cases by default), read without running pytest."""
+"""The test catalog: winsuite's tests (read without running pytest) and upstream e2e.test specs, with engines."""
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import importlib
 import inspect
 import pkgutil
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
 
 from winsuite.authoring.naming import Spec
+from winsuite.authoring.naming import Tag
 from winsuite.authoring.naming import specs_of_function
 from winsuite.errors import UsageError
+from winsuite.policy.selection import is_serial
 
 # suite/cases/<directory> -> the plan tier its tests belong to by default.
 DIRECTORY_TIERS = {"adapted": "adapted", "substitute": "substitute", "windows": "windows-specific"}
@@ -71,3 +75,50 @@ def collect(package: str = DEFAULT_PACKAGE) -> list[Entry]:
             raise UsageError(f"cannot import test module {info.name}: {type(err).__name__}: {err}") from err
         entries += _specs_of(module)
     return sorted(entries, key=lambda e: (e.module, e.spec.line))
+
+
+class Engine(enum.StrEnum):
+    """What runs a test: a winsuite test (pytest), or a spec of upstream e2e.test (ginkgo)."""
+
+    NATIVE = "native"
+    UPSTREAM = "upstream"
+
+
+_BRACKETED = re.compile(r"\[([^\[\]]+)\]")
+
+
+def tags_of_name(full_name: str) -> tuple[Tag, ...]:
+    """An upstream spec's tags, as its name renders them (`[sig-node]`, `[Serial]`, `[Feature:X]` …)."""
+    return tuple(Tag(value) for value in _BRACKETED.findall(full_name))
+
+
+@dataclasses.dataclass(frozen=True)
+class CatalogTest:
+    """One test of a run's catalog and the engine that runs it."""
+
+    name: str
+    tags: tuple[Tag, ...]
+    engine: Engine
+    native: Entry | None = None  # the winsuite test, for the native engine
+
+    @property
+    def serial(self) -> bool:
+        return is_serial(self.tags)
+
+
+def engine_catalog(natives: list[Entry], upstream: list[str], engine: str) -> list[CatalogTest]:
+    """The tests of a run for the job's `engine`: natives first, then upstream specs in e2e.test's order.
+
+    auto: every native test, and the upstream specs without a native port; native: the native tests only;
+    upstream: every upstream spec; both: both lists, so a twin runs once per engine.
+    """
+    native_tests = [CatalogTest(e.spec.full_name, e.spec.tags, Engine.NATIVE, e) for e in natives]
+    ported = {e.spec.full_name for e in natives}
+    upstream_tests = [CatalogTest(name, tags_of_name(name), Engine.UPSTREAM) for name in dict.fromkeys(upstream)]
+    if engine == "native":
+        return native_tests
+    if engine == "upstream":
+        return upstream_tests
+    if engine == "auto":
+        return native_tests + [t for t in upstream_tests if t.name not in ported]
+    return native_tests + upstream_tests

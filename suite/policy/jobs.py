@@ -24,6 +24,9 @@ from winsuite.policy.regex import compile_re2
 API_VERSION = "winsuite.io/v1alpha1"
 KIND = "Job"
 NODE_OSES = ("windows", "linux")
+# Which engine runs a test: auto = winsuite's native port where one exists, else upstream e2e.test;
+# both = twins run by both engines, with a cross-check row.
+ENGINES = ("auto", "native", "upstream", "both")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_JOB = "embedded.yaml"
 
@@ -66,6 +69,8 @@ class JobSpec:
     cni: str | None = None
     artifacts: str | None = None
     run_excluded: bool = False
+    engine: str = "auto"
+    e2e_test: str | None = None  # an e2e.test binary to use (default: built for the server's version)
 
     @property
     def tab_name(self) -> str:
@@ -173,11 +178,11 @@ _TOP_LEVEL: dict[str, Reader] = {
     "cluster": _cluster, "nodeOS": _one_of(NODE_OSES), "repoList": _string, "exclusions": _string_list,
     "focus": _regex_list, "skip": _regex_list, "parallelism": _positive_int,
     "flakeAttempts": _positive_int, "timeouts": _timeouts, "placement": _placement, "cni": _string,
-    "artifacts": _string, "runExcluded": _boolean,
+    "artifacts": _string, "runExcluded": _boolean, "engine": _one_of(ENGINES), "e2eTest": _string,
 }
 _FIELD_OF = {
     "releaseBlocking": "release_blocking", "nodeOS": "node_os", "repoList": "repo_list",
-    "flakeAttempts": "flake_attempts", "runExcluded": "run_excluded",
+    "flakeAttempts": "flake_attempts", "runExcluded": "run_excluded", "e2eTest": "e2e_test",
 }
 
 
@@ -230,6 +235,8 @@ def _job_from_values(values: dict[str, Any], source: str, base: Path) -> JobSpec
         fields["repo_list"] = str((base / fields["repo_list"]).resolve())
     if "exclusions" in fields:
         fields["exclusions"] = tuple(str((base / p).resolve()) for p in fields["exclusions"])
+    if "e2e_test" in fields:
+        fields["e2e_test"] = str(base / Path(fields["e2e_test"]).expanduser())
     if fields.get("cluster") and fields["cluster"].kubeconfig:
         kubeconfig = Path(fields["cluster"].kubeconfig).expanduser()
         fields["cluster"] = dataclasses.replace(fields["cluster"], kubeconfig=str(base / kubeconfig))
@@ -246,6 +253,8 @@ ENVIRONMENT: dict[str, str] = {
     "WINSUITE_TEST_TIMEOUT": "test_timeout",
     "WINSUITE_RUN_TIMEOUT": "run_timeout",
     "ARTIFACTS": "artifacts",  # what prow sets for a job's artifacts directory
+    "WINSUITE_ENGINE": "engine",
+    "WINSUITE_E2E_TEST": "e2e_test",
 }
 
 
@@ -253,6 +262,8 @@ def _coerce(field: str, value: Any, where: str) -> Any:
     """Validate one override the same way the job file is validated."""
     if field == "node_os":
         return _one_of(NODE_OSES)(value, where, field)
+    if field == "engine":
+        return _one_of(ENGINES)(value, where, field)
     if field in ("parallelism", "flake_attempts"):
         try:
             return _positive_int(int(value), where, field)

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from winsuite.policy.jobs import ENGINES
 from winsuite.policy.jobs import NODE_OSES
 from winsuite.policy.jobs import parse_duration
 
@@ -45,6 +46,8 @@ SELECTION_OPTIONS = (
     Option("--run-excluded", "run excluded tests anyway (they keep the exclusion in their results)",
            "run_excluded", action="store_true"),
     Option("--cni", "the cluster's CNI plugin name, for scoped exclusions", "cni"),
+    Option("--engine", "auto (native port where one exists, else upstream e2e.test), native, upstream, or both "
+           "(job field engine; env WINSUITE_ENGINE)", "engine", choices=ENGINES),
 )
 
 CLUSTER_OPTIONS = (
@@ -63,6 +66,8 @@ EXECUTION_OPTIONS = (
     Option("--test-timeout", "per-test timeout, e.g. 15m (job timeouts.test)", "test_timeout",
            convert=parse_duration, metavar="DURATION"),
     Option("--runtime-class", "runtimeClassName given to every test pod", "runtime_class"),
+    Option("--e2e-test", "upstream e2e.test binary for upstream specs (default: built for the server's version; "
+           "env WINSUITE_E2E_TEST)", "e2e_test", metavar="PATH"),
 )
 
 RUN_OPTIONS = SELECTION_OPTIONS + CLUSTER_OPTIONS + EXECUTION_OPTIONS

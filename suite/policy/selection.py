@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from winsuite.authoring.naming import Disruptive
 from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import Serial
-from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import Tag
 from winsuite.errors import UsageError
 from winsuite.policy.exclusions import Exclusion
@@ -123,10 +122,10 @@ class Policy:
         return RUN
 
 
-def is_serial(spec: Spec) -> bool:
+def is_serial(tags: Iterable[Tag]) -> bool:
     """[Serial] and [Disruptive] tests run alone, in phase 2."""
-    return spec.has(Serial) or spec.has(Disruptive)
+    return any(t in (Serial, Disruptive) for t in tags)
 
 
-def in_phase(spec: Spec, phase: str) -> bool:
-    return phase == "all" or (phase == "serial") == is_serial(spec)
+def in_phase(tags: Iterable[Tag], phase: str) -> bool:
+    return phase == "all" or (phase == "serial") == is_serial(tags)

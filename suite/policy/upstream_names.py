@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from winsuite.errors import UsageError
+from winsuite.paths import upstream_names_file
 
 # "    k8s.io/kubernetes@v1.36.3/test/e2e/apps/job.go:123: [sig-apps] Job should …"
 _LIST_TESTS_LINE = re.compile(r"^\s*\S+\.go:\d+: (.+)$")
@@ -33,3 +34,21 @@ def read_names_file(path: str | Path) -> list[str]:
         return parse_list_tests(Path(path).read_text())
     except OSError as err:
         raise UsageError(f"cannot read names file {path}: {err.strerror}") from err
+
+
+def names_for_minor(kubernetes_version: str) -> list[str] | None:
+    """The kept list of the newest patch release of the same minor (names change only between minors)."""
+    minor = _minor(kubernetes_version)
+    kept = sorted((p for p in upstream_names_file(kubernetes_version).parent.glob("v*.txt.gz")
+                   if _minor(p.name.removesuffix(".txt.gz")) == minor), key=lambda p: _patch(p.name))
+    return read_names_file(kept[-1]) if minor is not None and kept else None
+
+
+def _minor(version: str) -> tuple[int, int] | None:
+    m = re.match(r"v?(\d+)\.(\d+)", version)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _patch(file_name: str) -> int:
+    m = re.match(r"v?\d+\.\d+\.(\d+)", file_name)
+    return int(m.group(1)) if m else -1

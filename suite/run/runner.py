@@ -182,7 +182,7 @@ class Runner:
         for entry in collect(self.cases):
             spec = entry.spec
             if self.run_config.policy.decide(spec.full_name, spec.tags).outcome is not Outcome.DESELECT:
-                counts["serial" if in_phase(spec, "serial") else "parallel"] += 1
+                counts["serial" if in_phase(spec.tags, "serial") else "parallel"] += 1
         return counts
 
     def _run_phases(self, started: float) -> None:
