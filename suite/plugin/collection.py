@@ -27,6 +27,7 @@ def result_properties(item: pytest.Item, spec: Spec, verdict: Verdict) -> dict[s
     directory = module.__name__.split(".")[2] if module and module.__name__.count(".") >= 3 else ""
     return {
         "name": spec.full_name,
+        "engine": "native",
         "tags": [t.value for t in spec.tags],
         "tier": plan_items[0].tier if plan_items else DIRECTORY_TIERS.get(directory, ""),
         "category": spec.category or "",

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import secrets
 from collections.abc import Generator
 from pathlib import Path
@@ -23,16 +21,10 @@ from winsuite.plugin import session
 from winsuite.plugin.flakes import ATTEMPT_KEY
 from winsuite.plugin.session import RunSession
 from winsuite.policy.run_config import RunConfig
+from winsuite.run.results.prow import diagnostics_dir_name
 
 DIAGNOSTICS_PROPERTY = "winsuite.diagnostics"
 PHASE_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
-
-
-def diagnostics_dir_name(full_name: str, attempt: int) -> str:
-    """A stable, filesystem-safe directory per test (and attempt) under artifacts/."""
-    words = re.sub(r"[^A-Za-z0-9]+", "_", re.sub(r"\[[^\]]*\]", "", full_name)).strip("_")[:80]
-    digest = hashlib.sha256(full_name.encode()).hexdigest()[:8]
-    return f"{words}_{digest}" + (f"_attempt{attempt}" if attempt > 1 else "")
 
 
 def _windows_build(run: RunConfig, facts: ClusterFacts, spec: Spec) -> str | None:

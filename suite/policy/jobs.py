@@ -24,9 +24,8 @@ from winsuite.policy.regex import compile_re2
 API_VERSION = "winsuite.io/v1alpha1"
 KIND = "Job"
 NODE_OSES = ("windows", "linux")
-# Which engine runs a test: auto = winsuite's native port where one exists, else upstream e2e.test;
-# both = twins run by both engines, with a cross-check row.
-ENGINES = ("auto", "native", "upstream", "both")
+# Which engine runs a test: auto = winsuite's native port where one exists, else upstream e2e.test.
+ENGINES = ("auto", "native", "upstream")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_JOB = "embedded.yaml"
 

@@ -46,8 +46,8 @@ SELECTION_OPTIONS = (
     Option("--run-excluded", "run excluded tests anyway (they keep the exclusion in their results)",
            "run_excluded", action="store_true"),
     Option("--cni", "the cluster's CNI plugin name, for scoped exclusions", "cni"),
-    Option("--engine", "auto (native port where one exists, else upstream e2e.test), native, upstream, or both "
-           "(job field engine; env WINSUITE_ENGINE)", "engine", choices=ENGINES),
+    Option("--engine", "auto (winsuite's port where one exists, else the upstream e2e.test spec), native or "
+           "upstream (job field engine; env WINSUITE_ENGINE)", "engine", choices=ENGINES),
 )
 
 CLUSTER_OPTIONS = (

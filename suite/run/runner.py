@@ -15,6 +15,7 @@ from types import FrameType
 from typing import Any
 from typing import TextIO
 
+from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.connect import Connection
 from winsuite.errors import ExitCode
@@ -25,21 +26,24 @@ from winsuite.k8s.waits import WaitTimeout
 from winsuite.plugin.session import RunSession
 from winsuite.plugin.session import open_session
 from winsuite.policy import options
+from winsuite.policy.catalog import DEFAULT_PACKAGE
 from winsuite.policy.catalog import collect
 from winsuite.policy.jobs import apply_overrides
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import build_run_config
-from winsuite.policy.selection import Outcome
-from winsuite.policy.selection import in_phase
 from winsuite.run import dashboard
+from winsuite.run.engines.base import PhaseSpec
+from winsuite.run.engines.base import RunningPhase
 from winsuite.run.engines.native import INTERRUPT_GRACE_SECONDS
 from winsuite.run.engines.native import PhaseProcess
-from winsuite.run.engines.native import PhaseSpec
 from winsuite.run.engines.native import pytest_argv
+from winsuite.run.engines.upstream import UpstreamEngine
+from winsuite.run.plan import PhasePlan
+from winsuite.run.plan import plan_run
+from winsuite.run.plan import skip_upstream
 from winsuite.run.progress import Progress
 from winsuite.run.results import junit
 from winsuite.run.results import prow
-from winsuite.run.results.events import EventKind
 from winsuite.run.results.events import events_name
 from winsuite.run.results.merge import PhaseRecord
 from winsuite.run.results.merge import close_unfinished
@@ -143,7 +147,7 @@ class Runner:
             self._set_interruptible(True)
             session = self._connect_and_discover()
             facts = session.facts
-            self._run_phases(started)
+            self._run_phases(session, started)
         except KeyboardInterrupt:
             self._say(f"\nwinsuite: {self.abort_reason or 'interrupted'}; writing the results")
             self.abort_reason = self.abort_reason or "interrupted"
@@ -176,51 +180,71 @@ class Runner:
             self._say(f"winsuite: warning: {warning}", stream=sys.stderr)
         return session
 
-    def _planned(self) -> dict[str, int]:
-        """How many tests each phase will report (skips included), known before pytest starts."""
-        counts = {"parallel": 0, "serial": 0}
-        for entry in collect(self.cases):
-            spec = entry.spec
-            if self.run_config.policy.decide(spec.full_name, spec.tags).outcome is not Outcome.DESELECT:
-                counts["serial" if in_phase(spec.tags, "serial") else "parallel"] += 1
-        return counts
+    def _plan(self, session: RunSession, upstream: UpstreamEngine) -> dict[str, PhasePlan]:
+        """How many tests each phase will report (skips included), known before any phase starts."""
+        # Upstream specs join winsuite's own catalog; a package of other tests (--cases) runs alone.
+        with_upstream = self.cases == DEFAULT_PACKAGE and self.run_config.job.engine != "native"
+        names = upstream.names(session.facts.server_version) if with_upstream else []
+        plan = plan_run(self.run_config, collect(self.cases), names)
+        if any(p.upstream for p in plan.values()):
+            reason = session.facts.skip_reason((Capability.RUNS_CONTAINERS,), self.run_config.target_os)
+            if reason is not None:
+                count = skip_upstream(plan, reason)
+                self._say(f"winsuite: {count} upstream spec(s) skipped: {reason}")
+        return plan
 
-    def _run_phases(self, started: float) -> None:
-        planned = self._planned()
-        progress = Progress(sum(planned.values()))
+    def _run_phases(self, session: RunSession, started: float) -> None:
+        upstream = UpstreamEngine(self.run_config, self.layout.artifacts, self.log, self._say)
+        plan = self._plan(session, upstream)
+        progress = Progress(sum(p.total for p in plan.values()))
         deadline = started + self.run_config.job.run_timeout
         phases = [PhaseSpec(1, "parallel", self.run_config.job.parallelism), PhaseSpec(2, "serial", 1)]
-        discovery_file = self.layout.artifacts / DISCOVERY_FILE
         for spec in phases:
-            if not planned[spec.name]:
+            phase_plan = plan[spec.name]
+            if not phase_plan.total:
                 continue
             progress.set_phase(f"phase {spec.number} ({spec.name}, {spec.workers} worker(s)): "
-                               f"{planned[spec.name]} tests")
-            argv = pytest_argv(spec, results_dir=self.layout.artifacts, diagnostics_dir=self.layout.diagnostics_dir,
-                               build_dir=self.layout.build_dir, run_id=self.run_config.run_id,
-                               discovery=discovery_file, job_flags=self.flags, extra=self.extra,
-                               cases=self.cases)
-            phase = PhaseProcess(spec, argv, self.layout.artifacts, self.log)
-            self._set_interruptible(False)  # from here a signal stops the phase, which then writes its results
-            phase.start()
-            self._supervise(phase, progress, deadline)
-            self.records[spec.number] = self._close_phase(phase)
+                               f"{phase_plan.total} tests")
+            record = self.records[spec.number] = PhaseRecord()
+            if phase_plan.native:
+                native = self._native_phase(spec)
+                self._set_interruptible(False)  # from here a signal stops the phase, which then writes its results
+                native.start()
+                self._supervise(native, progress, deadline, record)
+                record.attempts += self._close_native(native).attempts
+            for row in phase_plan.upstream_skipped:
+                progress.record(row, True, False)
+            record.attempts += upstream.rows(phase_plan.upstream_skipped)
+            if phase_plan.upstream and not self.abort_reason:
+                self._set_interruptible(True)  # resolving the toolchain may build e2e.test: a signal stops it
+                ginkgo = upstream.phase(spec, phase_plan.upstream, session, deadline - time.time())
+                self._set_interruptible(False)
+                ginkgo.start()
+                self._supervise(ginkgo, progress, deadline, record)
+                record.attempts += upstream.rows(ginkgo.close())
+            junit.write(self.layout.artifacts / spec.junit_name, record.attempts)
             if self.abort_reason:
                 break
             self._set_interruptible(True)
         progress.close()
 
-    def _supervise(self, phase: PhaseProcess, progress: Progress, deadline: float) -> None:
-        failed_before: set[str] = set()
+    def _native_phase(self, spec: PhaseSpec) -> PhaseProcess:
+        argv = pytest_argv(spec, results_dir=self.layout.artifacts, diagnostics_dir=self.layout.diagnostics_dir,
+                           build_dir=self.layout.build_dir, run_id=self.run_config.run_id,
+                           discovery=self.layout.artifacts / DISCOVERY_FILE, job_flags=self.flags,
+                           extra=self.extra, cases=self.cases)
+        return PhaseProcess(spec, argv, self.layout.artifacts, self.log)
+
+    def _supervise(self, phase: RunningPhase, progress: Progress, deadline: float, record: PhaseRecord) -> None:
+        """Follow a running phase until it ends; stop it on a signal or the run timeout."""
+        failed_before = {a.name for a in record.attempts if a.outcome.value == "failed"}
         interrupted_at: float | None = None
         while True:
             code = phase.wait(timeout=0.5)
-            for event in phase.events.new_events():
-                if event.kind is EventKind.ATTEMPT:
-                    attempt = event.attempt
-                    progress.record(attempt, event.final, attempt.name in failed_before)
-                    if attempt.outcome.value == "failed":
-                        failed_before.add(attempt.name)
+            for attempt, final in phase.new_attempts():
+                progress.record(attempt, final, attempt.name in failed_before)
+                if attempt.outcome.value == "failed":
+                    failed_before.add(attempt.name)
             if code is not None:
                 return
             progress.refresh()
@@ -237,8 +261,8 @@ class Runner:
                 self._say("winsuite: the phase did not stop in time; killing it")
                 phase.kill()
 
-    def _close_phase(self, phase: PhaseProcess) -> PhaseRecord:
-        """Complete the phase's JUnit from its event log, whatever state the phase ended in."""
+    def _close_native(self, phase: PhaseProcess) -> PhaseRecord:
+        """The native phase's rows from its event log, whatever state the phase ended in."""
         record = read_events(self.layout.artifacts / events_name(phase.spec.junit_name))
         if record.unfinished:
             # Node ids depend on pytest's rootdir; the file name and test id identify a test either way.

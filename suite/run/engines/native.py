@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import signal
 import subprocess
@@ -12,24 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.results.events import INTERRUPT_REASON_FILE
 from winsuite.run.results.events import Event
+from winsuite.run.results.events import EventKind
 from winsuite.run.results.events import events_name
-from winsuite_reports.conventions import junit_name
+from winsuite.run.results.model import Attempt
 
 # How long a phase may take to write its results after being interrupted, before it is killed.
 INTERRUPT_GRACE_SECONDS = 45.0
-
-
-@dataclasses.dataclass(frozen=True)
-class PhaseSpec:
-    number: int
-    name: str  # "parallel" or "serial"
-    workers: int
-
-    @property
-    def junit_name(self) -> str:
-        return junit_name(self.number)
 
 
 class EventTail:
@@ -90,6 +80,12 @@ class PhaseProcess:
 
     def kill(self) -> None:
         self._signal(signal.SIGKILL)
+
+    def new_attempts(self) -> Iterator[tuple[Attempt, bool]]:
+        """Attempts the phase recorded since the last call, and whether each was its test's last."""
+        for event in self.events.new_events():
+            if event.kind is EventKind.ATTEMPT:
+                yield event.attempt, event.final
 
     def _signal(self, signum: int) -> None:
         assert self.process is not None

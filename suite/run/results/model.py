@@ -23,7 +23,7 @@ class Outcome(enum.StrEnum):
 
 
 # Testcase-level properties TestGrid reads (and the dashboard filters on).
-PROPERTY_KEYS = ("attempt", "tags", "tier", "category", "plan-items", "diagnostics", "excluded",
+PROPERTY_KEYS = ("engine", "attempt", "tags", "tier", "category", "plan-items", "diagnostics", "excluded",
                  "interrupted", "timed-out")
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -55,3 +57,10 @@ def write_finished(build_dir: Path, *, passed: bool, result: str, metadata: dict
 
 def write_latest_build(job_dir: Path, build: str) -> None:
     write_atomically(job_dir / LATEST_BUILD, build.encode())
+
+
+def diagnostics_dir_name(full_name: str, attempt: int) -> str:
+    """A stable, filesystem-safe directory per test (and attempt) under artifacts/."""
+    words = re.sub(r"[^A-Za-z0-9]+", "_", re.sub(r"\[[^\]]*\]", "", full_name)).strip("_")[:80]
+    digest = hashlib.sha256(full_name.encode()).hexdigest()[:8]
+    return f"{words}_{digest}" + (f"_attempt{attempt}" if attempt > 1 else "")

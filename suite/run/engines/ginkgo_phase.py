@@ -1,0 +1,268 @@
+"""The upstream engine: one phase's selected e2e.test specs, run by the ginkgo CLI, reported as winsuite rows.
+
+ginkgo is focused on the exact full names (quoted, anchored), so it runs what winsuite selected and nothing else.
+Progress is live: ginkgo's verbose output names every spec as it ends (e2e.test's --progress-report-url posts
+only suite totals). The rows come from ginkgo's JSON report, written also when the suite is interrupted; a ginkgo
+that had to be killed leaves the specs its output reported as done, and the others marked interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+from typing import Any
+from typing import TextIO
+
+from winsuite.run.engines.base import PhaseSpec
+from winsuite.run.engines.ginkgo_report import ENGINE_PROPERTY
+from winsuite.run.engines.ginkgo_report import ReportError
+from winsuite.run.engines.ginkgo_report import attempts_of
+from winsuite.run.engines.ginkgo_report import captured_output
+from winsuite.run.engines.ginkgo_report import never_started
+from winsuite.run.engines.ginkgo_report import spec_name
+from winsuite.run.engines.ginkgo_report import spec_reports
+from winsuite.run.engines.upstream_toolchain import Toolchain
+from winsuite.run.results.model import Attempt
+from winsuite.run.results.model import Outcome
+from winsuite.run.results.prow import diagnostics_dir_name
+from winsuite_reports.conventions import SUITE_NAME
+
+# Linux limits one command-line argument to 128 KiB: a longer focus is split over several ginkgo runs.
+MAX_FOCUS_CHARS = 100_000
+NODEID = "upstream"
+
+
+@dataclasses.dataclass(frozen=True)
+class UpstreamSettings:
+    """What a run gives e2e.test besides the specs (the run's job, cluster and repo list)."""
+
+    kubeconfig: Path | None  # None: in-cluster
+    context: str | None
+    node_os: str
+    repo_list: str | None  # KUBE_TEST_REPO_LIST: a file or URL
+    non_blocking_taints: tuple[str, ...]
+    flake_attempts: int
+    # ginkgo has no per-spec timeout flag (specs carry their own): a spec running longer than this gets
+    # ginkgo's progress reports (where it is stuck) in the build log.
+    test_timeout: float
+    kubectl: str | None = None
+
+
+def focus_chunks(names: list[str]) -> list[str]:
+    """ginkgo focus regexes matching exactly these full names, each short enough for one argument."""
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
+    for name in names:
+        alternative = re.escape(name)
+        if current and size + len(alternative) + 1 > MAX_FOCUS_CHARS:
+            chunks.append(_anchored(current))
+            current, size = [], 0
+        current.append(alternative)
+        size += len(alternative) + 1
+    if current:
+        chunks.append(_anchored(current))
+    return chunks
+
+
+def _anchored(alternatives: list[str]) -> str:
+    # ginkgo matches "<suite description> <spec text>".
+    return f"^{re.escape(SUITE_NAME)} (?:{'|'.join(alternatives)})$"
+
+
+class OutputReader:
+    """Reads ginkgo's verbose output as it streams: copies it to the build log, notes every spec that ends.
+
+    ginkgo prints a finished spec as a header line (`• [2.1 seconds]`, `• [FAILED] [9.8 seconds]`, `S [SKIPPED] …`)
+    and then its full name, followed by its labels in brackets.
+    """
+
+    _HEADER = re.compile(r"^([•SP]) (?:\[([A-Z][A-Z0-9 -]*)\] )?\[([\d.]+) seconds?\]$")
+    _OUTCOMES = {"": Outcome.PASSED, "SKIPPED": Outcome.SKIPPED, "PENDING": Outcome.SKIPPED,
+                 "INTERRUPTED": Outcome.INTERRUPTED}
+
+    def __init__(self, stream: IO[bytes], log: TextIO, names: set[str]) -> None:
+        self.finished: queue.Queue[tuple[str, Outcome, float]] = queue.Queue()
+        self.names = names
+        self.thread = threading.Thread(target=self._read, args=(stream, log), name="winsuite-ginkgo", daemon=True)
+        self.thread.start()
+
+    def _read(self, stream: IO[bytes], log: TextIO) -> None:
+        pending: str | None = None  # the state of a header whose name line comes next
+        seconds = 0.0
+        for raw in stream:
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            log.write(line + "\n")
+            if pending is not None:
+                name = self._name(line)
+                if name is not None:
+                    self.finished.put((name, self._OUTCOMES.get(pending, Outcome.FAILED), seconds))
+                pending = None
+                continue
+            header = self._HEADER.match(line)
+            if header:
+                pending = header.group(2) or ("SKIPPED" if header.group(1) == "S" else "")
+                seconds = float(header.group(3))
+                if pending.startswith("FLAKEY"):
+                    pending = ""
+        log.flush()
+
+    def _name(self, line: str) -> str | None:
+        """The selected spec a name line is about (labels follow the name in brackets)."""
+        if line in self.names:
+            return line
+        head, bracket, _ = line.rpartition(" [")
+        return head if bracket and head in self.names else None
+
+    def join(self, timeout: float) -> None:
+        self.thread.join(timeout)
+
+
+class UpstreamPhase:
+    """The upstream half of one phase: ginkgo runs (one per focus chunk), one after the other."""
+
+    def __init__(self, spec: PhaseSpec, names: list[str], toolchain: Toolchain, settings: UpstreamSettings,
+                 artifacts: Path, log: TextIO, timeout: float) -> None:
+        self.spec = spec
+        self.names = names
+        self.toolchain = toolchain
+        self.settings = settings
+        self.artifacts = artifacts
+        self.log = log
+        self.timeout = timeout
+        self.work = artifacts / f"upstream_{spec.number:02d}"
+        self.output: OutputReader | None = None
+        self.chunks = focus_chunks(names)
+        self.reports: list[Path] = []
+        self.process: subprocess.Popen[bytes] | None = None
+        self.interrupted_with: str | None = None
+        self.reported: dict[str, Outcome] = {}  # what e2e.test said was done, from the progress posts
+
+    # -- running ------------------------------------------------------------------------------------------
+    def argv(self, chunk: int) -> list[str]:
+        s = self.settings
+        report = self.work / f"ginkgo_{chunk:02d}.json"
+        self.reports.append(report)
+        ginkgo = [str(self.toolchain.ginkgo), f"--procs={self.spec.workers}", "--no-color", "-v", "--silence-skips",
+                  f"--timeout={int(max(self.timeout, 60))}s", f"--json-report={report.name}",
+                  f"--output-dir={self.work}", f"--focus={self.chunks[chunk]}"]
+        if s.flake_attempts > 1:
+            ginkgo.append(f"--flake-attempts={s.flake_attempts}")
+        ginkgo.append(f"--poll-progress-after={int(s.test_timeout)}s")
+        e2e = ["--provider=skeleton", f"--node-os-distro={s.node_os}"]
+        if s.kubeconfig is not None:
+            e2e.append(f"--kubeconfig={s.kubeconfig}")
+        if s.context:
+            e2e.append(f"--context={s.context}")
+        if s.non_blocking_taints:
+            e2e.append(f"--non-blocking-taints={','.join(s.non_blocking_taints)}")
+        if s.kubectl:
+            e2e.append(f"--kubectl-path={s.kubectl}")
+        return [*ginkgo, str(self.toolchain.e2e_test), "--", *e2e]
+
+    def start(self, chunk: int = 0) -> None:
+        self.work.mkdir(parents=True, exist_ok=True)
+        argv = self.argv(chunk)
+        self.log.write(f"$ {' '.join(argv[:8])} … ({len(self.names)} spec(s), chunk {chunk + 1}/{len(self.chunks)})\n")
+        self.log.flush()
+        env = dict(os.environ)
+        if self.settings.repo_list is not None:
+            env["KUBE_TEST_REPO_LIST"] = self.settings.repo_list
+        # Its own session: a Ctrl-C on the terminal reaches the runner, which decides what ginkgo gets.
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        assert self.process.stdout is not None
+        self.output = OutputReader(self.process.stdout, self.log, set(self.names))
+
+    def wait(self, timeout: float) -> int | None:
+        """The exit code once the last chunk is done; the next chunk is started when one ends."""
+        assert self.process is not None and self.output is not None
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        self.output.join(timeout=10)  # the rest of its output
+        chunk = len(self.reports)
+        if chunk < len(self.chunks) and self.interrupted_with is None:
+            self.start(chunk)
+            return None
+        return code
+
+    def interrupt(self, reason: str) -> None:
+        """SIGINT to ginkgo: its processes run their cleanup (namespaces included) and write the report."""
+        if self.process is None or self.process.poll() is not None or self.interrupted_with is not None:
+            return
+        self.interrupted_with = reason
+        self._signal(signal.SIGINT)
+
+    def kill(self) -> None:
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, signum: int) -> None:
+        assert self.process is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signum)
+
+    def new_attempts(self) -> Iterator[tuple[Attempt, bool]]:
+        """Specs ginkgo reported done since the last call (for the progress line)."""
+        while self.output is not None:
+            try:
+                name, outcome, seconds = self.output.finished.get_nowait()
+            except queue.Empty:
+                return
+            self.reported[name] = outcome
+            yield Attempt(name, NODEID, outcome, duration=seconds, properties={ENGINE_PROPERTY: "upstream"}), True
+
+    # -- results --------------------------------------------------------------------------------------------
+    def close(self) -> list[Attempt]:
+        """Every selected spec's rows, from ginkgo's reports, with diagnostics of the failed ones."""
+        list(self.new_attempts())
+        wanted = set(self.names)
+        rows: dict[str, list[Attempt]] = {}
+        problems: list[str] = []
+        for path in self.reports:
+            if not path.exists():
+                problems.append(f"{path.name} was not written")
+                continue
+            try:
+                for report in spec_reports(path):
+                    name = spec_name(report)
+                    if name in wanted and name not in rows and not never_started(report):
+                        rows[name] = self._with_diagnostics(attempts_of(report, NODEID), report)
+            except ReportError as err:
+                problems.append(str(err))
+        for name in self.names:
+            if name in rows:
+                continue
+            if name in self.reported:  # done, but its details are lost with a killed ginkgo
+                rows[name] = [Attempt(name, NODEID, self.reported[name], message=(
+                    "" if self.reported[name] is Outcome.PASSED else "failed; details lost: " + "; ".join(problems)),
+                    properties={ENGINE_PROPERTY: "upstream"})]
+            elif problems or self.interrupted_with:
+                reason = self.interrupted_with or "; ".join(problems)
+                rows[name] = [Attempt(name, NODEID, Outcome.INTERRUPTED, message=f"interrupted: {reason}",
+                                      properties={ENGINE_PROPERTY: "upstream", "interrupted": "true"})]
+        return [attempt for name in self.names for attempt in rows.get(name, [])]
+
+    def _with_diagnostics(self, attempts: list[Attempt], report: dict[str, Any]) -> list[Attempt]:
+        """A failed spec's own log (e2e.test dumps its namespace's events and pods there) under artifacts/."""
+        last = attempts[-1]
+        if last.outcome not in (Outcome.FAILED, Outcome.INTERRUPTED):
+            return attempts
+        output = captured_output(report)
+        if not output:
+            return attempts
+        directory = self.artifacts / diagnostics_dir_name(last.name, last.attempt)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "e2e.log").write_text(f"{last.details}\n\n{output}", encoding="utf-8")
+        link = f"{os.path.relpath(directory, self.artifacts.parent)}/"
+        return [*attempts[:-1], dataclasses.replace(last, properties={**last.properties, "diagnostics": link})]

@@ -1,0 +1,98 @@
+"""The upstream engine of one run: which specs exist, the toolchain (resolved once, when first needed), its phases."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
+from winsuite.cluster.local.artifacts import catalog as build_catalog
+from winsuite.cluster.local.artifacts import locate
+from winsuite.errors import UsageError
+from winsuite.plugin.session import RunSession
+from winsuite.policy.pins import load_pins
+from winsuite.policy.plan import load_plan
+from winsuite.policy.run_config import RunConfig
+from winsuite.policy.upstream_names import names_for_minor
+from winsuite.policy.upstream_names import parse_list_tests
+from winsuite.run.engines.base import PhaseSpec
+from winsuite.run.engines.ginkgo_phase import UpstreamPhase
+from winsuite.run.engines.ginkgo_phase import UpstreamSettings
+from winsuite.run.engines.upstream_toolchain import Toolchain
+from winsuite.run.engines.upstream_toolchain import resolve
+from winsuite.run.plan import with_plan_properties
+from winsuite.run.results.model import Attempt
+
+# Taints that never block e2e.test's "all nodes schedulable" wait: upstream's default, plus the simulated nodes'.
+NON_BLOCKING_TAINTS = ("node-role.kubernetes.io/control-plane", SIMULATED_NODE_TAINT_KEY)
+
+
+def list_tests(e2e_test: Path) -> list[str]:
+    done = subprocess.run([str(e2e_test), "--list-tests"], capture_output=True, text=True, timeout=300,
+                          check=False)
+    if done.returncode != 0:
+        raise UsageError(f"{e2e_test} --list-tests failed: {done.stderr.strip()[-300:]}")
+    return parse_list_tests(done.stdout)
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.lstrip("v").split(".")[:2])
+
+
+class UpstreamEngine:
+    def __init__(self, run: RunConfig, artifacts: Path, log: TextIO, say: Callable[[str], None]) -> None:
+        self.run = run
+        self.artifacts = artifacts
+        self.log = log
+        self.say = say
+        self._toolchain: Toolchain | None = None
+        self._plan = load_plan()
+
+    def toolchain(self, server_version: str) -> Toolchain:
+        if self._toolchain is None:
+            self._toolchain = resolve(self.run.job.e2e_test, server_version, self.say)
+            version = self._toolchain.kubernetes_version
+            self.say(f"upstream engine: {self._toolchain.e2e_test} ({version}), ginkgo "
+                     f"{self._toolchain.ginkgo_version}")
+            if _minor(version) != _minor(server_version):
+                self.say(f"winsuite: warning: e2e.test is {version} but the API server is {server_version}; "
+                         "specs of one minor may not match the other's behaviour")
+        return self._toolchain
+
+    def names(self, server_version: str) -> list[str]:
+        """The upstream specs of the cluster's minor: the given e2e.test's, else the kept list, else the built one's."""
+        if not self.run.job.e2e_test:
+            kept = names_for_minor(server_version)
+            if kept is not None:
+                return kept
+        return list_tests(self.toolchain(server_version).e2e_test)
+
+    def phase(self, spec: PhaseSpec, names: list[str], session: RunSession, remaining: float) -> UpstreamPhase:
+        job = self.run.job
+        connection = session.connection
+        taints = (*NON_BLOCKING_TAINTS, *([job.windows_taint.key] if job.windows_taint else []))
+        settings = UpstreamSettings(
+            kubeconfig=None if job.cluster.type == "in-cluster" else connection.kubeconfig,
+            context=connection.context, node_os=self.run.target_os,
+            repo_list=job.repo_list, non_blocking_taints=taints, flake_attempts=job.flake_attempts,
+            test_timeout=job.test_timeout, kubectl=_kubectl(),
+        )
+        self.say(f"upstream engine: {len(names)} spec(s) of e2e.test with ginkgo --procs={spec.workers}")
+        return UpstreamPhase(spec, names, self.toolchain(session.facts.server_version), settings, self.artifacts,
+                             self.log, remaining)
+
+    def rows(self, attempts: list[Attempt]) -> list[Attempt]:
+        return with_plan_properties(attempts, self._plan)
+
+
+def _kubectl() -> str | None:
+    """kubectl for the specs that run it: the one on PATH, else the pinned one winsuite built."""
+    found = shutil.which("kubectl")
+    if found:
+        return found
+    built = next(a for a in build_catalog(load_pins()) if a.name == "kubectl")
+    path = locate(built, None)
+    return str(path) if path else None

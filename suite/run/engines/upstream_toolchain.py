@@ -1,0 +1,93 @@
+"""The binaries of the upstream engine: e2e.test (the user's, or built for the server's version) and the ginkgo CLI
+of the version that e2e.test's Kubernetes release requires (its go.mod), both in winsuite's version-keyed cache."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from winsuite.cluster.local.artifacts import Group
+from winsuite.cluster.local.artifacts import select
+from winsuite.cluster.local.build import Builder
+from winsuite.cluster.local.toolchain import download_module
+from winsuite.cluster.local.toolchain import find_go
+from winsuite.errors import UsageError
+from winsuite.paths import cache_dir
+from winsuite.policy.pins import load_pins
+
+GINKGO_MODULE = "github.com/onsi/ginkgo/v2"
+_GINKGO_REQUIRE = re.compile(rf"^\s*(?:require\s+)?{re.escape(GINKGO_MODULE)} (v\S+)", re.MULTILINE)
+_VERSION = re.compile(r"^v\d+\.\d+\.\d+\S*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Toolchain:
+    e2e_test: Path
+    ginkgo: Path
+    kubernetes_version: str  # what e2e.test reports (--version)
+    ginkgo_version: str
+
+
+def e2e_test_version(e2e_test: Path) -> str:
+    """`e2e.test --version`: the Kubernetes release it was built from (v1.36.3)."""
+    try:
+        done = subprocess.run([str(e2e_test), "--version"], capture_output=True, text=True, timeout=60, check=False)
+    except OSError as err:
+        raise UsageError(f"--e2e-test {e2e_test}: cannot run it: {err.strerror or err}") from err
+    version = (done.stdout.strip().splitlines() or [""])[-1].strip()
+    if done.returncode != 0 or not _VERSION.match(version):
+        raise UsageError(f"--e2e-test {e2e_test}: not an e2e.test binary (`--version` said {version!r})")
+    return version
+
+
+def ginkgo_version_for(kubernetes_version: str) -> str:
+    """The ginkgo version k8s.io/kubernetes at that release requires (read from its go.mod)."""
+    go = find_go(load_pins().go)
+    module = download_module(go, "k8s.io/kubernetes", kubernetes_version, cache_dir() / "work" / "gomod")
+    found = _GINKGO_REQUIRE.search(module.gomod.read_text())
+    if found is None:
+        raise UsageError(f"k8s.io/kubernetes@{kubernetes_version}'s go.mod requires no {GINKGO_MODULE}")
+    return found.group(1)
+
+
+def ginkgo_binary(version: str, report: Callable[[str], None]) -> Path:
+    """The ginkgo CLI of `version`, installed from the Go module proxy into the cache once."""
+    target = cache_dir() / "bin" / f"ginkgo-{version}" / "ginkgo"
+    if target.is_file():
+        return target
+    go = find_go(load_pins().go)
+    report(f"installing the ginkgo CLI {version} into {target.parent}")
+    staging = target.parent.with_name(target.parent.name + ".partial")
+    staging.mkdir(parents=True, exist_ok=True)
+    env = dict(go.env(module_mode=False), GOBIN=str(staging))
+    done = subprocess.run([go.executable, "install", f"{GINKGO_MODULE}/ginkgo@{version}"], env=env,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise UsageError(f"cannot install the ginkgo CLI {version}: {done.stderr.strip().splitlines()[-1:]}")
+    shutil.rmtree(target.parent, ignore_errors=True)  # an incomplete entry left by a killed install
+    os.replace(staging, target.parent)  # atomic: a cache entry is whole or absent
+    return target
+
+
+def built_e2e_test(kubernetes_version: str, report: Callable[[str], None]) -> Path:
+    """e2e.test of that release, built from the Go module proxy into the version-keyed cache (once)."""
+    pins = dataclasses.replace(load_pins(), kubernetes=kubernetes_version)
+    return Builder(pins, report).ensure(select(pins, [Group.E2E]))["e2e.test"]
+
+
+def resolve(e2e_test: str | None, server_version: str, report: Callable[[str], None]) -> Toolchain:
+    """The user's e2e.test (`--e2e-test`), or one built for the server's exact version, and its ginkgo."""
+    if e2e_test:
+        binary = Path(e2e_test).expanduser()
+        if not (binary.is_file() and os.access(binary, os.X_OK)):
+            raise UsageError(f"--e2e-test {binary}: not an executable file")
+    else:
+        binary = built_e2e_test(server_version, report)
+    version = e2e_test_version(binary)
+    ginkgo = ginkgo_version_for(version)
+    return Toolchain(binary, ginkgo_binary(ginkgo, report), version, ginkgo)
