@@ -11,6 +11,8 @@ from winsuite.k8s import retry
 from winsuite.k8s.waits import wait_for_set
 
 RUN_ID_LABEL = "winsuite.io/run-id"
+# Upstream's e2e framework labels every namespace it creates with these (e2e-run is the e2e.test process's run id).
+E2E_FRAMEWORK_LABEL = "e2e-framework"
 TEST_ANNOTATION = "winsuite.io/test"
 
 
@@ -47,6 +49,26 @@ def delete_run_namespaces(api: client.ApiClient, run_id: str | None = None, dry_
         for name in names:
             delete(api, name)
     return names
+
+
+def e2e_namespaces(api: client.ApiClient) -> set[str]:
+    """The namespaces upstream e2e.test created (and has not deleted yet)."""
+    listed = retry.call(client.CoreV1Api(api).list_namespace, label_selector=E2E_FRAMEWORK_LABEL).items
+    return {ns.metadata.name for ns in listed}
+
+
+def delete_e2e_namespaces(api: client.ApiClient, keep: set[str], timeout: float) -> list[str]:
+    """Delete e2e.test's namespaces except `keep` (those there before the run), and wait until they are gone."""
+    left = sorted(e2e_namespaces(api) - keep)
+    for name in left:
+        delete(api, name)
+    wait_for_set(
+        client.CoreV1Api(api).list_namespace, namespace=None, label_selector=E2E_FRAMEWORK_LABEL,
+        what="the run's e2e.test namespaces to be deleted", timeout=timeout,
+        condition=lambda items: not any(n.metadata.name in left for n in items),
+        describe=lambda items: f"still there: {', '.join(n.metadata.name for n in items if n.metadata.name in left)}",
+    )
+    return left
 
 
 def wait_for_namespaces_gone(api: client.ApiClient, run_id: str, timeout: float) -> None:

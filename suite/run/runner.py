@@ -113,6 +113,7 @@ class Runner:
         self.timed_out = False
         self.interruptible = False  # whether a signal stops the current step at once (see _on_signal)
         self.records: dict[int, PhaseRecord] = {}
+        self.upstream: UpstreamEngine | None = None  # set once the run knows its cluster
         self.log: TextIO = open(os.devnull, "w")  # noqa: SIM115  # replaced by build-log.txt in run()
 
     @classmethod
@@ -194,7 +195,7 @@ class Runner:
         return plan
 
     def _run_phases(self, session: RunSession, started: float) -> None:
-        upstream = UpstreamEngine(self.run_config, self.layout.artifacts, self.log, self._say)
+        upstream = self.upstream = UpstreamEngine(self.run_config, self.layout.artifacts, self.log, self._say)
         plan = self._plan(session, upstream)
         progress = Progress(sum(p.total for p in plan.values()))
         deadline = started + self.run_config.job.run_timeout
@@ -289,6 +290,15 @@ class Runner:
             wait_for_namespaces_gone(connection.api, self.run_config.run_id, timeout=NAMESPACE_DELETE_TIMEOUT)
         except WaitTimeout as err:
             self._say(f"winsuite: warning: {err}", stream=sys.stderr)
+        if self.upstream is None:
+            return
+        try:
+            left = self.upstream.cleanup(connection.api, timeout=NAMESPACE_DELETE_TIMEOUT)
+        except Exception as err:  # as above: said, never hiding the result
+            self._say(f"winsuite: warning: failed to delete e2e.test's namespaces: {err}", stream=sys.stderr)
+            return
+        if left:
+            self._say(f"deleted {len(left)} namespace(s) e2e.test left: {', '.join(left)}")
 
     def _collect_cluster_logs(self, connection: Connection) -> None:
         """The cluster's component logs (where the target manages them) into the build, before anything stops."""

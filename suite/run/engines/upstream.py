@@ -8,10 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from kubernetes import client
+
 from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
 from winsuite.cluster.local.artifacts import catalog as build_catalog
 from winsuite.cluster.local.artifacts import locate
 from winsuite.errors import UsageError
+from winsuite.k8s.namespaces import delete_e2e_namespaces
+from winsuite.k8s.namespaces import e2e_namespaces
 from winsuite.plugin.session import RunSession
 from winsuite.policy.pins import load_pins
 from winsuite.policy.plan import load_plan
@@ -50,6 +54,7 @@ class UpstreamEngine:
         self.say = say
         self._toolchain: Toolchain | None = None
         self._plan = load_plan()
+        self.namespaces_before: set[str] | None = None  # e2e.test's namespaces before its first phase
 
     def toolchain(self, server_version: str) -> Toolchain:
         if self._toolchain is None:
@@ -73,6 +78,8 @@ class UpstreamEngine:
     def phase(self, spec: PhaseSpec, names: list[str], session: RunSession, remaining: float) -> UpstreamPhase:
         job = self.run.job
         connection = session.connection
+        if self.namespaces_before is None:
+            self.namespaces_before = e2e_namespaces(connection.api)
         taints = (*NON_BLOCKING_TAINTS, *([job.windows_taint.key] if job.windows_taint else []))
         settings = UpstreamSettings(
             kubeconfig=None if job.cluster.type == "in-cluster" else connection.kubeconfig,
@@ -86,6 +93,12 @@ class UpstreamEngine:
 
     def rows(self, attempts: list[Attempt]) -> list[Attempt]:
         return with_plan_properties(attempts, self._plan)
+
+    def cleanup(self, api: client.ApiClient, timeout: float) -> list[str]:
+        """e2e.test deletes its namespaces itself; whatever an interrupted or killed one left goes here."""
+        if self.namespaces_before is None:
+            return []
+        return delete_e2e_namespaces(api, self.namespaces_before, timeout)
 
 
 def _kubectl() -> str | None:
