@@ -1,0 +1,153 @@
+"""The upstream engine on the embedded cluster's real node, against ginkgo + e2e.test run directly on the same cluster.
+
+The focus selects upstream conformance specs, most without a native port: winsuite (--engine upstream) must give
+every spec the verdict ginkgo gives it, in JUnit rows that TestGrid reads the same; --engine auto runs the ports
+natively and the rest upstream, in one build. SIGTERM during the upstream phase keeps the finished rows, marks
+the running spec interrupted, ends ABORTED and leaves no e2e.test namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.runner_support import PROJECT_ROOT
+from tests.integration.runner_support import WINSUITE
+from tests.integration.runner_support import Build
+from tests.integration.runner_support import only_build
+from winsuite.cluster.local import images
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.errors import ExitCode
+from winsuite.k8s.namespaces import e2e_namespaces
+from winsuite.policy.pins import load_pins
+from winsuite.run.engines.ginkgo_report import spec_name
+from winsuite.run.engines.ginkgo_report import spec_reports
+from winsuite.run.engines.upstream import NON_BLOCKING_TAINTS
+from winsuite.run.engines.upstream_toolchain import Toolchain
+from winsuite.run.engines.upstream_toolchain import resolve
+from winsuite_reports.junit import read_attempts
+
+pytestmark = pytest.mark.cluster
+
+# 36 conformance specs: 27 without a native port, 9 with one (ConfigMap, Secrets, Pods); 4 serial ones.
+FOCUS = (r"\[sig-node\] (PodTemplates|Lease|RuntimeClass|Pods Extended|Secrets|ConfigMap) .*\[Conformance\]"
+         r"|\[sig-node\] Pods should (get a host IP|be submitted and removed|run through the lifecycle)"
+         r"|\[sig-api-machinery\] (Servers with support for Table|Discovery|Namespaces \[Serial\]) .*\[Conformance\]")
+SKIP = "issue 500 podspec updates"  # four minutes of updates: too slow for the project's own tests
+SLOW_SPEC = "issue 500 podspec updates"
+
+
+@pytest.fixture(scope="module")
+def node_cluster(cluster: EmbeddedCluster) -> EmbeddedCluster:
+    """The session's cluster, when it has its real node (the specs need one that runs containers)."""
+    if not cluster.has_real_node:
+        pytest.skip(f"needs the embedded cluster's real Linux node ({cluster.real_node_reason})")
+    return cluster
+
+
+@pytest.fixture(scope="module")
+def toolchain(node_cluster: EmbeddedCluster) -> Toolchain:
+    return resolve(None, load_pins().kubernetes, lambda line: print(line, file=sys.stderr))
+
+
+def winsuite(cluster: EmbeddedCluster, root: Path, *extra: str) -> list[str]:
+    return [*WINSUITE, "run", "--kubeconfig", str(cluster.kubeconfig), "--results-root", str(root),
+            "--node-os", "linux", "--repo-list", str(images.repo_list_file()), "-n", "2", "--job", "embedded-linux",
+            *extra]
+
+
+@pytest.fixture(scope="module")
+def ginkgo_verdicts(node_cluster: EmbeddedCluster, toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory
+                    ) -> tuple[dict[str, str], Path]:
+    """ginkgo --procs=2 e2e.test, directly: each selected spec's state, and e2e.test's own JUnit (--report-dir)."""
+    work = tmp_path_factory.mktemp("ginkgo")
+    argv = [str(toolchain.ginkgo), "--procs=2", "--no-color", "--silence-skips", "--json-report=report.json",
+            f"--output-dir={work}", f"--focus={FOCUS}", f"--skip={SKIP}",
+            str(toolchain.e2e_test), "--", f"--kubeconfig={node_cluster.kubeconfig}", "--provider=skeleton",
+            f"--report-dir={work}",
+            f"--non-blocking-taints={','.join(NON_BLOCKING_TAINTS)},os"]
+    env = dict(os.environ, KUBE_TEST_REPO_LIST=str(images.repo_list_file()))
+    subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=1200, check=False)
+    verdicts = {spec_name(r): str(r["State"]) for r in spec_reports(work / "report.json") if r["State"] != "skipped"}
+    assert len(verdicts) >= 30, verdicts
+    return verdicts, work / "junit_01.xml"
+
+
+def run_winsuite(cluster: EmbeddedCluster, root: Path, *extra: str) -> Build:
+    done = subprocess.run(winsuite(cluster, root, "--focus", FOCUS, "--skip", SKIP, *extra), cwd=PROJECT_ROOT,
+                          capture_output=True, text=True, timeout=1800, check=False)
+    assert done.returncode in (ExitCode.OK, ExitCode.TESTS_FAILED), done.stdout + done.stderr
+    return only_build(root)
+
+
+def final_rows(build: Build) -> dict[str, tuple[str, dict[str, str]]]:
+    rows = {}
+    for junit in ("junit_01.xml", "junit_02.xml"):
+        if (build.path / "artifacts" / junit).exists():
+            rows.update({r.name.removeprefix("[It] "): (r.status, r.properties) for r in build.rows(junit)})
+    return rows
+
+
+def test_upstream_engine_gives_ginkgos_verdict_for_every_spec(
+        real_node: EmbeddedCluster, ginkgo_verdicts: tuple[dict[str, str], Path], tmp_path: Path) -> None:
+    verdicts, ginkgo_junit = ginkgo_verdicts
+    build = run_winsuite(real_node, tmp_path, "--engine", "upstream")
+    rows = final_rows(build)
+    assert {name: status for name, (status, _) in rows.items()} == {
+        name: "passed" if state == "passed" else "failed" for name, state in verdicts.items()}
+    assert all(props["engine"] == "upstream" for _, props in rows.values())
+    serial = [name for name in rows if "[Serial]" in name]
+    assert serial and {r.name.removeprefix("[It] ") for r in build.rows("junit_02.xml")} == set(serial)
+    # TestGrid's reading: the same row names and cells from winsuite's files as from ginkgo's own JUnit.
+    ours = {a.key: a.cell.status for f in ("junit_01.xml", "junit_02.xml")
+            for a in read_attempts(build.path / "artifacts" / f)}
+    theirs = {a.key: a.cell.status for a in read_attempts(ginkgo_junit) if a.key in verdicts}
+    assert ours == theirs
+
+
+def test_auto_runs_ports_natively_and_the_rest_upstream_in_one_build(
+        real_node: EmbeddedCluster, ginkgo_verdicts: tuple[dict[str, str], Path], tmp_path: Path) -> None:
+    verdicts, _ = ginkgo_verdicts
+    rows = final_rows(run_winsuite(real_node, tmp_path, "--engine", "auto"))
+    assert set(rows) == set(verdicts)
+    engines = {name: props["engine"] for name, (_, props) in rows.items()}
+    native = {n for n, e in engines.items() if e == "native"}
+    assert 5 <= len(native) < len(rows) / 2, engines
+    for name, (status, _) in rows.items():
+        if name not in native:
+            assert status == ("passed" if verdicts[name] == "passed" else "failed"), name
+
+
+def test_sigterm_during_the_upstream_phase_keeps_finished_rows_and_leaves_no_namespace(
+        real_node: EmbeddedCluster, toolchain: Toolchain, tmp_path: Path) -> None:
+    before = e2e_namespaces(real_node.api)
+    argv = winsuite(real_node, tmp_path, "--engine", "upstream", "--focus",
+                    rf"{SLOW_SPEC}|\[sig-node\] PodTemplates .*\[Conformance\]")
+    process = subprocess.Popen(argv, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    try:
+        deadline = time.monotonic() + 600
+        seen = ""
+        while time.monotonic() < deadline and "PASS [sig-node] PodTemplates" not in seen:
+            seen += process.stdout.readline()  # the progress line names each spec as it ends
+        assert "PASS [sig-node] PodTemplates" in seen, seen
+        time.sleep(3)  # the slow spec is now past its start
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == ExitCode.INTERRUPTED, seen + output
+    build = only_build(tmp_path)
+    assert build.finished["result"] == "ABORTED"
+    rows = {r.name.removeprefix("[It] "): r for r in build.rows("junit_01.xml")}
+    assert sum(r.status == "passed" for name, r in rows.items() if "PodTemplates" in name) == 3
+    slow = next(r for name, r in rows.items() if SLOW_SPEC in name)
+    assert slow.status == "failed" and slow.properties.get("interrupted") == "true", slow
+    assert e2e_namespaces(real_node.api) <= before
