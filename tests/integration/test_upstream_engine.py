@@ -14,18 +14,28 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kubernetes import client
 
 from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
+from winsuite.authoring.targeting import DEFAULT_WINDOWS_TAINT
+from winsuite.authoring.targeting import OS_LABEL
+from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
+from winsuite.authoring.targeting import Placement
 from winsuite.cluster.local import images
 from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.errors import ExitCode
+from winsuite.k8s import events
+from winsuite.k8s import namespaces
+from winsuite.k8s.namespaces import E2E_FRAMEWORK_LABEL
 from winsuite.k8s.namespaces import e2e_namespaces
 from winsuite.policy.pins import load_pins
+from winsuite.run.engines import placement_policy
 from winsuite.run.engines.ginkgo_report import spec_name
 from winsuite.run.engines.ginkgo_report import spec_reports
 from winsuite.run.engines.upstream import NON_BLOCKING_TAINTS
@@ -109,6 +119,7 @@ def test_upstream_engine_gives_ginkgos_verdict_for_every_spec(
             for a in read_attempts(build.path / "artifacts" / f)}
     theirs = {a.key: a.cell.status for a in read_attempts(ginkgo_junit) if a.key in verdicts}
     assert ours == theirs
+    assert placement_policies(real_node) == []
 
 
 def test_auto_runs_ports_natively_and_the_rest_upstream_in_one_build(
@@ -151,3 +162,47 @@ def test_sigterm_during_the_upstream_phase_keeps_finished_rows_and_leaves_no_nam
     slow = next(r for name, r in rows.items() if SLOW_SPEC in name)
     assert slow.status == "failed" and slow.properties.get("interrupted") == "true", slow
     assert e2e_namespaces(real_node.api) <= before
+    assert placement_policies(real_node) == []
+
+
+def placement_policies(cluster: EmbeddedCluster) -> list[str]:
+    objects = client.CustomObjectsApi(cluster.api)
+    return [o["metadata"]["name"] for plural in (placement_policy.POLICIES, placement_policy.BINDINGS)
+            for o in objects.list_cluster_custom_object(placement_policy.GROUP, placement_policy.VERSION,
+                                                        plural)["items"]
+            if o["metadata"]["name"].startswith("winsuite-placement-")]
+
+
+def test_the_placement_policy_places_e2e_pods_only_and_goes_away(cluster: EmbeddedCluster) -> None:
+    api = cluster.api
+    core = client.CoreV1Api(api)
+    run_id = f"policytest{os.getpid()}"
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "pause"}]}}
+    e2e_ns, other_ns = f"e2e-{run_id}", f"other-{run_id}"
+    assert placement_policy.install(api, run_id, Placement("windows"))
+    try:
+        core.create_namespace({"metadata": {"name": e2e_ns, "labels": {E2E_FRAMEWORK_LABEL: "placement"}}})
+        core.create_namespace({"metadata": {"name": other_ns}})
+        wait_until_the_policy_applies(core, e2e_ns, pod)
+        placed = core.create_namespaced_pod(e2e_ns, pod)
+        assert placed.spec.node_selector == {OS_LABEL: "windows"} and placed.spec.os.name == "windows"
+        assert [t.key for t in placed.spec.tolerations or []].count(DEFAULT_WINDOWS_TAINT.key) == 1
+        assert all(t.key != SIMULATED_NODE_TAINT_KEY for t in placed.spec.tolerations or [])
+        untouched = core.create_namespaced_pod(other_ns, pod)
+        assert untouched.spec.node_selector is None and untouched.spec.os is None
+        # Only simulated Windows nodes here, all tainted: the placed pod must not be bound to one.
+        event = events.wait_for_event(api, e2e_ns, involved="p", reason="FailedScheduling", timeout=60)
+        assert "untolerated taint" in event.message and core.read_namespaced_pod("p", e2e_ns).spec.node_name is None
+    finally:
+        placement_policy.remove(api, run_id)
+        for name in (e2e_ns, other_ns):
+            namespaces.delete(api, name)
+    assert placement_policies(cluster) == []
+
+
+def wait_until_the_policy_applies(core: client.CoreV1Api, namespace: str, pod: dict[str, Any]) -> None:
+    """A new policy reaches the API server's admission chain within moments: dry-run pods until one is placed."""
+    deadline = time.monotonic() + 30
+    while not core.create_namespaced_pod(namespace, pod, dry_run="All").spec.node_selector:
+        assert time.monotonic() < deadline, "the MutatingAdmissionPolicy never applied"
+        time.sleep(0.5)  # polling: there is no watch for "admission plugins loaded"

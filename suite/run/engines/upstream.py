@@ -22,6 +22,7 @@ from winsuite.policy.plan import load_plan
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import parse_list_tests
+from winsuite.run.engines import placement_policy
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.ginkgo_phase import UpstreamPhase
 from winsuite.run.engines.ginkgo_phase import UpstreamSettings
@@ -55,6 +56,7 @@ class UpstreamEngine:
         self._toolchain: Toolchain | None = None
         self._plan = load_plan()
         self.namespaces_before: set[str] | None = None  # e2e.test's namespaces before its first phase
+        self.placement_installed = False
 
     def toolchain(self, server_version: str) -> Toolchain:
         if self._toolchain is None:
@@ -80,6 +82,10 @@ class UpstreamEngine:
         connection = session.connection
         if self.namespaces_before is None:
             self.namespaces_before = e2e_namespaces(connection.api)
+            self.placement_installed = placement_policy.install(connection.api, self.run.run_id, self.run.placement)
+            self.say(f"upstream engine: e2e.test's pods placed on {self.run.target_os} nodes by the "
+                     f"MutatingAdmissionPolicy {placement_policy.name_of(self.run.run_id)}"
+                     if self.placement_installed else f"winsuite: warning: {placement_policy.NO_API}")
         taints = (*NON_BLOCKING_TAINTS, *([job.windows_taint.key] if job.windows_taint else []))
         settings = UpstreamSettings(
             kubeconfig=None if job.cluster.type == "in-cluster" else connection.kubeconfig,
@@ -95,7 +101,11 @@ class UpstreamEngine:
         return with_plan_properties(attempts, self._plan)
 
     def cleanup(self, api: client.ApiClient, timeout: float) -> list[str]:
-        """e2e.test deletes its namespaces itself; whatever an interrupted or killed one left goes here."""
+        """The placement policy goes; e2e.test deletes its namespaces itself, and what an interrupted or killed
+        one left goes here."""
+        if self.placement_installed:
+            placement_policy.remove(api, self.run.run_id)
+            self.placement_installed = False
         if self.namespaces_before is None:
             return []
         return delete_e2e_namespaces(api, self.namespaces_before, timeout)
