@@ -38,6 +38,9 @@ from winsuite.run.engines.native import INTERRUPT_GRACE_SECONDS
 from winsuite.run.engines.native import PhaseProcess
 from winsuite.run.engines.native import pytest_argv
 from winsuite.run.engines.upstream import UpstreamEngine
+from winsuite.run.layout import Layout
+from winsuite.run.layout import layout_of
+from winsuite.run.plan import PHASE_NAMES
 from winsuite.run.plan import PhasePlan
 from winsuite.run.plan import plan_run
 from winsuite.run.plan import skip_upstream
@@ -50,11 +53,11 @@ from winsuite.run.results.merge import close_unfinished
 from winsuite.run.results.merge import final_attempts
 from winsuite.run.results.merge import read_events
 from winsuite.run.results.merge import verdict
+from winsuite.run.results.model import Attempt
 from winsuite.run.results.prow import DISCOVERY_FILE
 from winsuite.run.summary import summarize
 from winsuite_reports.analysis import ReportOptions
-from winsuite_reports.conventions import BUILD_LOG
-from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.conventions import junit_name
 
 # Namespaces take seconds to finalize (their pods must stop); the run waits so it leaves none behind.
 NAMESPACE_DELETE_TIMEOUT = 120.0
@@ -74,30 +77,6 @@ def _flags_for_pytest(args: argparse.Namespace) -> list[str]:
         else:
             flags.append(f"{option.flag}={value}")
     return flags
-
-
-@dataclasses.dataclass
-class Layout:
-    build_dir: Path
-    build_id: str
-    job_dir: Path | None  # set when the build sits in <root>/<job>/<build> (latest-build.txt, dashboard)
-
-    @property
-    def artifacts(self) -> Path:
-        return artifacts_dir(self.build_dir)
-
-    @property
-    def build_log(self) -> Path:
-        return self.build_dir / BUILD_LOG
-
-    @property
-    def diagnostics_dir(self) -> Path:
-        """Where failed tests' diagnostics go (linked from their rows, relative to the build directory)."""
-        return self.artifacts
-
-    @property
-    def cluster_logs_dir(self) -> Path:
-        return self.artifacts / "cluster"
 
 
 class Runner:
@@ -122,7 +101,8 @@ class Runner:
         run = build_run_config(options.job_ref(get), options.overrides(get))
         run_level = {"parallelism": args.parallelism, "run_timeout": args.run_timeout, "artifacts": args.artifacts}
         run = dataclasses.replace(run, job=apply_overrides(run.job, run_level))
-        return cls(run, _layout(run, args), _flags_for_pytest(args), list(args.pytest_args or []), args.cases)
+        layout = layout_of(run, args.results_root, args.build_id)
+        return cls(run, layout, _flags_for_pytest(args), list(args.pytest_args or []), args.cases)
 
     # -- the run ---------------------------------------------------------------------------------------
     def run(self) -> ExitCode:
@@ -200,6 +180,10 @@ class Runner:
         progress = Progress(sum(p.total for p in plan.values()))
         deadline = started + self.run_config.job.run_timeout
         phases = [PhaseSpec(1, "parallel", self.run_config.job.parallelism), PhaseSpec(2, "serial", 1)]
+        # Every phase's upstream specs run in one ginkgo run, in the first phase that has any: ginkgo runs the
+        # [Serial] ones alone, after the others, and one e2e.test start-up (node checks) serves them all. Their
+        # rows go to their own phase's JUnit.
+        upstream_rows: dict[str, list[Attempt]] = {}
         for spec in phases:
             phase_plan = plan[spec.name]
             if not phase_plan.total:
@@ -216,18 +200,33 @@ class Runner:
             for row in phase_plan.upstream_skipped:
                 progress.record(row, True, False)
             record.attempts += upstream.rows(phase_plan.upstream_skipped)
-            if phase_plan.upstream and not self.abort_reason:
-                self._set_interruptible(True)  # resolving the toolchain may build e2e.test: a signal stops it
-                ginkgo = upstream.phase(spec, phase_plan.upstream, session, deadline - time.time())
-                self._set_interruptible(False)
-                ginkgo.start()
-                self._supervise(ginkgo, progress, deadline, record)
-                record.attempts += upstream.rows(ginkgo.close())
+            if phase_plan.upstream and not upstream_rows and not self.abort_reason:
+                upstream_rows = self._run_upstream(spec, plan, session, progress, deadline, record)
+            record.attempts += upstream_rows.pop(spec.name, [])
             junit.write(self.layout.artifacts / spec.junit_name, record.attempts)
             if self.abort_reason:
                 break
             self._set_interruptible(True)
+        for name, rows in upstream_rows.items():  # an interrupted run still writes the rows of a later phase
+            number = PHASE_NAMES.index(name) + 1
+            record = self.records.setdefault(number, PhaseRecord())
+            record.attempts += rows
+            junit.write(self.layout.artifacts / junit_name(number), record.attempts)
         progress.close()
+
+    def _run_upstream(self, spec: PhaseSpec, plan: dict[str, PhasePlan], session: RunSession, progress: Progress,
+                      deadline: float, record: PhaseRecord) -> dict[str, list[Attempt]]:
+        """The one ginkgo run of every phase's upstream specs; its rows by phase."""
+        assert self.upstream is not None
+        names = [name for phase in plan.values() for name in phase.upstream]
+        self._set_interruptible(True)  # resolving the toolchain may build e2e.test: a signal stops it
+        ginkgo = self.upstream.phase(spec, names, session, deadline - time.time())
+        self._set_interruptible(False)
+        ginkgo.start()
+        self._supervise(ginkgo, progress, deadline, record)
+        rows = self.upstream.rows(ginkgo.close())
+        phase_of = {name: phase for phase, p in plan.items() for name in p.upstream}
+        return {phase: [r for r in rows if phase_of[r.name] == phase] for phase in PHASE_NAMES}
 
     def _native_phase(self, spec: PhaseSpec) -> PhaseProcess:
         argv = pytest_argv(spec, results_dir=self.layout.artifacts, diagnostics_dir=self.layout.diagnostics_dir,
@@ -386,13 +385,3 @@ class Runner:
 def _short_id(nodeid: str) -> str:
     path, _, test = nodeid.partition("::")
     return f"{Path(path).name}::{test}"
-
-
-def _layout(run: RunConfig, args: argparse.Namespace) -> Layout:
-    artifacts = run.job.artifacts
-    if artifacts:
-        build_dir = Path(artifacts)
-        return Layout(build_dir, args.build_id or build_dir.name, None)
-    job_dir = Path(args.results_root) / run.job.name
-    build = args.build_id or prow.new_build_id(job_dir)
-    return Layout(job_dir / build, build, job_dir)

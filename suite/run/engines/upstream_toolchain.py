@@ -46,12 +46,17 @@ def e2e_test_version(e2e_test: Path) -> str:
 
 
 def ginkgo_version_for(kubernetes_version: str) -> str:
-    """The ginkgo version k8s.io/kubernetes at that release requires (read from its go.mod)."""
+    """The ginkgo version k8s.io/kubernetes at that release requires (read from its go.mod once, then kept)."""
+    kept = cache_dir() / "bin" / "ginkgo-of" / kubernetes_version
+    if kept.is_file():
+        return kept.read_text().strip()
     go = find_go(load_pins().go)
     module = download_module(go, "k8s.io/kubernetes", kubernetes_version, cache_dir() / "work" / "gomod")
     found = _GINKGO_REQUIRE.search(module.gomod.read_text())
     if found is None:
         raise UsageError(f"k8s.io/kubernetes@{kubernetes_version}'s go.mod requires no {GINKGO_MODULE}")
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(found.group(1) + "\n")
     return found.group(1)
 
 
