@@ -79,5 +79,7 @@ unit: setup
 integration: build
 	$(VPY) -m pytest -q tests/integration
 
+# The upstream engine's tests run e2e.test: it is built once per pinned version, like the cluster.
 test: build lint
+	$(WINSUITE) cluster build --e2e-test
 	$(VPY) -m pytest -q tests
