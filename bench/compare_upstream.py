@@ -27,11 +27,12 @@ from bench.upstream_e2e import NON_BLOCKING_TAINTS
 from bench.upstream_e2e import e2e_binary
 from winsuite.cluster.local import LocalCluster
 from winsuite.cluster.local import images
-from winsuite.paths import cache_dir
 from winsuite.policy.catalog import collect
+from winsuite.policy.pins import load_pins
+from winsuite.run.engines import upstream_toolchain
+from winsuite.run.engines.upstream_toolchain import ginkgo_version_for
 
 ROOT = Path(__file__).resolve().parents[1]
-GINKGO_VERSION = "v2.28.1"  # what k8s.io/kubernetes@v1.36.3's go.mod requires
 
 
 def twins() -> list[str]:
@@ -39,12 +40,9 @@ def twins() -> list[str]:
 
 
 def ginkgo_binary() -> Path:
-    target = cache_dir() / "bin" / f"ginkgo-{GINKGO_VERSION}"
-    if not (target / "ginkgo").exists():
-        target.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, GOBIN=str(target), CGO_ENABLED="0")
-        subprocess.run(["go", "install", f"github.com/onsi/ginkgo/v2/ginkgo@{GINKGO_VERSION}"], env=env, check=True)
-    return target / "ginkgo"
+    """The ginkgo CLI of the version e2e.test's release requires (as the upstream engine uses it)."""
+    version = ginkgo_version_for(load_pins().kubernetes)
+    return upstream_toolchain.ginkgo_binary(version, lambda line: print(line, file=sys.stderr))
 
 
 def junit_verdicts(root: Path, names: list[str]) -> dict[str, str]:

@@ -19,14 +19,12 @@ from pathlib import Path
 
 from winsuite.cluster.local import LocalCluster
 from winsuite.cluster.local import images
-from winsuite.cluster.local.artifacts import Group
-from winsuite.cluster.local.artifacts import bin_dir_from_env
-from winsuite.cluster.local.artifacts import select
-from winsuite.cluster.local.build import Builder
 from winsuite.cluster.local.progress import stderr_reporter
 from winsuite.cluster.local.realnode.containerd import Containerd
 from winsuite.cluster.local.realnode.containerd import image_names
 from winsuite.policy.pins import load_pins
+from winsuite.run.engines.upstream import NON_BLOCKING_TAINTS as ENGINE_NON_BLOCKING_TAINTS
+from winsuite.run.engines.upstream_toolchain import built_e2e_test
 
 SPECS = (
     "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]",
@@ -39,13 +37,13 @@ SPECS = (
     "[sig-node] Downward API should provide pod name, namespace and IP address as env vars "
     "[NodeConformance] [Conformance]",
 )
-# Simulated nodes are tainted on purpose; upstream would otherwise wait up to 30 min for them.
-NON_BLOCKING_TAINTS = "os,kwok.x-k8s.io/node"
+# Simulated nodes are tainted on purpose (and Windows ones carry os=windows); upstream would otherwise wait up to
+# 30 min for them.
+NON_BLOCKING_TAINTS = ",".join((*ENGINE_NON_BLOCKING_TAINTS, "os"))
 
 
 def e2e_binary() -> Path:
-    pins = load_pins()
-    return Builder(pins, stderr_reporter, bin_dir_from_env()).ensure(select(pins, [Group.E2E]))["e2e.test"]
+    return built_e2e_test(load_pins().kubernetes, stderr_reporter)
 
 
 def missing_images(e2e: Path, env: dict[str, str], node: Containerd) -> list[str]:
