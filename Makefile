@@ -15,9 +15,9 @@ BROWSER_PACKAGES = chromium
 # .venv is made with the machine's python3, and made again when that Python changes; winsuite (with its dev
 # extras) is installed again when pyproject.toml or setup.py change. A stamp records what it was made from.
 setup:
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
-	  echo "make: winsuite needs Python >= $(MIN_PYTHON); found $$($(PYTHON) -V 2>&1 || echo 'no $(PYTHON)')"; \
-	  exit 1; }
+	@command -v $(PYTHON) >/dev/null || { echo "make: winsuite needs Python >= $(MIN_PYTHON); found no $(PYTHON)"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "make: winsuite needs Python >= $(MIN_PYTHON); found $$($(PYTHON) -V 2>&1)"; exit 1; }
 	@python="$$($(PYTHON) -c 'import sys; print(sys.executable, sys.version.split()[0])')"; \
 	packaging="$$(cat pyproject.toml setup.py | sha256sum | cut -c1-16)"; \
 	if [ "$$(sed -n 1p $(VENV)/.made-from 2>/dev/null)" != "$$python" ] || [ ! -x $(VPY) ]; then \
