@@ -25,8 +25,8 @@ setup:
 	    package="python$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv"; \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	      echo "make: installing $$package (python3 -m venv needs it)"; \
-	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$$package" >/dev/null \
-	        || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$$package" >/dev/null; } \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$$package" >/dev/null 2>&1 \
+	        || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$$package" >/dev/null 2>&1; } \
 	        || { echo "make: could not install $$package"; exit 1; }; \
 	    else \
 	      echo "make: python3 -m venv needs the Debian package $$package: run 'sudo apt-get install $$package'"; \
