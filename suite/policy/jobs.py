@@ -18,6 +18,8 @@ from winsuite.cluster.base import ClusterSpec
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.paths import jobs_dir
+from winsuite.policy.label_filter import LabelFilterError
+from winsuite.policy.label_filter import parse_label_filter
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
 
@@ -69,6 +71,7 @@ class JobSpec:
     artifacts: str | None = None
     run_excluded: bool = False
     engine: str = "auto"
+    label_filter: str = ""
     e2e_test: str | None = None  # an e2e.test binary to use (default: built for the server's version)
 
     @property
@@ -121,6 +124,15 @@ def _regex_list(value: Any, path: str, field: str) -> tuple[str, ...]:
         except RegexError as err:
             raise DataError(path, f"{field}[{i}]", f"{pattern!r}: {err.problem} (offset {err.pos})") from None
     return patterns
+
+
+def _label_filter(value: Any, path: str, field: str) -> str:
+    text = _string(value, path, field)
+    try:
+        parse_label_filter(text)
+    except LabelFilterError as err:
+        raise DataError(path, field, str(err)) from None
+    return text
 
 
 def _one_of(allowed: tuple[str, ...]) -> Reader:
@@ -178,10 +190,12 @@ _TOP_LEVEL: dict[str, Reader] = {
     "focus": _regex_list, "skip": _regex_list, "parallelism": _positive_int,
     "flakeAttempts": _positive_int, "timeouts": _timeouts, "placement": _placement, "cni": _string,
     "artifacts": _string, "runExcluded": _boolean, "engine": _one_of(ENGINES), "e2eTest": _string,
+    "labelFilter": _label_filter,
 }
 _FIELD_OF = {
     "releaseBlocking": "release_blocking", "nodeOS": "node_os", "repoList": "repo_list",
     "flakeAttempts": "flake_attempts", "runExcluded": "run_excluded", "e2eTest": "e2e_test",
+    "labelFilter": "label_filter",
 }
 
 
@@ -263,6 +277,8 @@ def _coerce(field: str, value: Any, where: str) -> Any:
         return _one_of(NODE_OSES)(value, where, field)
     if field == "engine":
         return _one_of(ENGINES)(value, where, field)
+    if field == "label_filter":
+        return _label_filter(value, where, "--label-filter")
     if field in ("parallelism", "flake_attempts"):
         try:
             return _positive_int(int(value), where, field)

@@ -46,6 +46,8 @@ SELECTION_OPTIONS = (
     Option("--run-excluded", "run excluded tests anyway (they keep the exclusion in their results)",
            "run_excluded", action="store_true"),
     Option("--cni", "the cluster's CNI plugin name, for scoped exclusions", "cni"),
+    Option("--label-filter", "ginkgo label-filter expression over the tests' labels (their tags), e.g. "
+           "'Conformance && !Serial' (job field labelFilter)", "label_filter", metavar="EXPR"),
     Option("--engine", "auto (winsuite's port where one exists, else the upstream e2e.test spec), native or "
            "upstream (job field engine; env WINSUITE_ENGINE)", "engine", choices=ENGINES),
 )

@@ -67,6 +67,7 @@ def build_run_config(
         exclusions=load_exclusions(job.exclusions),
         facts=ScopeFacts(cni=job.cni),
         run_excluded=job.run_excluded,
+        label_filter=job.label_filter,
     )
     placement = Placement(
         target_os=job.node_os, windows_taint=job.windows_taint, runtime_class=job.runtime_class

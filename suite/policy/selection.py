@@ -16,6 +16,8 @@ from winsuite.authoring.naming import Tag
 from winsuite.errors import UsageError
 from winsuite.policy.exclusions import Exclusion
 from winsuite.policy.exclusions import ScopeFacts
+from winsuite.policy.label_filter import Filter
+from winsuite.policy.label_filter import parse_label_filter
 from winsuite.policy.regex import Alternatives
 from winsuite.policy.regex import GoRegex
 from winsuite.policy.regex import RegexError
@@ -102,6 +104,11 @@ class Policy:
     facts: ScopeFacts | None = None
     run_excluded: bool = False
     today: datetime.date = dataclasses.field(default_factory=datetime.date.today)
+    label_filter: str = ""  # ginkgo --label-filter over the tests' tags
+
+    @functools.cached_property
+    def _labels_selected(self) -> Filter:
+        return parse_label_filter(self.label_filter)
 
     @functools.cached_property
     def _scope_facts(self) -> ScopeFacts:
@@ -112,7 +119,10 @@ class Policy:
         why = self.selector.why_not(full_name)
         if why is not None:
             return Verdict(Outcome.DESELECT, why)
-        if self.target_os == "windows" and LinuxOnly in tuple(tags):
+        tags = tuple(tags)
+        if self.label_filter and not self._labels_selected([t.value for t in tags]):
+            return Verdict(Outcome.DESELECT, f"does not match --label-filter {self.label_filter!r}")
+        if self.target_os == "windows" and LinuxOnly in tags:
             return Verdict(Outcome.SKIP, "[LinuxOnly]: uses Linux-only features and the target OS is windows")
         for exclusion in self.exclusions:
             if exclusion.matches(full_name) and exclusion.applies(self._scope_facts, self.today):
