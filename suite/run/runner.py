@@ -220,7 +220,7 @@ class Runner:
         assert self.upstream is not None
         names = [name for phase in plan.values() for name in phase.upstream]
         self._set_interruptible(True)  # resolving the toolchain may build e2e.test: a signal stops it
-        ginkgo = self.upstream.phase(spec, names, session, deadline - time.time())
+        ginkgo = self.upstream.phase(spec, names, session, deadline)
         self._set_interruptible(False)
         ginkgo.start()
         self._supervise(ginkgo, progress, deadline, record)

@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -131,29 +132,29 @@ class UpstreamPhase:
     """The upstream half of one phase: ginkgo runs (one per focus chunk), one after the other."""
 
     def __init__(self, spec: PhaseSpec, names: list[str], toolchain: Toolchain, settings: UpstreamSettings,
-                 artifacts: Path, log: TextIO, timeout: float) -> None:
+                 artifacts: Path, log: TextIO, deadline: float) -> None:
         self.spec = spec
         self.names = names
         self.toolchain = toolchain
         self.settings = settings
         self.artifacts = artifacts
         self.log = log
-        self.timeout = timeout
+        self.deadline = deadline  # the run's end (time.time()), from its run timeout
         self.work = artifacts / f"upstream_{spec.number:02d}"
         self.output: OutputReader | None = None
         self.chunks = focus_chunks(names)
         self.reports: list[Path] = []
         self.process: subprocess.Popen[bytes] | None = None
         self.interrupted_with: str | None = None
-        self.reported: dict[str, Outcome] = {}  # what e2e.test said was done, from the progress posts
+        self.reported: dict[str, Outcome] = {}  # what ginkgo's output said was done
 
     # -- running ------------------------------------------------------------------------------------------
     def argv(self, chunk: int) -> list[str]:
+        """ginkgo's command line for one focus chunk; its suite timeout is what is left of the run's."""
         s = self.settings
-        report = self.work / f"ginkgo_{chunk:02d}.json"
-        self.reports.append(report)
+        remaining = max(self.deadline - time.time(), 60)
         ginkgo = [str(self.toolchain.ginkgo), f"--procs={self.spec.workers}", "--no-color", "-v", "--silence-skips",
-                  f"--timeout={int(max(self.timeout, 60))}s", f"--json-report={report.name}",
+                  f"--timeout={int(remaining)}s", f"--json-report={self._report(chunk).name}",
                   f"--output-dir={self.work}", f"--focus={self.chunks[chunk]}"]
         if s.flake_attempts > 1:
             ginkgo.append(f"--flake-attempts={s.flake_attempts}")
@@ -169,9 +170,13 @@ class UpstreamPhase:
             e2e.append(f"--kubectl-path={s.kubectl}")
         return [*ginkgo, str(self.toolchain.e2e_test), "--", *e2e]
 
+    def _report(self, chunk: int) -> Path:
+        return self.work / f"ginkgo_{chunk:02d}.json"
+
     def start(self, chunk: int = 0) -> None:
         self.work.mkdir(parents=True, exist_ok=True)
         argv = self.argv(chunk)
+        self.reports.append(self._report(chunk))
         self.log.write(f"$ {' '.join(argv[:8])} … ({len(self.names)} spec(s), chunk {chunk + 1}/{len(self.chunks)})\n")
         self.log.flush()
         env = dict(os.environ)

@@ -77,7 +77,7 @@ class UpstreamEngine:
                 return kept
         return list_tests(self.toolchain(server_version).e2e_test)
 
-    def phase(self, spec: PhaseSpec, names: list[str], session: RunSession, remaining: float) -> UpstreamPhase:
+    def phase(self, spec: PhaseSpec, names: list[str], session: RunSession, deadline: float) -> UpstreamPhase:
         job = self.run.job
         connection = session.connection
         if self.namespaces_before is None:
@@ -95,7 +95,7 @@ class UpstreamEngine:
         )
         self.say(f"upstream engine: {len(names)} spec(s) of e2e.test with ginkgo --procs={spec.workers}")
         return UpstreamPhase(spec, names, self.toolchain(session.facts.server_version), settings, self.artifacts,
-                             self.log, remaining)
+                             self.log, deadline)
 
     def rows(self, attempts: list[Attempt]) -> list[Attempt]:
         return with_plan_properties(attempts, self._plan)
