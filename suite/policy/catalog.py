@@ -110,7 +110,7 @@ def engine_catalog(natives: list[Entry], upstream: list[str], engine: str) -> li
     """The tests of a run for the job's `engine`: natives first, then upstream specs in e2e.test's order.
 
     auto: every native test, and the upstream specs without a native port; native: the native tests only;
-    upstream: every upstream spec.
+    upstream: every upstream spec; both: every native test and every upstream spec (a port runs twice).
     """
     native_tests = [CatalogTest(e.spec.full_name, e.spec.tags, Engine.NATIVE, e) for e in natives]
     ported = {e.spec.full_name for e in natives}
@@ -119,4 +119,6 @@ def engine_catalog(natives: list[Entry], upstream: list[str], engine: str) -> li
         return native_tests
     if engine == "upstream":
         return upstream_tests
+    if engine == "both":
+        return native_tests + upstream_tests
     return native_tests + [t for t in upstream_tests if t.name not in ported]

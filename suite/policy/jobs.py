@@ -26,8 +26,9 @@ from winsuite.policy.regex import compile_re2
 API_VERSION = "winsuite.io/v1alpha1"
 KIND = "Job"
 NODE_OSES = ("windows", "linux")
-# Which engine runs a test: auto = winsuite's native port where one exists, else upstream e2e.test.
-ENGINES = ("auto", "native", "upstream")
+# Which engine runs a test: auto = winsuite's native port where one exists, else upstream e2e.test;
+# both = as auto, and the ported specs upstream too, with a row that cross-checks the two verdicts.
+ENGINES = ("auto", "native", "upstream", "both")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_JOB = "embedded.yaml"
 

@@ -48,8 +48,9 @@ SELECTION_OPTIONS = (
     Option("--cni", "the cluster's CNI plugin name, for scoped exclusions", "cni"),
     Option("--label-filter", "ginkgo label-filter expression over the tests' labels (their tags), e.g. "
            "'Conformance && !Serial' (job field labelFilter)", "label_filter", metavar="EXPR"),
-    Option("--engine", "auto (winsuite's port where one exists, else the upstream e2e.test spec), native or "
-           "upstream (job field engine; env WINSUITE_ENGINE)", "engine", choices=ENGINES),
+    Option("--engine", "auto (winsuite's port where one exists, else the upstream e2e.test spec), native, "
+           "upstream, or both (ports run by both engines and cross-checked) (job field engine; env WINSUITE_ENGINE)",
+           "engine", choices=ENGINES),
 )
 
 CLUSTER_OPTIONS = (

@@ -36,6 +36,7 @@ from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.base import RunningPhase
 from winsuite.run.engines.native import INTERRUPT_GRACE_SECONDS
 from winsuite.run.engines.native import PhaseProcess
+from winsuite.run.engines.native import job_flags
 from winsuite.run.engines.native import pytest_argv
 from winsuite.run.engines.upstream import UpstreamEngine
 from winsuite.run.layout import Layout
@@ -48,8 +49,11 @@ from winsuite.run.progress import Progress
 from winsuite.run.results import junit
 from winsuite.run.results import prow
 from winsuite.run.results.events import events_name
+from winsuite.run.results.merge import CROSS_CHECK_PREFIX
 from winsuite.run.results.merge import PhaseRecord
 from winsuite.run.results.merge import close_unfinished
+from winsuite.run.results.merge import cross_checks
+from winsuite.run.results.merge import engine_of
 from winsuite.run.results.merge import final_attempts
 from winsuite.run.results.merge import read_events
 from winsuite.run.results.merge import verdict
@@ -61,22 +65,6 @@ from winsuite_reports.conventions import junit_name
 
 # Namespaces take seconds to finalize (their pods must stop); the run waits so it leaves none behind.
 NAMESPACE_DELETE_TIMEOUT = 120.0
-
-
-def _flags_for_pytest(args: argparse.Namespace) -> list[str]:
-    """The run options as given on the command line, for the phases to resolve the same job."""
-    flags: list[str] = []
-    for option in (options.Option("--job", ""), *options.RUN_OPTIONS):
-        value = getattr(args, option.dest, None)
-        if value in (None, False, []):
-            continue
-        if option.action == "store_true":
-            flags.append(option.flag)
-        elif option.action == "append":
-            flags += [f"{option.flag}={v}" for v in value]
-        else:
-            flags.append(f"{option.flag}={value}")
-    return flags
 
 
 class Runner:
@@ -102,7 +90,7 @@ class Runner:
         run_level = {"parallelism": args.parallelism, "run_timeout": args.run_timeout, "artifacts": args.artifacts}
         run = dataclasses.replace(run, job=apply_overrides(run.job, run_level))
         layout = layout_of(run, args.results_root, args.build_id)
-        return cls(run, layout, _flags_for_pytest(args), list(args.pytest_args or []), args.cases)
+        return cls(run, layout, job_flags(args), list(args.pytest_args or []), args.cases)
 
     # -- the run ---------------------------------------------------------------------------------------
     def run(self) -> ExitCode:
@@ -212,7 +200,20 @@ class Runner:
             record = self.records.setdefault(number, PhaseRecord())
             record.attempts += rows
             junit.write(self.layout.artifacts / junit_name(number), record.attempts)
+        if self.run_config.job.engine == "both":
+            self._cross_check()
         progress.close()
+
+    def _cross_check(self) -> None:
+        """--engine both: each test both engines ran gets a row saying whether their verdicts agree."""
+        for number, record in self.records.items():
+            checks = cross_checks(record.attempts)
+            if checks:
+                record.attempts += checks
+                junit.write(self.layout.artifacts / junit_name(number), record.attempts)
+                disagree = [c.name.removeprefix(CROSS_CHECK_PREFIX) for c in checks if c.message]
+                self._say(f"engines cross-checked on {len(checks)} test(s); they disagree on {len(disagree)}"
+                          + "".join(f"\n  {name}" for name in disagree))
 
     def _run_upstream(self, spec: PhaseSpec, plan: dict[str, PhasePlan], session: RunSession, progress: Progress,
                       deadline: float, record: PhaseRecord) -> dict[str, list[Attempt]]:
@@ -237,14 +238,15 @@ class Runner:
 
     def _supervise(self, phase: RunningPhase, progress: Progress, deadline: float, record: PhaseRecord) -> None:
         """Follow a running phase until it ends; stop it on a signal or the run timeout."""
-        failed_before = {a.name for a in record.attempts if a.outcome.value == "failed"}
+        failed_before = {(a.name, engine_of(a)) for a in record.attempts if a.outcome.value == "failed"}
         interrupted_at: float | None = None
         while True:
             code = phase.wait(timeout=0.5)
             for attempt, final in phase.new_attempts():
-                progress.record(attempt, final, attempt.name in failed_before)
+                key = (attempt.name, engine_of(attempt))
+                progress.record(attempt, final, key in failed_before)
                 if attempt.outcome.value == "failed":
-                    failed_before.add(attempt.name)
+                    failed_before.add(key)
             if code is not None:
                 return
             progress.refresh()

@@ -41,6 +41,7 @@ from winsuite.run.engines.ginkgo_report import spec_reports
 from winsuite.run.engines.upstream import NON_BLOCKING_TAINTS
 from winsuite.run.engines.upstream_toolchain import Toolchain
 from winsuite.run.engines.upstream_toolchain import resolve
+from winsuite.run.results.merge import CROSS_CHECK_PREFIX
 from winsuite_reports.junit import read_attempts
 
 pytestmark = pytest.mark.cluster
@@ -206,3 +207,22 @@ def wait_until_the_policy_applies(core: client.CoreV1Api, namespace: str, pod: d
     while not core.create_namespaced_pod(namespace, pod, dry_run="All").spec.node_selector:
         assert time.monotonic() < deadline, "the MutatingAdmissionPolicy never applied"
         time.sleep(0.5)  # polling: there is no watch for "admission plugins loaded"
+
+
+def test_both_engines_cross_check_the_ports(real_node: EmbeddedCluster, tmp_path: Path) -> None:
+    build = run_winsuite(real_node, tmp_path, "--engine", "both")
+    rows = [r for junit in ("junit_01.xml", "junit_02.xml") if (build.path / "artifacts" / junit).exists()
+            for r in build.rows(junit)]
+    by_engine: dict[str, dict[str, str]] = {}
+    checks = {}
+    for row in rows:
+        name = row.name.removeprefix("[It] ")
+        if name.startswith(CROSS_CHECK_PREFIX):
+            checks[name.removeprefix(CROSS_CHECK_PREFIX)] = row
+        else:
+            by_engine.setdefault(name, {})[row.properties["engine"]] = row.status
+    twins = {name for name, engines in by_engine.items() if set(engines) == {"native", "upstream"}}
+    assert len(twins) >= 5 and set(checks) == twins
+    for name in twins:
+        disagree = by_engine[name]["native"] != by_engine[name]["upstream"]
+        assert (checks[name].status == "failed") is disagree, (name, by_engine[name], checks[name].message)

@@ -45,11 +45,15 @@ def test_auto_runs_native_ports_and_upstream_for_the_rest(natives: list[Entry], 
     assert sum(e is Engine.UPSTREAM for e in engines.values()) == len(set(upstream) - set(twins))
 
 
-def test_native_and_upstream(natives: list[Entry], upstream: list[str]) -> None:
+def test_native_upstream_and_both(natives: list[Entry], upstream: list[str]) -> None:
     assert [t.native for t in engine_catalog(natives, upstream, "native")] == natives
     only_upstream = engine_catalog(natives, upstream, "upstream")
     assert [t.name for t in only_upstream] == list(dict.fromkeys(upstream))
     assert all(t.engine is Engine.UPSTREAM and t.native is None for t in only_upstream)
+    both = engine_catalog(natives, upstream, "both")
+    twin = next(e.spec.full_name for e in natives if e.spec.twin)
+    assert sorted(t.engine for t in both if t.name == twin) == [Engine.NATIVE, Engine.UPSTREAM]
+    assert len(both) == len(natives) + len(set(upstream))
 
 
 def test_serial_upstream_specs_go_to_the_serial_phase(upstream: list[str]) -> None:

@@ -13,6 +13,7 @@ from winsuite.run.results import junit
 from winsuite.run.results import prow
 from winsuite.run.results.merge import HANDLERS
 from winsuite.run.results.merge import close_unfinished
+from winsuite.run.results.merge import cross_checks
 from winsuite.run.results.merge import final_attempts
 from winsuite.run.results.merge import read_events
 from winsuite.run.results.merge import verdict
@@ -186,3 +187,20 @@ def test_rows_written_by_winsuite_read_back_by_the_reports_as_testgrid_would(tmp
                         "[sig-node] skips": "SKIP", "[sig-node] cut off": "FAIL"}
     assert read.cells["[sig-node] fails"].diagnostics == "artifacts/fails/"
     assert read.cells["[sig-node] cut off"].interrupted
+
+
+def test_two_engines_of_one_test_are_told_apart_and_cross_checked() -> None:
+    def row(name: str, engine: str, outcome: Outcome, attempt: int = 1) -> Attempt:
+        return Attempt(name, "n", outcome, attempt=attempt, properties={"engine": engine})
+
+    attempts = [row("agree", "native", Outcome.PASSED), row("agree", "upstream", Outcome.FAILED, 1),
+                row("agree", "upstream", Outcome.PASSED, 2), row("differ", "native", Outcome.PASSED),
+                row("differ", "upstream", Outcome.FAILED), row("alone", "native", Outcome.FAILED),
+                row("skipped", "native", Outcome.SKIPPED), row("skipped", "upstream", Outcome.PASSED)]
+    by_test = final_attempts(attempts)
+    assert verdict(by_test["agree (upstream engine)"]) == "flaky" and verdict(by_test["alone"]) == "failed"
+    checks = {c.name: c for c in cross_checks(attempts)}
+    assert set(checks) == {"[winsuite] engines agree: agree", "[winsuite] engines agree: differ"}
+    assert checks["[winsuite] engines agree: agree"].outcome is Outcome.PASSED
+    differ = checks["[winsuite] engines agree: differ"]
+    assert differ.outcome is Outcome.FAILED and differ.message == "the engines disagree: native passed, upstream failed"

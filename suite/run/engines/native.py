@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import signal
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from winsuite.policy import options
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.results.events import INTERRUPT_REASON_FILE
 from winsuite.run.results.events import Event
@@ -105,3 +107,19 @@ def pytest_argv(spec: PhaseSpec, *, results_dir: Path, diagnostics_dir: Path, bu
     if spec.workers > 1:
         argv += ["-n", str(spec.workers)]
     return argv + job_flags + extra
+
+
+def job_flags(args: argparse.Namespace) -> list[str]:
+    """The run options as given on the command line, for the phases to resolve the same job."""
+    flags: list[str] = []
+    for option in (options.Option("--job", ""), *options.RUN_OPTIONS):
+        value = getattr(args, option.dest, None)
+        if value in (None, False, []):
+            continue
+        if option.action == "store_true":
+            flags.append(option.flag)
+        elif option.action == "append":
+            flags += [f"{option.flag}={v}" for v in value]
+        else:
+            flags.append(f"{option.flag}={value}")
+    return flags

@@ -11,6 +11,9 @@ from winsuite.run.results.events import EventKind
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
 
+# The row that compares two engines' verdicts of one test (--engine both).
+CROSS_CHECK_PREFIX = "[winsuite] engines agree: "
+
 
 @dataclasses.dataclass
 class PhaseRecord:
@@ -82,11 +85,42 @@ def close_unfinished(record: PhaseRecord, reason: str, name_of: Callable[[str], 
 
 
 def final_attempts(attempts: list[Attempt]) -> dict[str, list[Attempt]]:
-    """Every attempt per test (by full name), in order."""
-    by_test: dict[str, list[Attempt]] = {}
+    """Every attempt per test, in order: by full name, and by engine too where both engines ran one test."""
+    by_test = _by_name_and_engine(attempts)
+    engines: dict[str, int] = {}
+    for name, _ in by_test:
+        engines[name] = engines.get(name, 0) + 1
+    return {(name if engines[name] == 1 else f"{name} ({engine} engine)"): rows
+            for (name, engine), rows in by_test.items()}
+
+
+def engine_of(attempt: Attempt) -> str:
+    return attempt.properties.get("engine") or "native"
+
+
+def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
+    """For each test both engines ran to a verdict: a row that passes when they agree, fails when they do not."""
+    verdicts: dict[str, dict[str, str]] = {}
+    for (name, engine), rows in _by_name_and_engine(attempts).items():
+        verdicts.setdefault(name, {})[engine] = verdict(rows)
+    rows = []
+    for name, by_engine in verdicts.items():
+        native, upstream = by_engine.get("native"), by_engine.get("upstream")
+        if native is None or upstream is None or {native, upstream} & {"skipped", "interrupted"}:
+            continue
+        agree = (native == "failed") == (upstream == "failed")
+        rows.append(Attempt(f"{CROSS_CHECK_PREFIX}{name}", "cross-check",
+                            Outcome.PASSED if agree else Outcome.FAILED,
+                            message="" if agree else f"the engines disagree: native {native}, upstream {upstream}",
+                            properties={"engine": "both"}))
+    return rows
+
+
+def _by_name_and_engine(attempts: list[Attempt]) -> dict[tuple[str, str], list[Attempt]]:
+    grouped: dict[tuple[str, str], list[Attempt]] = {}
     for attempt in attempts:
-        by_test.setdefault(attempt.name, []).append(attempt)
-    return by_test
+        grouped.setdefault((attempt.name, engine_of(attempt)), []).append(attempt)
+    return grouped
 
 
 def verdict(attempts: list[Attempt]) -> str:
