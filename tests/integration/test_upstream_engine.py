@@ -2,8 +2,8 @@
 
 The focus selects upstream conformance specs, most without a native port: winsuite (--engine upstream) must give
 every spec the verdict ginkgo gives it, in JUnit rows that TestGrid reads the same; --engine auto runs the ports
-natively and the rest upstream, in one build. SIGTERM during the upstream phase keeps the finished rows, marks
-the running spec interrupted, ends ABORTED and leaves no e2e.test namespace.
+natively and the rest upstream, in one build. SIGINT or SIGTERM during the upstream phase keeps the finished
+rows, marks the running spec interrupted, ends ABORTED and leaves no e2e.test namespace and no placement policy.
 """
 
 from __future__ import annotations
@@ -136,8 +136,9 @@ def test_auto_runs_ports_natively_and_the_rest_upstream_in_one_build(
             assert status == ("passed" if verdicts[name] == "passed" else "failed"), name
 
 
-def test_sigterm_during_the_upstream_phase_keeps_finished_rows_and_leaves_no_namespace(
-        real_node: EmbeddedCluster, toolchain: Toolchain, tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_during_the_upstream_phase_keeps_finished_rows_and_leaves_nothing(
+        real_node: EmbeddedCluster, toolchain: Toolchain, tmp_path: Path, signum: int) -> None:
     before = e2e_namespaces(real_node.api)
     argv = winsuite(real_node, tmp_path, "--engine", "upstream", "--focus",
                     rf"{SLOW_SPEC}|\[sig-node\] PodTemplates .*\[Conformance\]")
@@ -150,7 +151,7 @@ def test_sigterm_during_the_upstream_phase_keeps_finished_rows_and_leaves_no_nam
             seen += process.stdout.readline()  # the progress line names each spec as it ends
         assert "PASS [sig-node] PodTemplates" in seen, seen
         time.sleep(3)  # the slow spec is now past its start
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         output, _ = process.communicate(timeout=300)
     finally:
         if process.poll() is None:
@@ -158,6 +159,7 @@ def test_sigterm_during_the_upstream_phase_keeps_finished_rows_and_leaves_no_nam
     assert process.returncode == ExitCode.INTERRUPTED, seen + output
     build = only_build(tmp_path)
     assert build.finished["result"] == "ABORTED"
+    assert signal.Signals(signum).name in build.finished["metadata"]["interrupted"]
     rows = {r.name.removeprefix("[It] "): r for r in build.rows("junit_01.xml")}
     assert sum(r.status == "passed" for name, r in rows.items() if "PodTemplates" in name) == 3
     slow = next(r for name, r in rows.items() if SLOW_SPEC in name)
