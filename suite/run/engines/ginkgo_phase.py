@@ -1,4 +1,4 @@
-"""The upstream engine: one phase's selected e2e.test specs, run by the ginkgo CLI, reported as winsuite rows.
+"""One ginkgo run of the upstream engine: selected e2e.test specs, run by the ginkgo CLI, reported as winsuite rows.
 
 ginkgo is focused on the exact full names (quoted, anchored), so it runs what winsuite selected and nothing else.
 Progress is live: ginkgo's verbose output names every spec as it ends (e2e.test's --progress-report-url posts
