@@ -38,13 +38,14 @@ def read_names_file(path: str | Path) -> list[str]:
 
 def names_for_minor(kubernetes_version: str) -> list[str] | None:
     """The kept list of the newest patch release of the same minor (names change only between minors)."""
-    minor = _minor(kubernetes_version)
+    minor = minor_of(kubernetes_version)
     kept = sorted((p for p in upstream_names_file(kubernetes_version).parent.glob("v*.txt.gz")
-                   if _minor(p.name.removesuffix(".txt.gz")) == minor), key=lambda p: _patch(p.name))
+                   if minor_of(p.name.removesuffix(".txt.gz")) == minor), key=lambda p: _patch(p.name))
     return read_names_file(kept[-1]) if minor is not None and kept else None
 
 
-def _minor(version: str) -> tuple[int, int] | None:
+def minor_of(version: str) -> tuple[int, int] | None:
+    """(1, 36) of v1.36.3; None for what is not a version."""
     m = re.match(r"v?(\d+)\.(\d+)", version)
     return (int(m.group(1)), int(m.group(2))) if m else None
 

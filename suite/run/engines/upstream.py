@@ -20,6 +20,7 @@ from winsuite.plugin.session import RunSession
 from winsuite.policy.pins import load_pins
 from winsuite.policy.plan import load_plan
 from winsuite.policy.run_config import RunConfig
+from winsuite.policy.upstream_names import minor_of
 from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import parse_list_tests
 from winsuite.run.engines import placement_policy
@@ -43,10 +44,6 @@ def list_tests(e2e_test: Path) -> list[str]:
     return parse_list_tests(done.stdout)
 
 
-def _minor(version: str) -> str:
-    return ".".join(version.lstrip("v").split(".")[:2])
-
-
 class UpstreamEngine:
     def __init__(self, run: RunConfig, artifacts: Path, log: TextIO, say: Callable[[str], None]) -> None:
         self.run = run
@@ -64,7 +61,7 @@ class UpstreamEngine:
             version = self._toolchain.kubernetes_version
             self.say(f"upstream engine: {self._toolchain.e2e_test} ({version}), ginkgo "
                      f"{self._toolchain.ginkgo_version}")
-            if _minor(version) != _minor(server_version):
+            if minor_of(version) != minor_of(server_version):
                 self.say(f"winsuite: warning: e2e.test is {version} but the API server is {server_version}; "
                          "specs of one minor may not match the other's behaviour")
         return self._toolchain
