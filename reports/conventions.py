@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 # <root>/<job>/latest-build.txt and <root>/<job>/<build>/{started.json, finished.json, build-log.txt, artifacts/}
@@ -14,6 +15,9 @@ FINISHED = "finished.json"
 BUILD_LOG = "build-log.txt"
 ARTIFACTS = "artifacts"
 METADATA = "metadata.json"  # under artifacts/
+
+# A test's tags are the bracketed words of its full name: "[sig-node] Pods … [Conformance]" -> sig-node, Conformance.
+_BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 
 # What upstream e2e.test writes: one suite named after its description, rows named "[It] <full test name>".
 SUITE_NAME = "Kubernetes e2e suite"
@@ -27,3 +31,7 @@ def junit_name(phase: int) -> str:
 
 def artifacts_dir(build_dir: Path) -> Path:
     return build_dir / ARTIFACTS
+
+
+def tags_in_name(full_name: str) -> tuple[str, ...]:
+    return tuple(_BRACKETED.findall(full_name))

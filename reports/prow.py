@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.conventions import tags_in_name
 from winsuite_reports.junit import MalformedJunit
 from winsuite_reports.junit import is_junit
 from winsuite_reports.junit import merge
@@ -23,7 +23,6 @@ from winsuite_reports.model import Status
 
 # TestGrid fails a build that has no finished.json this long after it started.
 DEADLINE_SECONDS = 24 * 3600
-BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 
 
 def read_build(build_dir: Path, *, now: float, rows: dict[str, RowInfo]) -> Build:
@@ -61,7 +60,7 @@ def read_build(build_dir: Path, *, now: float, rows: dict[str, RowInfo]) -> Buil
 
 def row_info(key: str, properties: dict[str, str]) -> RowInfo:
     """Row facts from winsuite's testcase properties; upstream rows only have the `[Tag]`s in their name."""
-    tags = _split(properties["tags"]) if "tags" in properties else tuple(BRACKETED.findall(key))
+    tags = _split(properties["tags"]) if "tags" in properties else tags_in_name(key)
     return RowInfo(
         name=key,
         tags=tags,

@@ -17,6 +17,7 @@ from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Verdict
 from winsuite.policy.selection import in_phase
+from winsuite.run.results.model import ENGINE_PROPERTY
 from winsuite.run.results.writer import WINSUITE_PROPERTY
 
 
@@ -27,7 +28,7 @@ def result_properties(item: pytest.Item, spec: Spec, verdict: Verdict) -> dict[s
     directory = module.__name__.split(".")[2] if module and module.__name__.count(".") >= 3 else ""
     return {
         "name": spec.full_name,
-        "engine": "native",
+        ENGINE_PROPERTY: "native",
         "tags": [t.value for t in spec.tags],
         "tier": plan_items[0].tier if plan_items else DIRECTORY_TIERS.get(directory, ""),
         "category": spec.category or "",

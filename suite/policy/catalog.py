@@ -7,7 +7,6 @@ import enum
 import importlib
 import inspect
 import pkgutil
-import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +16,7 @@ from winsuite.authoring.naming import Tag
 from winsuite.authoring.naming import specs_of_function
 from winsuite.errors import UsageError
 from winsuite.policy.selection import is_serial
+from winsuite_reports.conventions import tags_in_name
 
 # suite/cases/<directory> -> the plan tier its tests belong to by default.
 DIRECTORY_TIERS = {"adapted": "adapted", "substitute": "substitute", "windows": "windows-specific"}
@@ -84,12 +84,9 @@ class Engine(enum.StrEnum):
     UPSTREAM = "upstream"
 
 
-_BRACKETED = re.compile(r"\[([^\[\]]+)\]")
-
-
 def tags_of_name(full_name: str) -> tuple[Tag, ...]:
     """An upstream spec's tags, as its name renders them (`[sig-node]`, `[Serial]`, `[Feature:X]` …)."""
-    return tuple(Tag(value) for value in _BRACKETED.findall(full_name))
+    return tuple(Tag(value) for value in tags_in_name(full_name))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,7 @@ from winsuite.policy.plan import Plan
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 from winsuite.run.engines.ginkgo_phase import NODEID
-from winsuite.run.engines.ginkgo_report import ENGINE_PROPERTY
+from winsuite.run.results.model import ENGINE_PROPERTY
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome as Result
 

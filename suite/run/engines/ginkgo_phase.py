@@ -24,7 +24,6 @@ from typing import Any
 from typing import TextIO
 
 from winsuite.run.engines.base import PhaseSpec
-from winsuite.run.engines.ginkgo_report import ENGINE_PROPERTY
 from winsuite.run.engines.ginkgo_report import ReportError
 from winsuite.run.engines.ginkgo_report import attempts_of
 from winsuite.run.engines.ginkgo_report import captured_output
@@ -32,6 +31,7 @@ from winsuite.run.engines.ginkgo_report import never_started
 from winsuite.run.engines.ginkgo_report import spec_name
 from winsuite.run.engines.ginkgo_report import spec_reports
 from winsuite.run.engines.upstream_toolchain import Toolchain
+from winsuite.run.results.model import ENGINE_PROPERTY
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
 from winsuite.run.results.prow import diagnostics_dir_name

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from winsuite.run.results.junit import short
+from winsuite.run.results.model import ENGINE_PROPERTY
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
 
-ENGINE_PROPERTY = "engine"
 # ginkgo's spec states -> winsuite outcomes (types.SpecState).
 _OUTCOMES = {
     "passed": Outcome.PASSED,

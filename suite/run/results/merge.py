@@ -8,6 +8,7 @@ from pathlib import Path
 
 from winsuite.run.results.events import Event
 from winsuite.run.results.events import EventKind
+from winsuite.run.results.model import ENGINE_PROPERTY
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
 
@@ -95,7 +96,7 @@ def final_attempts(attempts: list[Attempt]) -> dict[str, list[Attempt]]:
 
 
 def engine_of(attempt: Attempt) -> str:
-    return attempt.properties.get("engine") or "native"
+    return attempt.properties.get(ENGINE_PROPERTY) or "native"
 
 
 def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
@@ -112,7 +113,7 @@ def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
         rows.append(Attempt(f"{CROSS_CHECK_PREFIX}{name}", "cross-check",
                             Outcome.PASSED if agree else Outcome.FAILED,
                             message="" if agree else f"the engines disagree: native {native}, upstream {upstream}",
-                            properties={"engine": "both"}))
+                            properties={ENGINE_PROPERTY: "both"}))
     return rows
 
 

@@ -22,8 +22,11 @@ class Outcome(enum.StrEnum):
             raise ValueError(f"unknown outcome {value!r}; known: {', '.join(o.value for o in cls)}") from None
 
 
+# Which engine ran an attempt (native, upstream; both for a cross-check row). Rows without it are native.
+ENGINE_PROPERTY = "engine"
+
 # Testcase-level properties TestGrid reads (and the dashboard filters on).
-PROPERTY_KEYS = ("engine", "attempt", "tags", "tier", "category", "plan-items", "diagnostics", "excluded",
+PROPERTY_KEYS = (ENGINE_PROPERTY, "attempt", "tags", "tier", "category", "plan-items", "diagnostics", "excluded",
                  "interrupted", "timed-out")
 
 
