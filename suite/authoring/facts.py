@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.capabilities import requirement_text
+from winsuite.authoring.versions import is_containerd_1_7_or_later
 
 HYPERV_RUNTIME_CLASS = "runhcs-wcow-hypervisor"
 GMSA_NODE_LABEL = ("agentpool", "windowsgmsa")  # what upstream gmsa_full.go looks for
@@ -43,11 +43,6 @@ class NodeFacts:
     @property
     def runs_containers(self) -> bool:
         return self.ready and not self.simulated and not self.unschedulable
-
-
-def _containerd_at_least(runtime: str, major: int, minor: int) -> bool:
-    m = re.match(r"containerd://v?(\d+)\.(\d+)", runtime)
-    return m is not None and (int(m.group(1)), int(m.group(2))) >= (major, minor)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +94,7 @@ class ClusterFacts:
                 len({n.windows_build for n in windows if n.ready and n.windows_build}) >= 2,
                 f"Windows builds {sorted({n.windows_build or '?' for n in windows}) or 'none'}"),
             Capability.HOSTPROCESS: (
-                any(_containerd_at_least(n.container_runtime, 1, 7) for n in real_windows),
+                any(is_containerd_1_7_or_later(n.container_runtime) for n in real_windows),
                 self._found("windows")),
             Capability.HYPERV: (
                 bool(real_windows) and HYPERV_RUNTIME_CLASS in self.runtime_classes,

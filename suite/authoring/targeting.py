@@ -59,6 +59,15 @@ class Placement:
         return tolerations
 
 
+def is_host_process(spec: dict[str, Any]) -> bool:
+    """The PodSpec (as a dict) asks for HostProcess containers, at pod level or in any container."""
+    def host_process(security: dict[str, Any] | None) -> bool:
+        return bool(((security or {}).get("windowsOptions") or {}).get("hostProcess"))
+
+    every = [*spec.get("initContainers", []), *spec.get("containers", []), *spec.get("ephemeralContainers", [])]
+    return host_process(spec.get("securityContext")) or any(host_process(c.get("securityContext")) for c in every)
+
+
 def place_pod_spec(spec: dict[str, Any], placement: Placement) -> dict[str, Any]:
     """A copy of `spec` (a PodSpec as a dict) that lands on the target OS; existing settings are kept."""
     placed = copy.deepcopy(spec)
@@ -67,7 +76,9 @@ def place_pod_spec(spec: dict[str, Any], placement: Placement) -> dict[str, Any]
     tolerations += [t for t in placement.tolerations() if t not in tolerations]
     if tolerations:
         placed["tolerations"] = tolerations
-    if placement.runtime_class and "runtimeClassName" not in placed:
+    # A HostProcess pod runs on the host, outside any sandbox: upstream never gives one a runtime class, and
+    # with a Hyper-V class it would not start.
+    if placement.runtime_class and "runtimeClassName" not in placed and not is_host_process(placed):
         placed["runtimeClassName"] = placement.runtime_class
     placed.setdefault("os", {"name": placement.target_os})
     return placed

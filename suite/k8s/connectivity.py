@@ -9,13 +9,11 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from collections.abc import Iterable
 from typing import Any
 from typing import Protocol
-from typing import TypeVar
 
 from kubernetes import client
 
@@ -23,11 +21,11 @@ from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import services
+from winsuite.k8s import waits
 from winsuite.k8s import workloads
 from winsuite.k8s.services import SERVICE_NAME_LABEL
 from winsuite.k8s.waits import wait_for_set
 
-T = TypeVar("T")
 log = logging.getLogger("winsuite.k8s")
 
 REACHABILITY_TIMEOUT = 120.0  # e2eservice.ServiceReachabilityShortPollTimeout
@@ -35,6 +33,7 @@ ENDPOINTS_TIMEOUT = 120.0  # e2eendpointslice.ControllerUpdateTimeout
 POD_START_TIMEOUT = 180.0
 RESPONDING_TIMEOUT = 120.0  # the 2 minutes WaitForPodsResponding is given by the ReplicaSet/RC tests
 CLUSTER_DOMAIN = "cluster.local"  # framework.TestContext.ClusterDNSDomain's default
+HOST_NAME_REQUEST = "hostName"  # what testEndpointReachability sends
 
 
 class Placer(Protocol):
@@ -43,20 +42,6 @@ class Placer(Protocol):
     def image(self, image_id: str, os: str | None = None) -> str: ...
 
     def place(self, obj: dict[str, Any]) -> dict[str, Any]: ...
-
-
-def poll(what: str, probe: Callable[[], T], *, timeout: float, interval: float = 1.0) -> T:
-    """Call `probe` until it returns without raising; fail with the last error after `timeout` seconds."""
-    log.info("polling up to %.0fs for %s", timeout, what)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return probe()
-        except (AssertionError, OSError, client.exceptions.ApiException) as err:
-            if time.monotonic() + interval > deadline:
-                message = f"timed out after {timeout:.0f}s waiting for {what}; last error: {err}"
-                raise AssertionError(message) from err
-        time.sleep(interval)  # at most a second between tries, like upstream's framework.Poll loops
 
 
 # -- EndpointSlices (e2eendpointslice) --------------------------------------------------------------
@@ -138,9 +123,17 @@ def create_service_pods(api: client.ApiClient, namespace: str, target: Placer, n
     return [p.metadata.name for p in workloads.wait_for_pods(api, namespace, labels, count=replicas)]
 
 
-def node_ips(nodes: Iterable[Any], target_os: str) -> list[str]:
-    """The internal IPs NodePorts are tested on: (at most two) nodes of the OS that run containers."""
-    ips = [n.internal_ip for n in nodes if n.os == target_os and n.runs_containers and n.internal_ip]
+def _untainted(taint: str) -> bool:
+    """isNodeUntainted: a pod without tolerations may run there (no NoSchedule or NoExecute taint)."""
+    return taint.rpartition(":")[2] not in ("NoSchedule", "NoExecute")
+
+
+def node_ips(nodes: Iterable[Any]) -> list[str]:
+    """The internal IPs NodePorts are tested on, as GetBoundedReadySchedulableNodes(2) picks them: at most two
+    Ready, schedulable, untainted nodes of any OS (that really run containers: a simulated node forwards
+    nothing)."""
+    ips = [n.internal_ip for n in nodes
+           if n.runs_containers and all(_untainted(t) for t in n.taints) and n.internal_ip]
     return [ip for ip in ips if not ipaddress.ip_address(ip).is_loopback][:2]
 
 
@@ -169,14 +162,26 @@ class Prober:
     def connect(self, host: str, port: int, protocol: str = "TCP") -> pods.ExecResult:
         """`agnhost connect`: a TCP connection, or a UDP datagram that must be answered."""
         command = ["/agnhost", "connect", "--timeout=2s", f"--protocol={protocol.lower()}",
-                   host_port(host, port)]
+                   f"--udp-data={HOST_NAME_REQUEST}", host_port(host, port)]
         return pods.exec_(self.api, self.namespace, self.pod, command)
+
+    def ask_host_name(self, host: str, port: int, protocol: str) -> str:
+        """testEndpointReachability's probe: send `hostName` to host:port and return the reply, which must not
+        be empty. TCP: `echo hostName | nc` as upstream (without -v -t, which busybox's nc lacks); UDP:
+        `agnhost connect`, which sends it and fails without an answer."""
+        if protocol == "UDP":
+            return self.connect(host, port, protocol).check().stdout
+        script = f"echo {HOST_NAME_REQUEST} | nc -w 2 {host} {port}"
+        result = pods.exec_(self.api, self.namespace, self.pod, ["/bin/sh", "-c", script], timeout=30)
+        assert result.stdout.strip(), f"{host_port(host, port)} over TCP gave no answer to {script!r}: {result}"
+        return result.stdout
 
     def wait_reachable(self, host: str, port: int, protocol: str = "TCP",
                        timeout: float = REACHABILITY_TIMEOUT) -> None:
-        """testEndpointReachability: poll until `host:port` answers."""
-        poll(f"{host_port(host, port)} over {protocol} to be reachable from pod {self.namespace}/{self.pod}",
-             lambda: self.connect(host, port, protocol).check(), timeout=timeout)
+        """testEndpointReachability: poll until `host:port` answers `hostName` with something."""
+        assert protocol in ("TCP", "UDP"), f"service reachability check is not supported for {protocol}"
+        waits.poll(f"{host_port(host, port)} over {protocol} to answer pod {self.namespace}/{self.pod}",
+                   lambda: self.ask_host_name(host, port, protocol), timeout=timeout)
 
     def wait_unreachable(self, host: str, port: int, protocol: str = "TCP", timeout: float = 30.0) -> None:
         """Poll until a connection attempt to `host:port` fails (a Service stopped forwarding it)."""
@@ -185,7 +190,7 @@ class Prober:
             if self.connect(host, port, protocol).exit_code == 0:
                 raise AssertionError(f"{host_port(host, port)} over {protocol} still answers")
 
-        poll(f"{host_port(host, port)} over {protocol} to stop answering pod {self.namespace}/{self.pod}",
+        waits.poll(f"{host_port(host, port)} over {protocol} to stop answering pod {self.namespace}/{self.pod}",
              refused, timeout=timeout)
 
     def wait_http_down(self, host: str, port: int, timeout: float = REACHABILITY_TIMEOUT) -> None:
@@ -200,7 +205,7 @@ class Prober:
                                                                     f"http://{host_port(host, port)}"])
             assert result.exit_code != 0, f"http://{host_port(host, port)} still answers: {result.stdout!r}"
 
-        poll(f"http://{host_port(host, port)} to stop answering pod {self.namespace}/{self.pod}", down,
+        waits.poll(f"http://{host_port(host, port)} to stop answering pod {self.namespace}/{self.pod}", down,
              timeout=timeout)
 
     def http_get(self, url: str) -> str:
@@ -215,7 +220,7 @@ class Prober:
             got = self.http_get(f"http://{address}/hostname").strip().split(".", maxsplit=1)[0]
             assert got == want, f"http://{address}/hostname answered {got!r}, want {want!r}"
 
-        poll(f"http://{address}/hostname to answer {want}", answers, timeout=timeout)
+        waits.poll(f"http://{address}/hostname to answer {want}", answers, timeout=timeout)
 
     def wait_resolves(self, fqdn: str) -> None:
         """The name resolves (checkExternalServiceReachability's nslookup)."""
@@ -226,7 +231,7 @@ class Prober:
             assert result.exit_code == 0 and f"can't find {fqdn}" not in result.stdout + result.stderr, \
                 f"nslookup {fqdn} failed: {result}"
 
-        poll(f"{fqdn} to resolve from pod {self.namespace}/{self.pod}", resolves,
+        waits.poll(f"{fqdn} to resolve from pod {self.namespace}/{self.pod}", resolves,
              timeout=REACHABILITY_TIMEOUT)
 
     def wait_for_backends(self, host: str, port: int, expected: Iterable[str],
@@ -246,7 +251,7 @@ class Prober:
             missing = wanted - seen
             assert not missing, f"unable to reach backends {sorted(missing)} through {host}; got {sorted(seen)}"
 
-        poll(f"{host_port(host, port)} to reach backends {sorted(wanted)} from pod {self.pod}", all_backends,
+        waits.poll(f"{host_port(host, port)} to reach backends {sorted(wanted)} from pod {self.pod}", all_backends,
              timeout=timeout)
 
     def check_service_reachability(self, svc: client.V1Service, node_ips: Iterable[str] = ()) -> None:
@@ -292,4 +297,40 @@ def wait_for_pods_responding(api: client.ApiClient, namespace: str, expected: li
             assert body == pod.metadata.name if want_name else body, \
                 f"pod {pod.metadata.name} answered {body!r}"
 
-    poll(f"pods {sorted(p.metadata.name for p in expected)} to respond", all_respond, timeout=timeout)
+    waits.poll(f"pods {sorted(p.metadata.name for p in expected)} to respond", all_respond, timeout=timeout)
+
+
+# -- connectivity between pods (hybrid_network.go) ----------------------------------------------------
+WARM_UP = 30.0  # Eventually …
+STEADY = 10.0  # … then Consistently
+PROBE_TIMEOUT = 10
+INTERNAL_MAX_TRIES = 3
+EXTERNAL_MAX_TRIES = 10
+
+
+def linux_check(address: str, port: int) -> list[str]:
+    return ["/bin/sh", "-c", f"nc -vz {address} {port} -w {PROBE_TIMEOUT}"]
+
+
+def windows_check(address: str) -> list[str]:
+    return ["cmd", "/c", f"curl.exe -4 {address} --connect-timeout {PROBE_TIMEOUT} --fail"]
+
+
+def assert_consistent_connectivity(api: client.ApiClient, namespace: str, pod: str, *, container: str,
+                                   command: list[str], max_tries: int) -> None:
+    """assertConsistentConnectivity: within 30 s the probe succeeds (up to `max_tries` execs per check), and
+    then keeps succeeding for 10 s."""
+
+    def check() -> str:
+        detail = ""
+        for _ in range(max_tries):
+            result = pods.exec_(api, namespace, pod, command, container=container, timeout=PROBE_TIMEOUT + 20)
+            detail = f"{command} in {pod}/{container}: exit {result.exit_code}, stdout={result.stdout!r}, " \
+                     f"stderr={result.stderr!r}"
+            if result.exit_code == 0:
+                return detail
+        raise AssertionError(detail)
+
+    what = f"{command} to succeed in {pod}/{container}"
+    waits.poll(what, check, timeout=WARM_UP)
+    waits.poll(what, check, timeout=STEADY, consistently=True)

@@ -7,7 +7,7 @@ import datetime
 import logging
 import re
 import stat
-import time
+import uuid
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
@@ -16,11 +16,14 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from winsuite.authoring.targeting import WINDOWS_BUILD_LABEL
+from winsuite.authoring.targeting import Placement
+from winsuite.authoring.targeting import place_pod
+from winsuite.k8s import events
 from winsuite.k8s import pods
 from winsuite.k8s import retry
+from winsuite.k8s import waits
 from winsuite.k8s.waits import PermanentFailure
-from winsuite.k8s.waits import WaitTimeout
-from winsuite.k8s.waits import wait_for
 from winsuite.k8s.waits import wait_for_set
 
 Manifest = dict[str, Any]
@@ -33,9 +36,17 @@ OBSERVATION_TIMEOUT = 240.0  # defaultObservationTimeout of container_probe.go
 PROBE_INITIAL_DELAY = 15  # probeTestInitialDelaySeconds
 # A shorter probe-level grace period must win over a 500 s pod one: upstream allows 40 s + the observation.
 GRACE_OVERRIDE_TIMEOUT = 40 + OBSERVATION_TIMEOUT
-POLL_INTERVAL = 1.0
+FINISH_TIMEOUT = 180.0  # the 3 minutes upstream gives HostProcess pods to finish
 # The Windows user upstream runs "non-root" containers as (test/e2e/framework/pod/utils.go).
 WINDOWS_NON_ROOT_USER = "ContainerUser"
+NT_AUTHORITY_SYSTEM = "NT AUTHORITY\\SYSTEM"
+NT_AUTHORITY_LOCAL_SERVICE = "NT AUTHORITY\\Local Service"
+# Where a HostProcess container finds its image: C:\hpc from containerd 1.7, a per-container directory before.
+SANDBOX_MOUNT = "%CONTAINER_SANDBOX_MOUNT_POINT%"
+# Upstream's Linux pods tolerate every NoSchedule taint so that they may use control-plane nodes; winsuite
+# tolerates the control-plane taint only, so that they never land on simulated nodes, which run nothing.
+CONTROL_PLANE_TOLERATION = {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
+                            "effect": "NoSchedule"}
 LINUX_NON_ROOT_UID = 1000
 
 
@@ -136,11 +147,81 @@ def node_affinity(manifest: Manifest, node_name: str) -> Manifest:
     return made
 
 
+def pin_to_node(manifest: Manifest, node_name: str) -> Manifest:
+    """What upstream does with spec.nodeName, as required node affinity. A Windows-build selector the run's
+    placement may have added is dropped: the node named is the one whose build counts."""
+    pinned = node_affinity(manifest, node_name)
+    pinned["spec"].get("nodeSelector", {}).pop(WINDOWS_BUILD_LABEL, None)
+    return pinned
+
+
+def on_linux(manifest: Manifest) -> Manifest:
+    """The Linux side of a hybrid test (upstream's createTestPod with os=linux), whatever the run's target."""
+    placed = place_pod(manifest, Placement(target_os="linux", windows_taint=None))
+    placed["spec"]["tolerations"] = [*placed["spec"].get("tolerations", []), CONTROL_PLANE_TOLERATION]
+    return placed
+
+
+# -- HostProcess pods ---------------------------------------------------------------------------------
+def host_process_pod(name: str, container_list: list[Manifest], *, user: str = NT_AUTHORITY_SYSTEM,
+                     **spec: Any) -> Manifest:
+    """A HostProcess pod as upstream writes them: hostProcess and runAsUserName at pod level, hostNetwork,
+    never restarted."""
+    security = {"windowsOptions": {"hostProcess": True, "runAsUserName": user}}
+    return pod(name, container_list, securityContext=security, hostNetwork=True, restartPolicy="Never", **spec)
+
+
+def agnhost_on_host(*args: str) -> list[str]:
+    """The command that runs agnhost in a HostProcess container. The image's `/agnhost` entrypoint does not
+    resolve on the host (kubernetes#112651, #120071): like host_process.go's in-cluster-config test, copy it
+    to agnhost.exe next to itself and run that."""
+    binary = f"{SANDBOX_MOUNT}\\agnhost"
+    return ["cmd", "/C", "copy", "/Y", binary, f"{binary}.exe", "&&", f"{binary}.exe", *args]
+
+
+def network_test_pod(image: str, os_name: str, *args: str) -> Manifest:
+    """createTestPod (hybrid_network.go): one container named '<os>-container' with port 80, not yet placed."""
+    made = container(f"{os_name}-container", image, ports=[{"containerPort": 80}])
+    if args:
+        made["args"] = list(args)
+    return pod(f"pod-{uuid.uuid4()}", [made])
+
+
 def start(api: client.ApiClient, namespace: str, manifest: Manifest, *, state: str = "Running",
           timeout: float = POD_START_TIMEOUT) -> client.V1Pod:
     """podClient.CreateSync: create the pod and wait until it is `state` (Running, Ready, …)."""
     pods.create(api, namespace, manifest)
     return pods.wait_for_pod(api, namespace, manifest["metadata"]["name"], state=state, timeout=timeout)
+
+
+def create_all(api: client.ApiClient, namespace: str, manifests: list[Manifest], *,
+               timeout: float = POD_START_TIMEOUT) -> list[client.V1Pod]:
+    """PodClient.CreateBatch: create every pod, then wait for each to be Running and Ready."""
+    for manifest in manifests:
+        pods.create(api, namespace, manifest)
+    return [pods.wait_for_pod(api, namespace, m["metadata"]["name"], state="Ready", timeout=timeout)
+            for m in manifests]
+
+
+def wait_for_finish(api: client.ApiClient, namespace: str, name: str,
+                    timeout: float = FINISH_TIMEOUT) -> client.V1Pod:
+    """PodClient.WaitForFinish: Succeeded or Failed."""
+    return pods.wait_for_pod(api, namespace, name, state="Completed", timeout=timeout)
+
+
+def assert_succeeded(api: client.ApiClient, namespace: str, name: str,
+                     timeout: float = FINISH_TIMEOUT) -> client.V1Pod:
+    """Wait for the pod to finish; it must have Succeeded (else: its containers' output and its events)."""
+    finished = wait_for_finish(api, namespace, name, timeout)
+    if pods.phase_of(finished) != "Succeeded":
+        spec = finished.spec or client.V1PodSpec(containers=[])
+        every = [c.name for c in (spec.init_containers or []) + spec.containers]
+        output = "\n".join(f"--- {c}:\n{read_logs(api, namespace, name, c)[1]}" for c in every)
+        happened = "\n".join(events.describe(e) for e in events.list_events(api, namespace)
+                             if e.involved_object.name == name)
+        raise AssertionError(f"{pods.describe(finished)}: expected phase Succeeded\n"
+                             f"container output:\n{output}\nevents:\n{happened}")
+    return finished
 
 
 def wait_for_no_pods(api: client.ApiClient, namespace: str, *, label_selector: str = "", what: str,
@@ -216,26 +297,13 @@ def is_ready(pod_: client.V1Pod) -> bool:
     return pods.CONDITIONS["Ready"](pod_)
 
 
-def hold(api: client.ApiClient, namespace: str, name: str, *, what: str,
-         invariant: Callable[[client.V1Pod], bool], duration: float) -> client.V1Pod:
-    """Watch the pod for `duration` seconds and fail at the first state breaking `invariant` (gomega's
-    Consistently, by watching); return the last state seen."""
-    seen: list[client.V1Pod] = []
-
-    def never_done(current: client.V1Pod) -> bool:
-        seen[:] = [current]
-        if not invariant(current):
-            raise PermanentFailure(f"pod {namespace}/{name} did not {what}: {pods.describe(current)}")
-        return False
-
-    try:
-        wait_for(pods.core(api).list_namespaced_pod, name=name, namespace=namespace,
-                 what=f"pod {namespace}/{name} to {what} for {duration:.0f}s", condition=never_done,
-                 timeout=duration, describe=pods.describe)
-    except WaitTimeout:
-        if not seen:
-            raise
-    return seen[-1]
+def hold_pod(api: client.ApiClient, namespace: str, name: str, *, what: str, duration: float,
+             check: Callable[[list[client.V1Pod]], None]) -> client.V1Pod:
+    """gomega's Consistently on one pod, by watching: `check` passes on every state for `duration` seconds;
+    returns the last state seen."""
+    return waits.hold(pods.core(api).list_namespaced_pod, namespace=namespace, name=name,
+                      what=f"pod {namespace}/{name} to {what}", duration=duration, check=check,
+                      describe=lambda items: "; ".join(pods.describe(p) for p in items))[0]
 
 
 def run_liveness_test(api: client.ApiClient, namespace: str, manifest: Manifest, *, restarts: int,
@@ -258,8 +326,10 @@ def run_liveness_test(api: client.ApiClient, namespace: str, manifest: Manifest,
             return count - initial
 
         if restarts == 0:
-            return hold(api, namespace, name, what="not restart", duration=timeout,
-                        invariant=lambda p: restarts_so_far(p) == 0)
+            def never_restarted(items: list[client.V1Pod]) -> None:
+                assert restarts_so_far(items[0]) == 0, f"pod {namespace}/{name} restarted: {pods.describe(items[0])}"
+
+            return hold_pod(api, namespace, name, what="not restart", duration=timeout, check=never_restarted)
         # Upstream gives each earlier restart 10 s of back-off on top of the timeout.
         return pods.wait_until(api, namespace, name, f"container {target} to restart {restarts} time(s)",
                                lambda p: restarts_so_far(p) >= restarts, timeout=timeout + 10 * initial)
@@ -268,20 +338,6 @@ def run_liveness_test(api: client.ApiClient, namespace: str, manifest: Manifest,
 
 
 # -- output -------------------------------------------------------------------------------------------
-def poll(check: Callable[[], tuple[bool, str]], *, what: str, timeout: float) -> str:
-    """Retry `check` (done, detail) about once a second until done or the deadline (gomega's Eventually,
-    for what cannot be watched: logs, exec output); the timeout names the last detail."""
-    log.info("polling up to %.0fs for %s", timeout, what)
-    deadline = time.monotonic() + timeout
-    while True:
-        done, detail = check()
-        if done:
-            return detail
-        if time.monotonic() + POLL_INTERVAL > deadline:
-            raise WaitTimeout(what, timeout, detail)
-        time.sleep(POLL_INTERVAL)
-
-
 def read_logs(api: client.ApiClient, namespace: str, name: str, container: str,
               **options: Any) -> tuple[bool, str]:
     """(True, logs), or (False, the API's answer) while the container has none to give yet."""
@@ -298,11 +354,12 @@ def wait_for_logs(api: client.ApiClient, namespace: str, name: str, container: s
                   matches: Callable[[str], bool], timeout: float = POD_START_TIMEOUT, **options: Any) -> str:
     """Poll the container's logs until `matches(logs)`; return them."""
 
-    def check() -> tuple[bool, str]:
+    def check() -> str:
         ok, text = read_logs(api, namespace, name, container, **options)
-        return ok and matches(text), text
+        assert ok and matches(text), text
+        return text
 
-    return poll(check, what=f"logs of {namespace}/{name}/{container} to show {what}", timeout=timeout)
+    return waits.poll(f"logs of {namespace}/{name}/{container} to show {what}", check, timeout=timeout)
 
 
 def matcher(expected: str, *, regex: bool) -> Callable[[str], bool]:

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 from typing import cast
 
+import pytest
 from kubernetes import client
 from kubernetes.utils import parse_quantity
 
@@ -85,3 +86,11 @@ def samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
             labels = {m["key"]: m["value"] for m in _LABEL.finditer(match["labels"] or "")}
             found.append((labels, float(match["value"])))
     return found
+
+
+def skip_unless_graceful_node_shutdown(api: client.ApiClient, node: str) -> None:
+    """The kubelet of the node must shut pods down gracefully (shutdownGracePeriod > 0 in its /configz)."""
+    configured = configz(api, node).get("shutdownGracePeriod")
+    if not duration_seconds(configured):
+        pytest.skip(f"requires graceful node shutdown (kubelet shutdownGracePeriod) on {node} "
+                    f"(found: {configured or 'unset'})")

@@ -14,6 +14,7 @@ RUN_ID_LABEL = "winsuite.io/run-id"
 # Upstream's e2e framework labels every namespace it creates with these (e2e-run is the e2e.test process's run id).
 E2E_FRAMEWORK_LABEL = "e2e-framework"
 TEST_ANNOTATION = "winsuite.io/test"
+PRIVILEGED_LABELS = {f"pod-security.kubernetes.io/{m}": "privileged" for m in ("enforce", "audit", "warn")}
 
 
 def name_for(test_name: str, suffix: str) -> str:
@@ -77,3 +78,8 @@ def wait_for_namespaces_gone(api: client.ApiClient, run_id: str, timeout: float)
         what=f"the namespaces of run {run_id} to be deleted", condition=lambda items: not items,
         timeout=timeout, describe=lambda items: f"still there: {', '.join(n.metadata.name for n in items)}",
     )
+
+
+def allow_privileged_pods(api: client.ApiClient, namespace: str) -> None:
+    """f.NamespacePodSecurityLevel = LevelPrivileged: HostProcess and hostPath pods pass Pod Security."""
+    retry.call(client.CoreV1Api(api).patch_namespace, namespace, {"metadata": {"labels": PRIVILEGED_LABELS}})

@@ -26,8 +26,8 @@ from kubernetes import client
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.targeting import Placement
 from winsuite.k8s import containers
+from winsuite.k8s import objects
 from winsuite.k8s import pods
-from winsuite.k8s import windows
 
 Manifest = dict[str, Any]
 log = logging.getLogger("winsuite.k8s")
@@ -98,7 +98,7 @@ def host_dialer_pod(image: str, target_os: str) -> Manifest:
     args = ("netexec", f"--http-port={HOST_DIAL_PORT}", f"--udp-port={HOST_DIAL_PORT}")
     dialer = containers.agnhost_container(image, "agnhost-container", *args, ports=ports)
     if target_os == "windows":
-        return windows.host_process_pod(HOST_TEST_POD, [dialer])
+        return containers.host_process_pod(HOST_TEST_POD, [dialer])
     return containers.pod(HOST_TEST_POD, [dialer], hostNetwork=True, terminationGracePeriodSeconds=0)
 
 
@@ -133,7 +133,7 @@ class Started:
 
 def started(pod: client.V1Pod) -> Started:
     status = pod.status or client.V1PodStatus()
-    return Started(windows.name_of(pod), str(status.pod_ip), str(status.host_ip))
+    return Started(objects.name_of(pod), str(status.pod_ip), str(status.host_ip))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -148,3 +148,17 @@ def _exit_code(status_json: str) -> int:
         if cause.get("reason") == "ExitCode":
             return int(cause["message"])
     return -1
+
+
+def pod_ip(pod: client.V1Pod) -> str:
+    return str(pod.status.pod_ip if pod.status else "")
+
+
+def phase_of(pod: client.V1Pod) -> str:
+    return str((pod.status or client.V1PodStatus()).phase)
+
+
+def terminated_reasons(pod: client.V1Pod) -> dict[str, str]:
+    """testutils.TerminatedContainers: container name -> reason of the terminated ones."""
+    statuses = (pod.status or client.V1PodStatus()).container_statuses or []
+    return {s.name: str(s.state.terminated.reason) for s in statuses if s.state and s.state.terminated}

@@ -13,8 +13,8 @@ import re
 
 from kubernetes import client
 
-from winsuite.k8s import containers
 from winsuite.k8s import pods
+from winsuite.k8s import waits
 
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 CONTAINER = "agnhost-container"
@@ -98,8 +98,10 @@ def wait_for_lookup(api: client.ApiClient, namespace: str, pod: str, name: str, 
                     timeout: float = 120.0) -> None:
     """Poll the lookup until `name` resolves to `address` (DNS records follow endpoints by seconds)."""
 
-    def check() -> tuple[bool, str]:
+    def check() -> str:
         addresses, output = lookup(api, namespace, pod, name)
-        return address in addresses, output
+        detail = output
+        assert address in addresses, detail
+        return detail
 
-    containers.poll(check, what=f"{name} to resolve to {address} in pod {namespace}/{pod}", timeout=timeout)
+    waits.poll(f"{name} to resolve to {address} in pod {namespace}/{pod}", check, timeout=timeout)

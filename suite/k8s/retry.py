@@ -17,10 +17,21 @@ log = logging.getLogger("winsuite.k8s")
 TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
 
+# What a broken connection raises from urllib3 (OSError covers the socket's own errors).
+TRANSPORT_ERRORS: tuple[type[Exception], ...] = (urllib3.exceptions.HTTPError,)
+
+
 def is_transient(error: BaseException) -> bool:
     if isinstance(error, ApiException):
         return error.status in TRANSIENT_STATUSES
-    return isinstance(error, urllib3.exceptions.HTTPError | ConnectionError)
+    return isinstance(error, (*TRANSPORT_ERRORS, ConnectionError))
+
+
+def describe(error: BaseException) -> str:
+    """An API or network error in one line: the status and reason, or the exception's own words."""
+    if isinstance(error, ApiException):
+        return f"{error.status} {error.reason}"
+    return f"{type(error).__name__}: {error}"
 
 
 def transient_retry(deadline: float = 30.0) -> tenacity.Retrying:

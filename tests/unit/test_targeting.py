@@ -64,6 +64,25 @@ def test_runtime_class_is_set_when_the_job_names_one(
     assert place_pod_spec(spec, Placement(runtime_class=runtime_class)).get("runtimeClassName") == expected
 
 
+HOST_PROCESS = {"windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}}
+
+
+@pytest.mark.parametrize("spec", [
+    {"containers": CONTAINERS, "securityContext": HOST_PROCESS, "hostNetwork": True},
+    {"containers": [{**CONTAINERS[0], "securityContext": HOST_PROCESS}], "hostNetwork": True},
+    {"containers": CONTAINERS, "initContainers": [{**CONTAINERS[0], "securityContext": HOST_PROCESS}]},
+], ids=["pod-level", "container-level", "init-container"])
+def test_host_process_pods_get_no_runtime_class(spec: dict[str, Any]) -> None:
+    placed = place_pod_spec(spec, Placement(runtime_class="runhcs-wcow-hypervisor"))
+    assert "runtimeClassName" not in placed
+    assert placed["os"] == {"name": "windows"} and placed["nodeSelector"] == {OS_LABEL: "windows"}
+
+
+def test_a_pod_with_host_process_false_keeps_the_runtime_class() -> None:
+    spec = {"containers": CONTAINERS, "securityContext": {"windowsOptions": {"hostProcess": False}}}
+    assert place_pod_spec(spec, Placement(runtime_class="rc"))["runtimeClassName"] == "rc"
+
+
 @pytest.mark.parametrize("target_os", ["windows", "linux"])
 def test_spec_os_names_the_target(target_os: str) -> None:
     assert place_pod_spec({"containers": CONTAINERS}, Placement(target_os=target_os))["os"] == {"name": target_os}

@@ -17,6 +17,7 @@ from winsuite.authoring.target import Target
 from winsuite.k8s import events
 from winsuite.k8s import pods
 from winsuite.k8s import retry
+from winsuite.k8s import waits
 from winsuite.k8s import workloads
 from winsuite.k8s.waits import PermanentFailure
 from winsuite.k8s.waits import wait_for_set
@@ -109,11 +110,11 @@ def test_suspended(api: client.ApiClient, namespace: str, target: Target) -> Non
     manifest["spec"]["suspend"] = True
     create(api, namespace, manifest)
 
-    def nothing_active(cj: Any) -> None:
-        assert not cj.status.active, f"a suspended cronjob started jobs: {cj.status.active}"
+    def nothing_active(items: list[Any]) -> None:
+        assert not items[0].status.active, f"a suspended cronjob started jobs: {items[0].status.active}"
 
-    workloads.hold(workloads.batch(api).list_namespaced_cron_job, name="suspended", namespace=namespace,
-                   what="cronjob suspended to start no job", check=nothing_active, duration=CRONJOB_TIMEOUT)
+    waits.hold(workloads.batch(api).list_namespaced_cron_job, name="suspended", namespace=namespace,
+               what="cronjob suspended to start no job", check=nothing_active, duration=CRONJOB_TIMEOUT)
     jobs = retry.call(workloads.batch(api).list_namespaced_job, namespace).items
     assert not jobs, f"a suspended cronjob created jobs: {[j.metadata.name for j in jobs]}"
     delete(api, namespace, "suspended")

@@ -26,6 +26,7 @@ from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
+from winsuite.k8s import waits
 
 pods_ = Describe(Area("sig-node"), "Pods")
 simple_pod = Describe(Area("sig-cli"), "Kubectl client", "Simple pod")
@@ -100,11 +101,13 @@ def test_exec_over_websockets(api: client.ApiClient, namespace: str, target: Tar
     name = "pod-exec-websocket"
     containers.start(api, namespace, busybox_pod(target, name, "echo container is alive; sleep 600"))
 
-    def exec_echo() -> tuple[bool, str]:
+    def exec_echo() -> str:
         result = pods.exec_(api, namespace, name, ["echo", "remote execution test"], container="main")
-        return "remote execution test" in result.stdout, f"exit {result.exit_code}, stdout {result.stdout!r}"
+        detail = f"exit {result.exit_code}, stdout {result.stdout!r}"
+        assert "remote execution test" in result.stdout, detail
+        return detail
 
-    containers.poll(exec_echo, what="'remote execution test' from exec over websockets", timeout=EXEC_TIMEOUT)
+    waits.poll("'remote execution test' from exec over websockets", exec_echo, timeout=EXEC_TIMEOUT)
 
 
 @pods_.it("should support retrieving logs from the container over websockets", NodeConformance, Conformance,
@@ -203,11 +206,13 @@ def test_kubectl_logs(kubectl: Kubectl, api: client.ApiClient, namespace: str, t
                     lambda p: containers.is_ready(p) or p.status.phase == "Succeeded",
                     timeout=containers.POD_START_TIMEOUT)
 
-    def logged() -> tuple[bool, str]:
+    def logged() -> str:
         out = kubectl.run("logs", name, name).stdout
-        return "/api/v1/namespaces/kube-system" in out, out[-500:]
+        detail = out[-500:]
+        assert "/api/v1/namespaces/kube-system" in out, detail
+        return detail
 
-    containers.poll(logged, what="a request to /api/v1/namespaces/kube-system in the logs",
+    waits.poll("a request to /api/v1/namespaces/kube-system in the logs", logged,
                     timeout=containers.POD_START_TIMEOUT)
 
     out = kubectl.run("logs", name, name, "--tail=1").stdout
@@ -220,9 +225,11 @@ def test_kubectl_logs(kubectl: Kubectl, api: client.ApiClient, namespace: str, t
 
     # Upstream sleeps 2.5 s so that the first lines are more than a second old; retrying until they are is
     # the same check without a fixed wait.
-    def recent_fewer_than_older() -> tuple[bool, str]:
+    def recent_fewer_than_older() -> str:
         recent = kubectl.run("logs", name, name, "--since=1s").stdout
         older = kubectl.run("logs", name, name, "--since=24h").stdout
-        return len(recent.split("\n")) < len(older.split("\n")), f"recent:\n{recent}\nolder:\n{older}"
+        detail = f"recent:\n{recent}\nolder:\n{older}"
+        assert len(recent.split("\n")) < len(older.split("\n")), detail
+        return detail
 
-    containers.poll(recent_fewer_than_older, what="--since=1s to show fewer lines than --since=24h", timeout=30)
+    waits.poll("--since=1s to show fewer lines than --since=24h", recent_fewer_than_older, timeout=30)

@@ -15,6 +15,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import retry
+from winsuite.k8s import waits
 
 pod_metrics = Describe(Area("sig-node"), "Pod and container metrics")
 metrics = Describe(Area("sig-instrumentation"), "Metrics")
@@ -71,12 +72,14 @@ def test_stats_summary(api: client.ApiClient, namespace: str, target: Target) ->
     """KEP-116 "What works today": pod and container metrics."""
     node = containers.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
 
-    def reported() -> tuple[bool, str]:
+    def reported() -> str:
         stats = pod_stats(json.loads(node_proxy_get(api, node, "stats/summary")), namespace)
         missing = usage_missing(stats)
-        return not missing, f"missing {missing} in {json.dumps(stats)[:1500]}"
+        detail = f"missing {missing} in {json.dumps(stats)[:1500]}"
+        assert not missing, detail
+        return detail
 
-    containers.poll(reported, what=f"node {node}'s stats summary to report pod {namespace}/metrics",
+    waits.poll(f"node {node}'s stats summary to report pod {namespace}/metrics", reported,
                     timeout=STATS_TIMEOUT)
 
 
@@ -88,13 +91,15 @@ def test_kubelet_resource_metrics(api: client.ApiClient, namespace: str, target:
     # target OS, and the endpoint must also carry that pod's containers.
     node = containers.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
 
-    def grabbed() -> tuple[bool, str]:
+    def grabbed() -> str:
         text = node_proxy_get(api, node, "metrics/resource")
         wanted = [f'{metric}{{container="{name}",namespace="{namespace}",pod="metrics"}}'
                   for metric in ("container_cpu_usage_seconds_total", "container_memory_working_set_bytes")
                   for name in (BUSY, IDLE)]
         missing = [w for w in wanted if not re.search(re.escape(w) + r" \d", text)]
-        return bool(text.strip()) and not missing, f"missing {missing}; got {len(text)} bytes"
+        detail = f"missing {missing}; got {len(text)} bytes"
+        assert bool(text.strip()) and not missing, detail
+        return detail
 
-    containers.poll(grabbed, what=f"node {node}'s /metrics/resource to carry pod {namespace}/metrics",
+    waits.poll(f"node {node}'s /metrics/resource to carry pod {namespace}/metrics", grabbed,
                     timeout=STATS_TIMEOUT)

@@ -128,8 +128,11 @@ def test_pod_readiness_gates(api: client.ApiClient, namespace: str, target: Targ
         patch(api, namespace, name, {"status": {"conditions": [condition]}}, status=True)
 
     set_gate(gate1, "True")
-    containers.hold(api, namespace, name, what="stay not Ready with one of two readiness gates True",
-                    invariant=lambda p: not containers.is_ready(p), duration=SYNC_LOOP_FREQUENCY)
+    def not_ready(items: list[client.V1Pod]) -> None:
+        assert not containers.is_ready(items[0]), f"pod {name} is Ready with one gate False: {pods.describe(items[0])}"
+
+    containers.hold_pod(api, namespace, name, what="stay not Ready with one of two readiness gates True",
+                        check=not_ready, duration=SYNC_LOOP_FREQUENCY)
     set_gate(gate2, "True")
     pods.wait_for_pod(api, namespace, name, state="Ready", timeout=READINESS_TIMEOUT)
     set_gate(gate1, "False")

@@ -26,8 +26,10 @@ def ready_since(pod: client.V1Pod) -> client.V1PodCondition:
 
 
 def stays_not_ready(api: client.ApiClient, namespace: str, name: str) -> client.V1Pod:
-    return containers.hold(api, namespace, name, what="stay not Ready", duration=NOT_READY_FOR,
-                           invariant=lambda p: not containers.is_ready(p))
+    def not_ready(items: list[client.V1Pod]) -> None:
+        assert not containers.is_ready(items[0]), f"pod {namespace}/{name} became Ready: {pods.describe(items[0])}"
+
+    return containers.hold_pod(api, namespace, name, what="stay not Ready", duration=NOT_READY_FOR, check=not_ready)
 
 
 @probing.it("with readiness probe should not be ready before initial delay and never restart",

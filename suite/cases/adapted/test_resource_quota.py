@@ -22,6 +22,7 @@ from winsuite.authoring.target import Target
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import services
+from winsuite.k8s import waits
 from winsuite.k8s import workloads
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
 from winsuite.k8s.workloads import EventStream
@@ -81,11 +82,12 @@ def wait_for_usage(api: client.ApiClient, namespace: str, name: str, used: dict[
 def ensure_usage(api: client.ApiClient, namespace: str, name: str, used: dict[str, str]) -> None:
     """ensureResourceQuota: the usage shows and stays so for 10 seconds."""
 
-    def unchanged(quota: Any) -> None:
+    def unchanged(items: list[Any]) -> None:
+        quota = items[0]
         assert uses(quota, used), f"resource quota {name} usage {quota.status.used} is not {used}"
 
-    workloads.hold(pods.core(api).list_namespaced_resource_quota, name=name, namespace=namespace,
-                   what=f"resource quota {name} to keep usage {used}", check=unchanged, duration=10.0)
+    waits.hold(pods.core(api).list_namespaced_resource_quota, name=name, namespace=namespace,
+               what=f"resource quota {name} to keep usage {used}", check=unchanged, duration=10.0)
 
 
 def stable_count(list_fn: Callable[..., Any], namespace: str, *, window: float, timeout: float) -> int:

@@ -22,6 +22,7 @@ from winsuite.authoring.targeting import place_pod
 from winsuite.k8s import connectivity
 from winsuite.k8s import pods
 from winsuite.k8s import services
+from winsuite.k8s import waits
 from winsuite.k8s import workloads
 
 services_ = Describe(Area("sig-network"), "Services")
@@ -98,7 +99,7 @@ def test_external_name_to_cluster_ip(api: client.ApiClient, namespace: str, targ
 def test_external_name_to_node_port(api: client.ApiClient, namespace: str, target: Target) -> None:
     svc = from_external_name(api, namespace, target, "NodePort")
     prober = connectivity.exec_pod(api, namespace, target)
-    prober.check_service_reachability(svc, connectivity.node_ips(target.facts.nodes, target.os))
+    prober.check_service_reachability(svc, connectivity.node_ips(target.facts.nodes))
 
 
 @services_.it("should be able to change the type from ClusterIP to ExternalName", Conformance,
@@ -150,8 +151,8 @@ def test_headless_service(api: client.ApiClient, namespace: str, target: Target)
         found = set(IPV4.findall(result.stdout))
         assert wanted <= found, f"nslookup {fqdn} answered {sorted(found)}, want the pod IPs {sorted(wanted)}"
 
-    connectivity.poll(f"{fqdn} to resolve to the pod IPs {sorted(wanted)}", resolves_to_pods,
-                      timeout=connectivity.REACHABILITY_TIMEOUT)
+    waits.poll(f"{fqdn} to resolve to the pod IPs {sorted(wanted)}", resolves_to_pods,
+               timeout=connectivity.REACHABILITY_TIMEOUT)
     for pod in backends:
         prober.wait_for_hostname(f"{pod.status.pod_ip}:8080", pod.metadata.name)
 

@@ -94,7 +94,7 @@ def test_nodeport_service(api: client.ApiClient, namespace: str, target: Target)
     ports = [{"port": 80, "name": "http", "protocol": "TCP", "targetPort": SERVE_HOSTNAME_PORT}]
     svc = connectivity.create_tcp_service(api, namespace, name, labels, ports, type="NodePort")
     connectivity.create_service_pods(api, namespace, target, name, labels, 2, "--http=false", "--tcp", "--udp")
-    ips = connectivity.node_ips(target.facts.nodes, target.os)
+    ips = connectivity.node_ips(target.facts.nodes)
     assert ips, "no node of the target OS that runs containers has an internal IP to test its node port on"
     connectivity.exec_pod(api, namespace, target).check_service_reachability(svc, ips)
 

@@ -12,12 +12,11 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
-from winsuite.k8s import connectivity
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import services
+from winsuite.k8s import waits
 from winsuite.k8s import workloads
-from winsuite.k8s.waits import WaitTimeout
 from winsuite.k8s.waits import wait_for_set
 from winsuite.k8s.workloads import MERGE_PATCH
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
@@ -110,17 +109,13 @@ class StatefulSet:
     def hold_pod_count(self, count: int, seconds: float) -> None:
         """confirmStatefulPodCount (hard): the pod count stays `count` for `seconds`."""
 
-        def unchanged(items: list[Any]) -> bool:
+        def unchanged(items: list[Any]) -> None:
             assert len(items) == count, \
                 f"statefulset {self.name} scaled unexpectedly from {count} to {len(items)} pods"
-            return False
 
-        try:
-            wait_for_set(pods.core(self.api).list_namespaced_pod, namespace=self.namespace,
-                         label_selector=workloads.selector(self.labels),
-                         what=f"the pod count to stay {count}", condition=unchanged, timeout=seconds)
-        except WaitTimeout:
-            return  # the count held for the whole period
+        waits.hold(pods.core(self.api).list_namespaced_pod, namespace=self.namespace,
+                   label_selector=workloads.selector(self.labels), what=f"the pod count to stay {count}",
+                   check=unchanged, duration=seconds)
 
     def exec_in_pods(self, command: str) -> None:
         """ExecInStatefulPods: run a shell command in every stateful pod, retried while a container starts."""
@@ -129,7 +124,7 @@ class StatefulSet:
 
     def exec_in(self, name: str, command: str) -> None:
         """RunHostCmdWithRetries: a shell command in one pod, retried while its container is starting."""
-        connectivity.poll(f"{command!r} to run in pod {name}", lambda: pods.exec_(
+        waits.poll(f"{command!r} to run in pod {name}", lambda: pods.exec_(
             self.api, self.namespace, name, ["/bin/sh", "-x", "-c", command]).check(), timeout=TIMEOUT)
 
     def break_probe(self) -> None:

@@ -27,11 +27,12 @@ from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import namespaces
 from winsuite.k8s import netexec
+from winsuite.k8s import objects
 from winsuite.k8s import resolvers
 from winsuite.k8s import retry
 from winsuite.k8s import services
-from winsuite.k8s import windows
 
 dns = Describe(Area("sig-network"), Area("sig-windows"), "DNS configuration")
 
@@ -128,12 +129,12 @@ def test_dns_policy_default(api: client.ApiClient, namespace: str, target: Targe
                     "can be read from a pod (found: 'Host', the Windows host's own settings)")
     spec: dict[str, Any] = {"dnsPolicy": "Default"}
     if resolv_conf:  # let the querier read the node's file, to know what the kubelet read
-        windows.allow_privileged_pods(api, namespace)
+        namespaces.allow_privileged_pods(api, namespace)
         spec["volumes"] = [{"name": "host-resolver", "hostPath": {"path": resolv_conf, "type": "File"}}]
         mount = containers.volume_mount("host-resolver", HOST_RESOLV_CONF[target.os], read_only=True)
         spec["mounts"] = [mount]
     pod = start_querier(api, namespace, target, **spec)
-    name, node = windows.name_of(pod), kubelet_dns(api, node_of(pod))
+    name, node = objects.name_of(pod), kubelet_dns(api, node_of(pod))
     if resolv_conf:
         text = resolvers.read_file(api, namespace, name, HOST_RESOLV_CONF[target.os], target.os)
         host = resolvers.parse_resolv_conf(text)
@@ -152,7 +153,7 @@ def test_dns_policy_default(api: client.ApiClient, namespace: str, target: Targe
         category="Core.Network", needs=LOOKUP_NEEDS, images=["agnhost"])
 def test_dns_policy_cluster_first(api: client.ApiClient, namespace: str, target: Target) -> None:
     pod = start_querier(api, namespace, target, dnsPolicy="ClusterFirst")
-    name, node = windows.name_of(pod), kubelet_dns(api, node_of(pod))
+    name, node = objects.name_of(pod), kubelet_dns(api, node_of(pod))
     assert node.cluster_dns, f"the kubelet of {node_of(pod)} has no clusterDNS: ClusterFirst cannot be tested"
     assert_configured(api, namespace, name, target.os, servers=node.cluster_dns[:MAX_NAMESERVERS],
                       first=cluster_searches(namespace, node.cluster_domain), last=[], option="ndots:5")
@@ -167,7 +168,7 @@ def test_dns_policy_none(api: client.ApiClient, namespace: str, target: Target) 
     config = {"nameservers": TEST_NAMESERVERS, "searches": TEST_SEARCHES,
               "options": [{"name": "ndots", "value": TEST_NDOTS}]}
     pod = start_querier(api, namespace, target, dnsPolicy="None", dnsConfig=config)
-    got = assert_configured(api, namespace, windows.name_of(pod), target.os, servers=TEST_NAMESERVERS,
+    got = assert_configured(api, namespace, objects.name_of(pod), target.os, servers=TEST_NAMESERVERS,
                             first=TEST_SEARCHES, last=[], option=f"ndots:{TEST_NDOTS}")
     if target.os == "linux":
         assert got.searches == TEST_SEARCHES, f"search list {got.searches}, expected only {TEST_SEARCHES}"
@@ -179,7 +180,7 @@ def test_dns_config_nameservers_and_searches(api: client.ApiClient, namespace: s
     config = {"nameservers": TEST_NAMESERVERS[:1], "searches": TEST_SEARCHES[:1],
               "options": [{"name": "ndots", "value": TEST_NDOTS}]}
     pod = start_querier(api, namespace, target, dnsPolicy="ClusterFirst", dnsConfig=config)
-    name, node = windows.name_of(pod), kubelet_dns(api, node_of(pod))
+    name, node = objects.name_of(pod), kubelet_dns(api, node_of(pod))
     servers = unique(node.cluster_dns + TEST_NAMESERVERS[:1])[:MAX_NAMESERVERS]
     got = assert_configured(api, namespace, name, target.os, servers=servers,
                             first=cluster_searches(namespace, node.cluster_domain), last=TEST_SEARCHES[:1],
@@ -206,7 +207,7 @@ def start_pod_in_subdomain(api: client.ApiClient, namespace: str, target: Target
         category="Core.Network", needs=LOOKUP_NEEDS, images=["agnhost"])
 def test_dns_hostname(api: client.ApiClient, namespace: str, target: Target) -> None:
     pod, domain = start_pod_in_subdomain(api, namespace, target)
-    name, ip = windows.name_of(pod), str((pod.status or client.V1PodStatus()).pod_ip)
+    name, ip = objects.name_of(pod), str((pod.status or client.V1PodStatus()).pod_ip)
     fqdn = f"{HOSTNAME}.{SERVICE}.{namespace}.svc.{domain}"
     own = resolvers.hostname(api, namespace, name)
     assert own.lower() == HOSTNAME, f"the pod's hostname is {own!r}, its spec's is {HOSTNAME!r}"
@@ -221,7 +222,7 @@ def test_dns_hostname(api: client.ApiClient, namespace: str, target: Target) -> 
         needs=LOOKUP_NEEDS, images=["agnhost"])
 def test_dns_subdomain(api: client.ApiClient, namespace: str, target: Target) -> None:
     pod, domain = start_pod_in_subdomain(api, namespace, target)
-    name, ip = windows.name_of(pod), str((pod.status or client.V1PodStatus()).pod_ip)
+    name, ip = objects.name_of(pod), str((pod.status or client.V1PodStatus()).pod_ip)
     subdomain = f"{SERVICE}.{namespace}.svc.{domain}"
     resolvers.wait_for_lookup(api, namespace, name, subdomain, ip)
     resolvers.wait_for_lookup(api, namespace, name, f"{HOSTNAME}.{subdomain}", ip)

@@ -25,8 +25,8 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
+from winsuite.k8s import namespaces
 from winsuite.k8s import netexec
-from winsuite.k8s import windows
 
 log = logging.getLogger("winsuite.cases")
 
@@ -40,7 +40,7 @@ def new_config(api: client.ApiClient, namespace: str, target: Target, cluster: C
     if host_network:
         if target.os == "windows" and (found := cluster.facts.missing(Capability.HOSTPROCESS, target.os)):
             pytest.skip(requirement_text(Capability.HOSTPROCESS, target.os, found))
-        windows.allow_privileged_pods(api, namespace)  # f.NamespacePodSecurityLevel = LevelPrivileged
+        namespaces.allow_privileged_pods(api, namespace)  # f.NamespacePodSecurityLevel = LevelPrivileged
     nodes = netexec.eligible_nodes(cluster.facts, target.placement)
     return netexec.setup_core(api, namespace, image=target.image("agnhost"), target_os=target.os,
                               nodes=len(nodes), place=target.place, host_network=host_network)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from typing import Any
 
@@ -16,11 +15,10 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import pods
-from winsuite.k8s import windows
-from winsuite.k8s.waits import PermanentFailure
-from winsuite.k8s.waits import WaitTimeout
-from winsuite.k8s.waits import wait_for_set
+from winsuite.k8s import waits
 
 cpu_resources = Describe(Area("sig-windows"), Feature("Windows"), "Cpu Resources", Serial)
 limits = cpu_resources.describe("Container limits")
@@ -49,17 +47,14 @@ def hold_running(api: client.ApiClient, namespace: str, names: list[str], durati
     """Instead of sleeping two minutes and looking once: watch the pods for two minutes, failing at the first
     one that stops Running."""
 
-    def still_running(items: list[client.V1Pod]) -> bool:
-        for pod in items:
-            if windows.name_of(pod) in names and windows.phase_of(pod) != "Running":
-                raise PermanentFailure(f"{pods.describe(pod)}: expected it to keep Running")
-        return False
+    def still_running(items: list[client.V1Pod]) -> None:
+        running = {objects.name_of(p) for p in items if pods.phase_of(p) == "Running"}
+        stopped = [pods.describe(p) for p in items if objects.name_of(p) in set(names) - running]
+        assert not stopped and set(names) <= running, \
+            f"expected {names} to keep Running; not running: {stopped or sorted(set(names) - running)}"
 
-    # Reaching the deadline is the success: the whole period went by with every pod Running.
-    with contextlib.suppress(WaitTimeout):
-        wait_for_set(client.CoreV1Api(api).list_namespaced_pod, namespace=namespace, label_selector=APP_LABEL,
-                     what=f"the CPU burners to keep Running for {duration:.0f}s", condition=still_running,
-                     timeout=duration)
+    waits.hold(client.CoreV1Api(api).list_namespaced_pod, namespace=namespace, label_selector=APP_LABEL,
+               what="the CPU burners to keep Running", check=still_running, duration=duration)
 
 
 def cpu_usage(api: client.ApiClient, pod: client.V1Pod) -> float:
@@ -67,7 +62,7 @@ def cpu_usage(api: client.ApiClient, pod: client.V1Pod) -> float:
     spec = pod.spec or client.V1PodSpec(containers=[])
     summary = kubelet.stats_summary(api, str(spec.node_name))
     namespace = str(pod.metadata.namespace if pod.metadata else "")
-    name = windows.name_of(pod)
+    name = objects.name_of(pod)
     entry = next((p for p in kubelet.pod_stats(summary, namespace) if p["podRef"]["name"] == name), None)
     assert entry is not None, f"pod {namespace}/{name} not found in the stats summary of {spec.node_name}"
     return float(entry["cpu"]["usageNanoCores"]) * 1e-9
@@ -79,16 +74,16 @@ def cpu_usage(api: client.ApiClient, pod: client.V1Pod) -> float:
            category="Core.Scheduling", needs=[Capability.WINDOWS_KERNEL, Capability.STATS_SUMMARY],
            images=["busybox"])
 def test_cpu_limits_are_not_exceeded(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     # The same limit written two ways: as a decimal and in millicores.
     burners = [cpu_burn_pod(target, "0.5", "1Gi"), cpu_burn_pod(target, "500m", "1Gi")]
-    windows.create_all(api, namespace, burners)
+    containers.create_all(api, namespace, burners)
     names = [b["metadata"]["name"] for b in burners]
     hold_running(api, namespace, names, BURN_SECONDS)
 
     for name in names:
         pod = pods.get(api, namespace, name)
-        assert windows.phase_of(pod) == "Running", pods.describe(pod)
+        assert pods.phase_of(pod) == "Running", pods.describe(pod)
         usage = cpu_usage(api, pod)
         assert usage > 0, f"pod {name} reported usage is {usage}, but it should be greater than 0"
         assert usage < USAGE_CEILING, f"pod {name} reported usage is {usage}, but it should not exceed its " \

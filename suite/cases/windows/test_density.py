@@ -18,8 +18,9 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
+from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import pods
-from winsuite.k8s import windows
 from winsuite.k8s.waits import wait_for_set
 
 density = Describe(Area("sig-windows"), Feature("Windows"), "Density", Serial, Slow)
@@ -78,8 +79,8 @@ def run_density_batch(api: client.ApiClient, namespace: str, target: Target,
 
     def all_observed(items: list[client.V1Pod]) -> bool:
         for pod in items:
-            if windows.phase_of(pod) == "Running":
-                running.setdefault(windows.name_of(pod), time.time())
+            if pods.phase_of(pod) == "Running":
+                running.setdefault(objects.name_of(pod), time.time())
         return len(running) == test.pods
 
     wait_for_set(client.CoreV1Api(api).list_namespaced_pod, namespace=namespace,
@@ -99,7 +100,7 @@ def delete_and_wait_gone(api: client.ApiClient, namespace: str, names: list[str]
     wait_for_set(client.CoreV1Api(api).list_namespaced_pod, namespace=namespace,
                  label_selector=f"type={POD_TYPE}", what=f"{len(names)} pods to be deleted",
                  condition=lambda items: not items, timeout=GONE_TIMEOUT,
-                 describe=lambda items: f"still there: {[windows.name_of(p) for p in items]}")
+                 describe=lambda items: f"still there: {[objects.name_of(p) for p in items]}")
 
 
 @batch.it(TEN_PODS.description,
@@ -109,7 +110,7 @@ def delete_and_wait_gone(api: client.ApiClient, namespace: str, names: list[str]
 def test_batch_startup_latency(api: client.ApiClient, namespace: str, target: Target) -> None:
     """Upstream computes the latencies and leaves its limits unchecked; winsuite checks them, as the name
     says."""
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     batch_lag, latencies = run_density_batch(api, namespace, target, TEN_PODS)
     observed = {50: percentile(latencies, 50), 90: percentile(latencies, 90), 99: percentile(latencies, 99)}
     limits = {50: TEN_PODS.perc50, 90: TEN_PODS.perc90, 99: TEN_PODS.perc99}

@@ -15,9 +15,11 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
+from winsuite.k8s import nodes
 from winsuite.k8s import pods
 from winsuite.k8s import retry
-from winsuite.k8s import windows
+from winsuite.k8s import waits
+from winsuite.k8s.undo import Undo
 
 device_plugin = Describe(Area("sig-windows"), Feature("GPUDevicePlugin"), "Device Plugin")
 
@@ -34,9 +36,9 @@ DXDIAG_EXPECTED = ("DirectX Version: DirectX 12", "DDI Version: 12", "Vendor ID:
 
 
 @pytest.fixture
-def undo(namespace: str) -> Generator[windows.Undo]:
+def undo(namespace: str) -> Generator[Undo]:
     """The plugin's DaemonSet lives in kube-system: it goes when the test ends."""
-    steps = windows.Undo()
+    steps = Undo()
     yield steps
     steps.run()
 
@@ -59,11 +61,13 @@ def plugin_daemon_set(target: Target) -> dict[str, Any]:
 def look_for(api: client.ApiClient, namespace: str, pod: str, command: list[str], expected: str) -> None:
     """LookForStringInPodExec: run the command until its output contains the string."""
 
-    def found() -> tuple[bool, str]:
+    def found() -> str:
         result = pods.exec_(api, namespace, pod, command, timeout=LOOK_TIMEOUT)
-        return expected in result.stdout, str(result)
+        detail = str(result)
+        assert expected in result.stdout, detail
+        return detail
 
-    containers.poll(found, what=f"{expected!r} in the output of {command}", timeout=LOOK_TIMEOUT)
+    waits.poll(f"{expected!r} in the output of {command}", found, timeout=LOOK_TIMEOUT)
 
 
 @device_plugin.it("should be able to create a functioning device plugin for Windows",
@@ -71,14 +75,14 @@ def look_for(api: client.ApiClient, namespace: str, pod: str, command: list[str]
                        "functioning device plugin for Windows",
                   category="Extend.Worker", needs=[Capability.WINDOWS_KERNEL, Capability.GPU],
                   images=["directx-device-plugin", "windows-servercore"])
-def test_directx_device_plugin(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+def test_directx_device_plugin(api: client.ApiClient, namespace: str, target: Target, undo: Undo) -> None:
+    nodes.skip_unless_target_os_is_windows(target.os)
     apps = client.AppsV1Api(api)
     undo.add("the device plugin DaemonSet",
              lambda: retry.call(apps.delete_namespaced_daemon_set, DAEMON_SET, SYSTEM_NAMESPACE))
     retry.call(apps.create_namespaced_daemon_set, SYSTEM_NAMESPACE, plugin_daemon_set(target))
 
-    manifest = windows.network_test_pod(target.image("windows-servercore"), "windows")
+    manifest = containers.network_test_pod(target.image("windows-servercore"), "windows")
     gpu_user = manifest["spec"]["containers"][0]
     gpu_user["args"] = ["powershell.exe", "Start-Sleep", "3600"]
     gpu_user["resources"] = {"limits": {GPU_RESOURCE: "1"}}

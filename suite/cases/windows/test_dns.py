@@ -11,9 +11,9 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.k8s import containers
+from winsuite.k8s import nodes
 from winsuite.k8s import pods
 from winsuite.k8s import retry
-from winsuite.k8s import windows
 
 dns = Describe(Area("sig-windows"), Feature("Windows"), "DNS")
 
@@ -28,7 +28,7 @@ SEARCH_PATH = "default.svc.cluster.local"
         category="Core.Network", needs=[Capability.WINDOWS_KERNEL, Capability.CLUSTER_DNS],
         images=["agnhost"])
 def test_configurable_pod_dns_servers(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     kube_dns = retry.call(client.CoreV1Api(api).read_namespaced_service, "kube-dns", "kube-system")
     injected = str(kube_dns.spec.cluster_ip if kube_dns.spec else "")
 

@@ -29,10 +29,14 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
+from winsuite.k8s import namespaces
+from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import pods
 from winsuite.k8s import retry
-from winsuite.k8s import windows
+from winsuite.k8s import waits
 from winsuite.k8s import workloads
+from winsuite.k8s.undo import Undo
 
 gmsa_support = Describe(Area("sig-windows"), Feature("Windows"), "GMSA Full", Serial, Slow).describe("GMSA support")
 TWIN = "[sig-windows] [Feature:Windows] GMSA Full [Serial] [Slow] GMSA support "
@@ -55,9 +59,9 @@ IPV4 = re.compile(r"(25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)(\.(25[0-5]|2[0-4][0-9
 
 
 @pytest.fixture
-def undo(namespace: str) -> Generator[windows.Undo]:
+def undo(namespace: str) -> Generator[Undo]:
     """Cluster-scoped objects and the webhook go before the namespace does."""
-    steps = windows.Undo()
+    steps = Undo()
     yield steps
     steps.run()
 
@@ -80,7 +84,7 @@ def cred_spec_manifest(api: client.ApiClient, namespace: str, target: Target, no
     reader = containers.container(name, target.image("pause"),
                                   volumeMounts=[containers.volume_mount(f"{name}-volume", folder)])
     pod = containers.pod(name, [reader], volumes=[{"name": f"{name}-volume", "hostPath": {"path": folder}}])
-    containers.start(api, namespace, windows.pin_to_node(target.place(pod), node), state="Ready")
+    containers.start(api, namespace, containers.pin_to_node(target.place(pod), node), state="Ready")
     result = exec_in(api, namespace, name, "cmd", "/S", "/C", f"type {CRED_SPEC_MANIFEST}")
     assert result.exit_code == 0, f"failed to retrieve the contents of {CRED_SPEC_MANIFEST} on node {node}: {result}"
     return result.stdout.replace("\r\n", "\n")
@@ -99,7 +103,7 @@ def binding(kind: str, namespace: str, account: str, role: str) -> dict[str, Any
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role}}
 
 
-def deploy_webhook(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> None:
+def deploy_webhook(api: client.ApiClient, namespace: str, target: Target, undo: Undo) -> None:
     """deployGmsaWebhook: a Linux pod with cluster-admin rights runs the windows-gmsa deploy script."""
     rbac = client.RbacAuthorizationV1Api(api)
     webhook_namespace = f"{namespace[:50].rstrip('-')}-webhook"  # a namespace name has at most 63 characters
@@ -125,14 +129,14 @@ def deploy_webhook(api: client.ApiClient, namespace: str, target: Target, undo: 
     agnhost = containers.container(deployer, target.image("agnhost", os="linux"), command=["bash", "-c"],
                                    args=[install])
     deployer_pod = containers.pod(deployer, [agnhost], serviceAccountName=account)
-    containers.start(api, namespace, windows.on_linux(deployer_pod), state="Ready")
+    containers.start(api, namespace, containers.on_linux(deployer_pod), state="Ready")
     try:
         workloads.wait_for_deployment_complete(api, webhook_namespace, WEBHOOK, timeout=300)
     finally:
         log.info("GMSA webhook deployment logs:\n%s", pods.logs(api, namespace, deployer, deployer))
 
 
-def create_cred_spec(api: client.ApiClient, manifest: str, undo: windows.Undo) -> None:
+def create_cred_spec(api: client.ApiClient, manifest: str, undo: Undo) -> None:
     """createGmsaCustomResource: apply the node's manifest (`kubectl apply` semantics: server-side apply)."""
     dynamic = DynamicClient(api)
     for document in (d for d in yaml.safe_load_all(manifest) if d):
@@ -142,7 +146,7 @@ def create_cred_spec(api: client.ApiClient, manifest: str, undo: windows.Undo) -
                  functools.partial(dynamic.delete, resource, name=document["metadata"]["name"]))
 
 
-def pod_with_gmsa(api: client.ApiClient, namespace: str, target: Target, node: str, undo: windows.Undo) -> str:
+def pod_with_gmsa(api: client.ApiClient, namespace: str, target: Target, node: str, undo: Undo) -> str:
     """The RBAC role to use the credential spec, a service account bound to it, and a pod using both."""
     rbac = client.RbacAuthorizationV1Api(api)
     role = f"{namespace}-rbac-role"
@@ -158,15 +162,15 @@ def pod_with_gmsa(api: client.ApiClient, namespace: str, target: Target, node: s
     pod = containers.pod(name, [sleeper], serviceAccountName=account,
                          securityContext={"windowsOptions": {"gmsaCredentialSpecName": CRED_SPEC_NAME}})
     # Upstream leaves placement to the cluster; only the labelled node is joined to the domain.
-    containers.start(api, namespace, windows.pin_to_node(target.place(pod), node), state="Ready")
+    containers.start(api, namespace, containers.pin_to_node(target.place(pod), node), state="Ready")
     return name
 
 
-def set_up_gmsa_pod(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> str:
+def set_up_gmsa_pod(api: client.ApiClient, namespace: str, target: Target, undo: Undo) -> str:
     """The steps both tests share, up to a running pod with the GMSA identity."""
-    windows.skip_unless_target_os_is_windows(target.os)
-    node = windows.name_of(gmsa_node(api))
-    windows.allow_privileged_pods(api, namespace)
+    nodes.skip_unless_target_os_is_windows(target.os)
+    node = objects.name_of(gmsa_node(api))
+    namespaces.allow_privileged_pods(api, namespace)
     manifest = cred_spec_manifest(api, namespace, target, node)
     deploy_webhook(api, namespace, target, undo)
     create_cred_spec(api, manifest, undo)
@@ -175,27 +179,27 @@ def set_up_gmsa_pod(api: client.ApiClient, namespace: str, target: Target, undo:
 
 @gmsa_support.it("works end to end", twin=TWIN + "works end to end", category="Extend.ActiveDirectory",
                  needs=NEEDS, images=["pause", "agnhost", "busybox"])
-def test_gmsa_works_end_to_end(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> None:
+def test_gmsa_works_end_to_end(api: client.ApiClient, namespace: str, target: Target, undo: Undo) -> None:
     pod = set_up_gmsa_pod(api, namespace, target, undo)
 
     # nltest /QUERY succeeds only with a GMSA identity that reaches and authenticates to the domain controller.
-    def query() -> tuple[bool, str]:
+    def query() -> str:
         result = exec_in(api, namespace, pod, "nltest", "/QUERY")
         valid = QUERY_OK in result.stdout and not any(
             e in result.stdout for e in ("ERROR_NO_LOGON_SERVERS", "RPC_S_SERVER_UNAVAILABLE"))
         if result.exit_code == 0 and valid:
-            return True, result.stdout
+            return result.stdout
         # Repair the secure channel, as the GMSA troubleshooting guide says, and try again.
         reset = exec_in(api, namespace, pod, "nltest", f"/sc_reset:{DOMAIN}")
-        return False, f"failed to connect to the domain ({result}); tried resetting it: {reset}"
+        raise AssertionError(f"failed to connect to the domain ({result}); tried resetting it: {reset}")
 
-    containers.poll(query, what="nltest /QUERY to succeed", timeout=RETRY_TIMEOUT)
+    waits.poll("nltest /QUERY to succeed", query, timeout=RETRY_TIMEOUT)
 
 
 @gmsa_support.it("can read and write file to remote SMB folder",
                  twin=TWIN + "can read and write file to remote SMB folder",
                  category="Extend.ActiveDirectory", needs=NEEDS, images=["pause", "agnhost", "busybox"])
-def test_gmsa_smb_share(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> None:
+def test_gmsa_smb_share(api: client.ApiClient, namespace: str, target: Target, undo: Undo) -> None:
     pod = set_up_gmsa_pod(api, namespace, target, undo)
     lookup = exec_in(api, namespace, pod, "nslookup", DOMAIN).stdout
     addresses = IPV4.search(lookup[max(lookup.find(DOMAIN), 0):])
@@ -203,9 +207,11 @@ def test_gmsa_smb_share(api: client.ApiClient, namespace: str, target: Target, u
     # A remote folder: keep the UNC form.
     path = f"\\\\{addresses.group(0)}\\{SHARED_FOLDER}\\write-test-{str(uuid.uuid4())[:4]}.txt"
 
-    def write_then_read() -> tuple[bool, str]:
+    def write_then_read() -> str:
         exec_in(api, namespace, pod, "powershell.exe", "-Command", f"echo 'This is a test file.' > {path}")
         read = exec_in(api, namespace, pod, "powershell.exe", "-Command", f"cat {path}")
-        return read.exit_code == 0, str(read)
+        detail = str(read)
+        assert read.exit_code == 0, detail
+        return detail
 
-    containers.poll(write_then_read, what=f"{path} to be written and read", timeout=RETRY_TIMEOUT)
+    waits.poll(f"{path} to be written and read", write_then_read, timeout=RETRY_TIMEOUT)

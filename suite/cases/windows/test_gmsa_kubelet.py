@@ -17,8 +17,9 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
+from winsuite.k8s import nodes
 from winsuite.k8s import pods
-from winsuite.k8s import windows
+from winsuite.k8s import waits
 
 gmsa_kubelet = Describe(Area("sig-windows"), Feature("Windows"), "GMSA Kubelet", Slow) \
     .describe("kubelet GMSA support", "when creating a pod with correct GMSA credential specs")
@@ -51,7 +52,7 @@ def dummy_cred_spec(domain: str) -> str:
                       "with correct GMSA credential specs passes the credential specs down to the Pod's containers",
                  category="Extend.ActiveDirectory", needs=[Capability.WINDOWS_KERNEL], images=["busybox"])
 def test_credential_specs_reach_the_containers(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     image = target.image("busybox")
     first = containers.container("container1", image, command=SLEEP)
     second = containers.container("container2", image, command=SLEEP, securityContext={
@@ -63,11 +64,13 @@ def test_credential_specs_reach_the_containers(api: client.ApiClient, namespace:
     # The pod's spec applies to container1; container2's own spec overrides it.
     for container, domain in (("container1", POD_DOMAIN), ("container2", CONTAINER_DOMAIN)):
 
-        def parent_domain(container: str = container) -> tuple[bool, str]:
+        def parent_domain(container: str = container) -> str:
             result = pods.exec_(api, namespace, POD, ["nltest", "/PARENTDOMAIN"], container=container)
-            return result.exit_code == 0, result.stdout if result.exit_code == 0 else str(result)
+            detail = result.stdout if result.exit_code == 0 else str(result)
+            assert result.exit_code == 0, detail
+            return detail
 
-        output = containers.poll(parent_domain, what=f"nltest /PARENTDOMAIN to succeed in {container}",
+        output = waits.poll(f"nltest /PARENTDOMAIN to succeed in {container}", parent_domain,
                                  timeout=EXEC_READY_TIMEOUT)
         assert output.startswith(domain), f"expected {output!r} to start with {domain!r}"
         assert COMPLETED in output, f"expected {output!r} to contain {COMPLETED!r}"

@@ -7,7 +7,6 @@ import string
 import uuid
 from typing import Any
 
-import pytest
 from kubernetes import client
 
 from winsuite.authoring.capabilities import Capability
@@ -17,9 +16,12 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import namespaces
+from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import pods
 from winsuite.k8s import retry
-from winsuite.k8s import windows
+from winsuite.k8s import waits
 
 host_process = Describe(Area("sig-windows"), Feature("WindowsHostProcessContainers"), "HostProcess containers")
 TWIN = "[sig-windows] [Feature:WindowsHostProcessContainers] HostProcess containers "
@@ -102,35 +104,35 @@ def busybox(target: Target, name: str, command: list[str], **fields: Any) -> dic
 def run_to_success(api: client.ApiClient, namespace: str, manifest: dict[str, Any]) -> client.V1Pod:
     """Create the pod, wait for it to finish (3 minutes), and require that it Succeeded."""
     pods.create(api, namespace, manifest)
-    return windows.assert_succeeded(api, namespace, manifest["metadata"]["name"])
+    return containers.assert_succeeded(api, namespace, manifest["metadata"]["name"])
 
 
 def windows_node_for_host_process(api: client.ApiClient, namespace: str) -> str:
-    windows.allow_privileged_pods(api, namespace)
-    return windows.name_of(windows.find_windows_node(api))
+    namespaces.allow_privileged_pods(api, namespace)
+    return objects.name_of(nodes.find_windows_node(api))
 
 
 @host_process.it("should run as a process on the host/node", twin=TWIN + "should run as a process on the host/node",
                  category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
 def test_runs_as_a_process_on_the_host(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     node = windows_node_for_host_process(api, namespace)
     # The container's host name is the node's: it runs on the host, not in a container of its own.
     check = f"& {{if ('{node}' -ine \"$(hostname)\") {{ exit -1 }}}}"
-    pod = windows.host_process_pod("host-process-test-pod", [
+    pod = containers.host_process_pod("host-process-test-pod", [
         busybox(target, "computer-name-test", ["powershell.exe", "-Command", check])])
-    run_to_success(api, namespace, windows.pin_to_node(target.place(pod), node))
+    run_to_success(api, namespace, containers.pin_to_node(target.place(pod), node))
 
 
 @host_process.it("should support init containers", twin=TWIN + "should support init containers",
                  category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
 def test_init_containers(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    windows.allow_privileged_pods(api, namespace)
+    nodes.skip_unless_target_os_is_windows(target.os)
+    namespaces.allow_privileged_pods(api, namespace)
     filename = f"/testfile{uuid.uuid4()}.txt"
     configure = busybox(target, "configure-node", ["powershell", "-c", "Set-content", "-Path", filename, "-V", "test"])
     read = busybox(target, "read-configuration", ["powershell", "-c", "ls", filename])
-    pod = windows.host_process_pod("host-process-init-pods", [read], initContainers=[configure])
+    pod = containers.host_process_pod("host-process-init-pods", [read], initContainers=[configure])
     run_to_success(api, namespace, target.place(pod))
 
 
@@ -138,20 +140,17 @@ def test_init_containers(api: client.ApiClient, namespace: str, target: Target) 
                  category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
 def test_command_path_validation(api: client.ApiClient, namespace: str, target: Target) -> None:
     """Only for containerd 1.6: 1.7 changed how a HostProcess container's first process is started."""
-    windows.skip_unless_target_os_is_windows(target.os)
-    node = windows.find_windows_node(api)
-    version = windows.containerd_version(node)
-    if version is None or version[:2] >= (1, 7):
-        pytest.skip(f"requires containerd 1.6 on Windows node {windows.name_of(node)} "
-                    f"(found: {windows.runtime_of(node)})")
-    windows.allow_privileged_pods(api, namespace)
+    nodes.skip_unless_target_os_is_windows(target.os)
+    node = nodes.find_windows_node(api)
+    nodes.skip_unless_containerd_before_1_7(node)
+    namespaces.allow_privileged_pods(api, namespace)
     # One pod per batch, one after the other: Windows containers start slowly.
     for index, batch in enumerate(COMMAND_BATCHES):
         cases = [containers.container(f"host-process-command-{index}-{number}", target.image("busybox"),
                                       command=command, args=args, workingDir=working_dir)
                  for number, (command, args, working_dir) in enumerate(batch)]
-        pod = windows.host_process_pod(f"host-process-command-{index}", cases,
-                                       user=windows.NT_AUTHORITY_LOCAL_SERVICE)
+        pod = containers.host_process_pod(f"host-process-command-{index}", cases,
+                                       user=containers.NT_AUTHORITY_LOCAL_SERVICE)
         run_to_success(api, namespace, target.place(pod))
 
 
@@ -170,14 +169,14 @@ def volume_mounts_pod(target: Target, name: str) -> dict[str, Any]:
     mounts = [containers.volume_mount(f"{kind}-volume", f"/etc/{kind}") for kind in sources]
     validator = busybox(target, name, ["powershell.exe", "./etc/configmap/validationscript.ps1"],
                         env=[containers.env_from_field("NODE_NAME_TEST", "spec.nodeName")], volumeMounts=mounts)
-    return target.place(windows.host_process_pod(name, [validator], volumes=volumes))
+    return target.place(containers.host_process_pod(name, [validator], volumes=volumes))
 
 
 @host_process.it("should support various volume mount types", twin=TWIN + "should support various volume mount types",
                  category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
 def test_volume_mount_types(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    windows.allow_privileged_pods(api, namespace)
+    nodes.skip_unless_target_os_is_windows(target.os)
+    namespaces.allow_privileged_pods(api, namespace)
     core = client.CoreV1Api(api)
     retry.call(core.create_namespaced_config_map, namespace, {
         "metadata": {"name": "sample-config-map"},
@@ -205,19 +204,19 @@ def host_process_counts(api: client.ApiClient, node: str) -> dict[str, float]:
                  category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
 def test_start_metrics(api: client.ApiClient, namespace: str, target: Target) -> None:
     """Relative comparisons only, so that other HostProcess pods on the node cannot break it."""
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     node = windows_node_for_host_process(api, namespace)
     before = host_process_counts(api, node)
     bad_user = {"windowsOptions": {"runAsUserName": "bad-user-name"}}
-    failing_init = windows.host_process_pod(
+    failing_init = containers.host_process_pod(
         "host-process-metrics-pod-failing-init-container",
         [busybox(target, "container", ["cmd.exe", "/c", "exit", "/b", "0"])],
         initContainers=[busybox(target, "failing-init-container", ["foobar.exe"], securityContext=bad_user)])
-    failing = windows.host_process_pod("host-process-metrics-pod-failing-container",
+    failing = containers.host_process_pod("host-process-metrics-pod-failing-container",
                                        [busybox(target, "failing-container", ["foobar.exe"], securityContext=bad_user)])
     for manifest in (failing_init, failing):
-        pods.create(api, namespace, windows.pin_to_node(target.place(manifest), node))
-        windows.wait_for_finish(api, namespace, manifest["metadata"]["name"])
+        pods.create(api, namespace, containers.pin_to_node(target.place(manifest), node))
+        containers.wait_for_finish(api, namespace, manifest["metadata"]["name"])
     after = host_process_counts(api, node)
     unchanged = [key for key in before if not before[key] < after[key]]
     assert not unchanged, f"HostProcess container counts did not increase for {unchanged}: {before} -> {after}"
@@ -226,14 +225,14 @@ def test_start_metrics(api: client.ApiClient, namespace: str, target: Target) ->
 @host_process.it("container stats validation", twin=TWIN + "container stats validation",
                  category="Extend.HostProcess", needs=[*NEEDS, Capability.STATS_SUMMARY], images=["busybox"])
 def test_container_stats(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     node = windows_node_for_host_process(api, namespace)
     sleeper = busybox(target, "host-process-stats",
                       ["powershell.exe", "-Command", "Write-Host 'Hello'; sleep -Seconds 600"])
-    pod = windows.host_process_pod("host-process-stats-pod", [sleeper], user=windows.NT_AUTHORITY_LOCAL_SERVICE)
-    containers.start(api, namespace, windows.pin_to_node(target.place(pod), node), state="Ready")
+    pod = containers.host_process_pod("host-process-stats-pod", [sleeper], user=containers.NT_AUTHORITY_LOCAL_SERVICE)
+    containers.start(api, namespace, containers.pin_to_node(target.place(pod), node), state="Ready")
 
-    def stats_are_sane() -> tuple[bool, str]:
+    def stats_are_sane() -> str:
         """ensurePodsStatsOnNode, until our container's stats are all there and positive."""
         ours = kubelet.pod_stats(kubelet.stats_summary(api, node), namespace)
         checked = [c for p in ours for c in p.get("containers") or []]
@@ -242,18 +241,20 @@ def test_container_stats(api: client.ApiClient, namespace: str, target: Target) 
         for c in checked:
             values += [(c.get("cpu") or {}).get("usageCoreNanoSeconds", 0),
                        (c.get("memory") or {}).get("workingSetBytes", 0), (c.get("logs") or {}).get("usedBytes", 0)]
-        return bool(checked) and all(v > 0 for v in values), f"stats of the pods of {namespace}: {ours}"
+        detail = f"stats of the pods of {namespace}: {ours}"
+        assert bool(checked) and all(v > 0 for v in values), detail
+        return detail
 
-    containers.poll(stats_are_sane, what="HostProcess container stats in the summary", timeout=180)
+    waits.poll("HostProcess container stats in the summary", stats_are_sane, timeout=180)
 
 
 def containerd_1_7_node(api: client.ApiClient, namespace: str, target: Target) -> str:
     """skipUnlessContainerdOneSevenOrGreater: the Windows node these tests use, if its containerd is 1.7+."""
-    windows.skip_unless_target_os_is_windows(target.os)
-    node = windows.find_windows_node(api)
-    windows.skip_unless_containerd_at_least(node, (1, 7))
-    windows.allow_privileged_pods(api, namespace)
-    return windows.name_of(node)
+    nodes.skip_unless_target_os_is_windows(target.os)
+    node = nodes.find_windows_node(api)
+    nodes.skip_unless_containerd_1_7_or_later(node)
+    namespaces.allow_privileged_pods(api, namespace)
+    return objects.name_of(node)
 
 
 @host_process.it("should support querying api-server using in-cluster config",
@@ -266,8 +267,8 @@ def test_in_cluster_config(api: client.ApiClient, namespace: str, target: Target
     agnhost = containers.container("hpc-agnhost", target.image("agnhost"), command=[
         "cmd", "/C", "copy", "c:\\hpc\\agnhost", "c:\\hpc\\agnhost.exe", "&&", "c:\\hpc\\agnhost.exe",
         "inclusterclient"])
-    containers.start(api, namespace, windows.pin_to_node(target.place(
-        windows.host_process_pod(name, [agnhost])), node), state="Ready")
+    containers.start(api, namespace, containers.pin_to_node(target.place(
+        containers.host_process_pod(name, [agnhost])), node), state="Ready")
     # inclusterclient calls /healthz every 30 s and logs only failures: a second call means the first returned.
     logs = containers.wait_for_logs(api, namespace, name, "hpc-agnhost", what="two calls of /healthz",
                                     matches=lambda text: text.count("calling /healthz") >= 2, timeout=180)
@@ -282,8 +283,8 @@ def test_local_group_accounts(api: client.ApiClient, namespace: str, target: Tar
     setup = busybox(target, "setup", ["cmd", "/C", "net", "localgroup", group, "/add"])
     whoami = busybox(target, "localgroup-container", ["cmd", "/C", "whoami"],
                      securityContext={"windowsOptions": {"runAsUserName": group}})
-    pod = windows.host_process_pod("host-process-localgroup-pod", [whoami], initContainers=[setup])
-    run_to_success(api, namespace, windows.pin_to_node(target.place(pod), node))
+    pod = containers.host_process_pod("host-process-localgroup-pod", [whoami], initContainers=[setup])
+    run_to_success(api, namespace, containers.pin_to_node(target.place(pod), node))
     # whoami prints <computer>\<generated user>; every built-in account a HostProcess container may use
     # starts with "nt authority".
     logs = pods.logs(api, namespace, "host-process-localgroup-pod", "localgroup-container")

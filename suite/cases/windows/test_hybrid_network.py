@@ -9,8 +9,11 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
+from winsuite.k8s import connectivity
 from winsuite.k8s import containers
-from winsuite.k8s import windows
+from winsuite.k8s import nodes
+from winsuite.k8s import objects
+from winsuite.k8s import pods
 
 hybrid = Describe(Area("sig-windows"), "Hybrid cluster network").describe("for all supported CNIs")
 TWIN = "[sig-windows] Hybrid cluster network for all supported CNIs "
@@ -20,18 +23,18 @@ TWIN = "[sig-windows] Hybrid cluster network for all supported CNIs "
            twin=TWIN + "should have stable networking for Linux and Windows pods",
            category="Core.Network", needs=[Capability.LINUX_AND_WINDOWS_CONTAINERS], images=["nginx", "agnhost"])
 def test_linux_and_windows_pods_reach_each_other(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    linux_pod = containers.start(api, namespace, windows.on_linux(
-        windows.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
+    nodes.skip_unless_target_os_is_windows(target.os)
+    linux_pod = containers.start(api, namespace, containers.on_linux(
+        containers.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
     windows_pod = containers.start(api, namespace, target.place(
-        windows.network_test_pod(target.image("agnhost"), "windows", "test-webserver")), state="Ready")
+        containers.network_test_pod(target.image("agnhost"), "windows", "test-webserver")), state="Ready")
     # Linux to Windows, then Windows to Linux.
-    windows.assert_consistent_connectivity(
-        api, namespace, windows.name_of(linux_pod), container="linux-container",
-        command=windows.linux_check(windows.pod_ip(windows_pod), 80), max_tries=windows.INTERNAL_MAX_TRIES)
-    windows.assert_consistent_connectivity(
-        api, namespace, windows.name_of(windows_pod), container="windows-container",
-        command=windows.windows_check(windows.pod_ip(linux_pod)), max_tries=windows.INTERNAL_MAX_TRIES)
+    connectivity.assert_consistent_connectivity(
+        api, namespace, objects.name_of(linux_pod), container="linux-container",
+        command=connectivity.linux_check(pods.pod_ip(windows_pod), 80), max_tries=connectivity.INTERNAL_MAX_TRIES)
+    connectivity.assert_consistent_connectivity(
+        api, namespace, objects.name_of(windows_pod), container="windows-container",
+        command=connectivity.windows_check(pods.pod_ip(linux_pod)), max_tries=connectivity.INTERNAL_MAX_TRIES)
 
 
 @hybrid.it("should provide Internet connection for Linux containers", Feature("Networking-IPv4"),
@@ -39,13 +42,13 @@ def test_linux_and_windows_pods_reach_each_other(api: client.ApiClient, namespac
            category="Core.Network", images=["nginx"],
            needs=[Capability.LINUX_AND_WINDOWS_CONTAINERS, Capability.EXTERNAL_NETWORK])
 def test_linux_pods_reach_the_internet(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    linux_pod = containers.start(api, namespace, windows.on_linux(
-        windows.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
+    nodes.skip_unless_target_os_is_windows(target.os)
+    linux_pod = containers.start(api, namespace, containers.on_linux(
+        containers.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
     # 8.8.8.8:53 (Google's DNS) stands for "the Internet", as upstream has it.
-    windows.assert_consistent_connectivity(
-        api, namespace, windows.name_of(linux_pod), container="linux-container",
-        command=windows.linux_check("8.8.8.8", 53), max_tries=windows.EXTERNAL_MAX_TRIES)
+    connectivity.assert_consistent_connectivity(
+        api, namespace, objects.name_of(linux_pod), container="linux-container",
+        command=connectivity.linux_check("8.8.8.8", 53), max_tries=connectivity.EXTERNAL_MAX_TRIES)
 
 
 @hybrid.it("should provide Internet connection and DNS for Windows containers", Feature("Networking-IPv4"),
@@ -55,9 +58,9 @@ def test_linux_pods_reach_the_internet(api: client.ApiClient, namespace: str, ta
            category="Core.Network", images=["agnhost"],
            needs=[Capability.WINDOWS_KERNEL, Capability.CLUSTER_DNS, Capability.EXTERNAL_NETWORK])
 def test_windows_pods_reach_the_internet_by_name(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    manifest = windows.network_test_pod(target.image("agnhost"), "windows")
+    nodes.skip_unless_target_os_is_windows(target.os)
+    manifest = containers.network_test_pod(target.image("agnhost"), "windows")
     windows_pod = containers.start(api, namespace, target.place(manifest), state="Ready")
-    windows.assert_consistent_connectivity(
-        api, namespace, windows.name_of(windows_pod), container="windows-container",
-        command=windows.windows_check("www.google.com"), max_tries=windows.EXTERNAL_MAX_TRIES)
+    connectivity.assert_consistent_connectivity(
+        api, namespace, objects.name_of(windows_pod), container="windows-container",
+        command=connectivity.windows_check("www.google.com"), max_tries=connectivity.EXTERNAL_MAX_TRIES)

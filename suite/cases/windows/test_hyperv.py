@@ -11,8 +11,10 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
+from winsuite.k8s import namespaces
+from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import pods
-from winsuite.k8s import windows
 
 hyperv = Describe(Area("sig-windows"), Feature("WindowsHyperVContainers"), "HyperV containers")
 
@@ -29,21 +31,21 @@ START_TIMEOUT = 180.0
            category="Extend.Worker", needs=[Capability.WINDOWS_KERNEL, Capability.HOSTPROCESS, Capability.HYPERV],
            images=["busybox"])
 def test_hyperv_isolated_container(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    node = windows.find_windows_node(api)
-    windows.skip_unless_containerd_at_least(node, (1, 7))  # Hyper-V isolation needs containerd 1.7+
-    windows.allow_privileged_pods(api, namespace)
-    node_name = windows.name_of(node)
+    nodes.skip_unless_target_os_is_windows(target.os)
+    node = nodes.find_windows_node(api)
+    nodes.skip_unless_containerd_1_7_or_later(node)
+    namespaces.allow_privileged_pods(api, namespace)
+    node_name = objects.name_of(node)
 
     image = target.image("busybox")
     isolated = containers.pod("hyperv-test-pod", [containers.container("busybox-1", image, command=HELLO),
                                                   containers.container("busybox-2", image, command=HELLO)],
                               restartPolicy="Never", runtimeClassName=HYPERV_RUNTIME_CLASS)
-    containers.start(api, namespace, windows.pin_to_node(target.place(isolated), node_name), state="Ready",
+    containers.start(api, namespace, containers.pin_to_node(target.place(isolated), node_name), state="Ready",
                      timeout=START_TIMEOUT)
 
     # A HostProcess pod looks at the host for the utility VM.
-    validation = windows.host_process_pod("validation-pod", [
+    validation = containers.host_process_pod("validation-pod", [
         containers.container("container", image, command=["powershell.exe", "-Command", FIND_UTILITY_VM])])
-    pods.create(api, namespace, windows.pin_to_node(target.place(validation), node_name))
-    windows.assert_succeeded(api, namespace, "validation-pod", timeout=START_TIMEOUT)
+    pods.create(api, namespace, containers.pin_to_node(target.place(validation), node_name))
+    containers.assert_succeeded(api, namespace, "validation-pod", timeout=START_TIMEOUT)

@@ -15,7 +15,8 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
-from winsuite.k8s import windows
+from winsuite.k8s import nodes
+from winsuite.k8s import objects
 
 COLLECTION = "Kubelet stats collection for Windows nodes"
 serial_stats = Describe(Area("sig-windows"), Feature("Windows"), "Kubelet-Stats", Serial).describe(COLLECTION)
@@ -38,7 +39,7 @@ def stats_test_pods(target: Target, count: int, node: str) -> list[dict[str, Any
                                     command=["powershell.exe", "-Command", "sleep -Seconds 1"])
         labels = {"name": name, "testapp": "stats-collection"}
         manifest = containers.pod(f"{name}-{index}", [sleeper], labels=labels, initContainers=[init])
-        made.append(windows.pin_to_node(target.place(manifest), node))
+        made.append(containers.pin_to_node(target.place(manifest), node))
     return made
 
 
@@ -61,9 +62,9 @@ def assert_stats_within_scrape_timeout(api: client.ApiClient, namespace: str, ta
                                        iterations: int) -> None:
     """Run `pods` pods on one Windows node, then fetch its summary `iterations` times: every one of our pods
     has sane stats each time, and the average request takes at most 10 s."""
-    windows.skip_unless_target_os_is_windows(target.os)
-    node = windows.name_of(windows.find_windows_node(api))
-    windows.create_all(api, namespace, stats_test_pods(target, pods, node), timeout=RUNNING_TIMEOUT)
+    nodes.skip_unless_target_os_is_windows(target.os)
+    node = objects.name_of(nodes.find_windows_node(api))
+    containers.create_all(api, namespace, stats_test_pods(target, pods, node), timeout=RUNNING_TIMEOUT)
     durations = []
     for _ in range(iterations):
         summary, took = kubelet.timed_stats_summary(api, node)
@@ -91,9 +92,9 @@ def test_stats_of_ten_pods(api: client.ApiClient, namespace: str, target: Target
                "when windows is booted should return bootid within 10 seconds",
           category="Extend.Worker", needs=[Capability.WINDOWS_KERNEL])
 def test_boot_id(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    node = windows.find_windows_node(api)
-    assert windows.boot_id(node), f"expected a bootID in the node status of {windows.name_of(node)}, got none"
+    nodes.skip_unless_target_os_is_windows(target.os)
+    node = nodes.find_windows_node(api)
+    assert nodes.boot_id(node), f"expected a bootID in the node status of {objects.name_of(node)}, got none"
 
 
 @stats.it("when running 3 pods", "should return within 10 seconds",

@@ -19,9 +19,10 @@ from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import kubelet
+from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import pods
 from winsuite.k8s import retry
-from winsuite.k8s import windows
 
 memory_limits = Describe(Area("sig-windows"), Feature("Windows"), "Memory Limits", Serial, Slow)
 TWIN = "[sig-windows] [Feature:Windows] Memory Limits [Serial] [Slow] "
@@ -50,7 +51,7 @@ def requested_memory(pod: client.V1Pod) -> Decimal:
 def free_memory(api: client.ApiClient, node: client.V1Node) -> Decimal:
     """Allocatable memory not yet requested by the pods bound to the node."""
     bound = retry.call(client.CoreV1Api(api).list_pod_for_all_namespaces,
-                       field_selector=f"spec.nodeName={windows.name_of(node)},status.phase!=Succeeded,"
+                       field_selector=f"spec.nodeName={objects.name_of(node)},status.phase!=Succeeded,"
                                       f"status.phase!=Failed").items
     allocatable = memory_of((node.status.allocatable if node.status else None) or {})
     return allocatable - sum((requested_memory(p) for p in bound), Decimal(0))
@@ -79,9 +80,9 @@ def pause_pod(target: Target, name: str, memory: str) -> dict[str, Any]:
                   category="Core.Scheduling", needs=[Capability.WINDOWS_KERNEL, Capability.KUBELET_CONFIGZ])
 def test_allocatable_is_capacity_minus_reservations(api: client.ApiClient, namespace: str,
                                                     target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    node = windows.find_windows_node(api)
-    config = kubelet.configz(api, windows.name_of(node))
+    nodes.skip_unless_target_os_is_windows(target.os)
+    node = nodes.find_windows_node(api)
+    config = kubelet.configz(api, objects.name_of(node))
     status = node.status or client.V1NodeStatus()
     capacity, allocatable = memory_of(status.capacity), memory_of(status.allocatable)
     reserved = {
@@ -92,7 +93,7 @@ def test_allocatable_is_capacity_minus_reservations(api: client.ApiClient, names
     }
     calculated = capacity - sum(reserved.values(), Decimal(0))
     assert calculated == allocatable, (
-        f"node {windows.name_of(node)}: capacity {capacity} - {reserved} = {calculated}, "
+        f"node {objects.name_of(node)}: capacity {capacity} - {reserved} = {calculated}, "
         f"but the node states allocatable memory {allocatable}")
 
 
@@ -107,17 +108,17 @@ def test_overprovisioning_is_blocked(api: client.ApiClient, namespace: str, targ
     Upstream binds a pod of (allocatable - 100Mi) to every Windows node with spec.nodeName; winsuite lets
     the scheduler bind one to each node the run may use, sized to what the node's pods leave free, and waits
     until each is bound, so the node is really full when the last pod comes."""
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     target = target.scheduling_only()
     tolerations = target.placement.tolerations()
-    usable = [n for n in windows.windows_nodes(api, simulated=True) if tolerates(tolerations, n)]
+    usable = [n for n in nodes.windows_nodes(api, simulated=True) if tolerates(tolerations, n)]
     assert usable, "no Ready, schedulable Windows node the run's pods may use"
     for node in usable:
         limit = free_memory(api, node) - HEADROOM
-        assert limit > 0, f"node {windows.name_of(node)} has less than 100Mi of allocatable memory left"
+        assert limit > 0, f"node {objects.name_of(node)} has less than 100Mi of allocatable memory left"
         name = f"mem-test-{uuid.uuid4()}"
-        pods.create(api, namespace, windows.pin_to_node(pause_pod(target, name, str(int(limit))),
-                                                        windows.name_of(node)))
+        pods.create(api, namespace, containers.pin_to_node(pause_pod(target, name, str(int(limit))),
+                                                        objects.name_of(node)))
         pods.wait_for_pod(api, namespace, name, state="Scheduled", timeout=SCHEDULE_TIMEOUT)
 
     failure = "mem-failure-pod"

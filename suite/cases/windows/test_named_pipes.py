@@ -20,9 +20,9 @@ from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import namespaces
 from winsuite.k8s import netexec
 from winsuite.k8s import pods
-from winsuite.k8s import windows
 
 named_pipes = Describe(Area("sig-windows"), "Named pipe host mounts")
 
@@ -51,7 +51,7 @@ def test_runtime_pipe_host_mount(api: client.ApiClient, namespace: str, target: 
     if len(set(endpoints.values())) != 1 or not next(iter(endpoints.values())):
         pytest.skip(f"requires one container runtime endpoint on the nodes of the target OS (found: {endpoints})")
     path = host_path(next(iter(endpoints.values())))
-    windows.allow_privileged_pods(api, namespace)  # hostPath volumes are outside the baseline level
+    namespaces.allow_privileged_pods(api, namespace)  # hostPath volumes are outside the baseline level
     if target.os == "windows":
         volume = {"name": "runtime", "hostPath": {"path": path}}
         mount, command = path, ["powershell.exe", "-NoProfile", "-Command",

@@ -26,11 +26,13 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import pods
 from winsuite.k8s import resolvers
 from winsuite.k8s import retry
-from winsuite.k8s import windows
+from winsuite.k8s import waits
 
 never = Describe(Area("sig-windows"), "What will never work")
 
@@ -44,7 +46,7 @@ STATS_TIMEOUT = 150.0  # the kubelet measures volumes once a minute (volumeStats
           category="Core.Storage", needs=[Capability.WINDOWS_KERNEL, Capability.EXEC, Capability.STATS_SUMMARY],
           images=["agnhost"])
 def test_memory_medium_is_not_memory_backed(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     volume = {"name": MEMORY_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": SIZE_LIMIT}}
     manifest = containers.agnhost_pod(target.image("agnhost"), "memory-medium", volumes=[volume],
                                       mounts=[containers.volume_mount(MEMORY_VOLUME, MEMORY_PATH)])
@@ -56,15 +58,17 @@ def test_memory_medium_is_not_memory_backed(api: client.ApiClient, namespace: st
     node = str((pod.spec or client.V1PodSpec(containers=[])).node_name)
     sizes: dict[str, int | None] = {}
 
-    def measured() -> tuple[bool, str]:
+    def measured() -> str:
         summary = kubelet.stats_summary(api, node)
         stats = [v for p in kubelet.pod_stats(summary, namespace) for v in p.get("volume") or []
                  if v.get("name") == MEMORY_VOLUME]
         sizes["volume"] = stats[0].get("capacityBytes") if stats else None
         sizes["disk"] = ((summary.get("node") or {}).get("fs") or {}).get("capacityBytes")
-        return None not in sizes.values(), f"volume stats {stats}, node {summary.get('node')}"
+        detail = f"volume stats {stats}, node {summary.get('node')}"
+        assert None not in sizes.values(), detail
+        return detail
 
-    detail = containers.poll(measured, what=f"the kubelet on {node} to report the size of volume {MEMORY_VOLUME}",
+    detail = waits.poll(f"the kubelet on {node} to report the size of volume {MEMORY_VOLUME}", measured,
                              timeout=STATS_TIMEOUT)
     assert sizes["volume"] != SIZE_LIMIT_BYTES, f"the volume has its sizeLimit's size, as in memory: {detail}"
     assert sizes["volume"] == sizes["disk"], f"the volume is not on the node's filesystem: {detail}"
@@ -73,13 +77,13 @@ def test_memory_medium_is_not_memory_backed(api: client.ApiClient, namespace: st
 @never.it("a pod with hostNetwork but without HostProcess should not share the node's network",
           category="Core.Network", needs=[Capability.WINDOWS_KERNEL, Capability.EXEC], images=["agnhost"])
 def test_host_network_without_host_process(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    windows.allow_privileged_pods(api, namespace)  # hostNetwork is outside the baseline Pod Security level
+    nodes.skip_unless_target_os_is_windows(target.os)
+    namespaces.allow_privileged_pods(api, namespace)  # hostNetwork is outside the baseline Pod Security level
     manifest = containers.agnhost_pod(target.image("agnhost"), "host-network", hostNetwork=True)
     pod = containers.start(api, namespace, target.place(manifest))
     node = retry.call(client.CoreV1Api(api).read_node, (pod.spec or client.V1PodSpec(containers=[])).node_name)
     node_ip = nodes.internal_ip(node)
-    assert node_ip, f"node {windows.name_of(node)} reports no InternalIP"
+    assert node_ip, f"node {objects.name_of(node)} reports no InternalIP"
     report = resolvers.run(api, namespace, "host-network", ["ipconfig"])
     own = [ip for line in report.splitlines() if "IPv4 Address" in line for ip in resolvers.IPV4.findall(line)]
     assert own, f"ipconfig shows the container no IPv4 address:\n{report}"

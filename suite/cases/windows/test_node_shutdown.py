@@ -3,13 +3,11 @@ is about to restart."""
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from kubernetes import client
-from kubernetes import watch
 
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
@@ -20,8 +18,13 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
+from winsuite.k8s import kubelet
+from winsuite.k8s import namespaces
+from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import pods
-from winsuite.k8s import windows
+from winsuite.k8s import retry
+from winsuite.k8s import waits
 
 graceful_shutdown = Describe(Area("sig-windows"), Feature("Windows"), "GracefulNodeShutdown", Serial, Disruptive,
                              Slow)
@@ -48,7 +51,7 @@ def grace_period_pod(target: Target, name: str, node: str, grace: int, critical:
     priority: dict[str, Any] = {"priorityClassName": CRITICAL} if critical else {}
     pod = containers.pod(name, [netexec], terminationGracePeriodSeconds=grace,
                          annotations={"kubernetes.io/config.source": "file"} if critical else None, **priority)
-    return windows.pin_to_node(target.place(pod), node)
+    return containers.pin_to_node(target.place(pod), node)
 
 
 def is_critical(pod: client.V1Pod) -> bool:
@@ -67,59 +70,42 @@ def has_false_condition(pod: client.V1Pod) -> bool:
     return any(c.status == "False" for c in (pod.status or client.V1PodStatus()).conditions or [])
 
 
-class InvalidStatusWatch:
-    """Watches the namespace's pods in the background for a status that must never happen: Failed and still
-    Ready (kubernetes#108594)."""
+def failed_but_ready(pod: client.V1Pod) -> str | None:
+    """isPodReadyWithFailedStatus: a status that must never happen (kubernetes#108594)."""
+    return pods.describe(pod) if pods.phase_of(pod) == "Failed" and containers.is_ready(pod) else None
 
-    def __init__(self, api: client.ApiClient, namespace: str) -> None:
-        self.api, self.namespace = api, namespace
-        self.violations: list[str] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
-        core = client.CoreV1Api(self.api)
-        while not self._stop.is_set():
-            stream = watch.Watch()
-            for event in stream.stream(core.list_namespaced_pod, self.namespace, timeout_seconds=5):
-                pod = event["object"]
-                if windows.phase_of(pod) == "Failed" and containers.is_ready(pod):
-                    self.violations.append(pods.describe(pod))
-
-    def __enter__(self) -> InvalidStatusWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
+def list_period_pods(api: client.ApiClient, namespace: str, node: str, count: int) -> tuple[list[client.V1Pod], str]:
+    """The test's "period" pods on the node (there must be `count` of them) and the listing's resourceVersion."""
+    listing = retry.call(pods.core(api).list_namespaced_pod, namespace, field_selector=f"spec.nodeName={node}")
+    period = [p for p in listing.items if objects.name_of(p).startswith("period")]
+    assert len(period) == count, f"the number of pods is not as expected: {len(period)} != {count}"
+    return period, str(listing.metadata.resource_version)
 
 
 def period_pods(api: client.ApiClient, namespace: str, node: str, count: int) -> list[client.V1Pod]:
-    """The test's "period" pods on the node; there must be `count` of them."""
-    listed = pods.core(api).list_namespaced_pod(namespace, field_selector=f"spec.nodeName={node}").items
-    period = [p for p in listed if windows.name_of(p).startswith("period")]
-    assert len(period) == count, f"the number of pods is not as expected: {len(period)} != {count}"
-    return period
+    return list_period_pods(api, namespace, node, count)[0]
 
 
 def eventually_about_pods(api: client.ApiClient, namespace: str, node: str, count: int, what: str,
                           check: Callable[[client.V1Pod], str | None], timeout: float) -> None:
     """Poll the test's "period" pods on the node until `check` finds nothing wrong with any of them."""
 
-    def all_fine() -> tuple[bool, str]:
+    def all_fine() -> str:
         period = period_pods(api, namespace, node, count)
         problems = [problem for p in period if (problem := check(p))]
-        return not problems, "; ".join(problems)
+        detail = "; ".join(problems)
+        assert not problems, detail
+        return detail
 
-    containers.poll(all_fine, what=what, timeout=timeout)
+    waits.poll(what, all_fine, timeout=timeout)
 
 
 def shutdown_order(pod: client.V1Pod) -> str | None:
     if is_critical(pod) and is_shut_down(pod):
-        return f"critical pod {windows.name_of(pod)} should not be shut down yet: {pods.describe(pod)}"
+        return f"critical pod {objects.name_of(pod)} should not be shut down yet: {pods.describe(pod)}"
     if not is_critical(pod) and not is_shut_down(pod):
-        return f"pod {windows.name_of(pod)} should be shut down: {pods.describe(pod)}"
+        return f"pod {objects.name_of(pod)} should be shut down: {pods.describe(pod)}"
     return None
 
 
@@ -129,27 +115,30 @@ def shutdown_order(pod: client.V1Pod) -> str | None:
                       category="Extend.Worker", needs=[Capability.WINDOWS_KERNEL, Capability.KUBELET_CONFIGZ],
                       images=["agnhost"])
 def test_graceful_node_shutdown(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    node = windows.name_of(windows.find_windows_node(api))
-    windows.skip_unless_graceful_node_shutdown(api, node)
-    windows.allow_privileged_pods(api, namespace)
+    nodes.skip_unless_target_os_is_windows(target.os)
+    node = objects.name_of(nodes.find_windows_node(api))
+    kubelet.skip_unless_graceful_node_shutdown(api, node)
+    namespaces.allow_privileged_pods(api, namespace)
     batch = [grace_period_pod(target, f"period-20-{uuid.uuid4()}", node, 20, critical=False),
              grace_period_pod(target, f"period-25-{uuid.uuid4()}", node, 25, critical=False),
              grace_period_pod(target, f"period-critical-5-{uuid.uuid4()}", node, 5, critical=True),
              grace_period_pod(target, f"period-critical-10-{uuid.uuid4()}", node, 10, critical=True)]
-    windows.create_all(api, namespace, batch)
-    not_ready = [pods.describe(p) for p in period_pods(api, namespace, node, len(batch))
-                 if windows.phase_of(p) != "Running" or not containers.is_ready(p)]
-    assert not not_ready, f"failed to start batch pods: {not_ready}"
+    containers.create_all(api, namespace, batch)
+    listed, resource_version = list_period_pods(api, namespace, node, len(batch))
 
-    with InvalidStatusWatch(api, namespace) as invalid:
+    # Watched from the batch's listing, without gaps, while the node shuts down (watchtools.Until).
+    invalid = waits.BackgroundWatch(pods.core(api).list_namespaced_pod, resource_version, violates=failed_but_ready,
+                                    namespace=namespace)
+    with invalid:
+        not_ready = [pods.describe(p) for p in listed if pods.phase_of(p) != "Running" or not containers.is_ready(p)]
+        assert not not_ready, f"failed to start batch pods: {not_ready}"
         # Keeps the node busy until the critical pods have reached their end.
         delay = grace_period_pod(target, f"delay-shutdown-20-{uuid.uuid4()}", node, 20, critical=True)
         containers.start(api, namespace, delay, state="Ready")
-        restart = windows.host_process_pod("reboot-host-test-pod", [
+        restart = containers.host_process_pod("reboot-host-test-pod", [
             containers.container("reboot-computer-test", target.image("agnhost"), command=RESTART)])
-        pods.create(api, namespace, windows.pin_to_node(target.place(restart), node))
-        windows.assert_succeeded(api, namespace, "reboot-host-test-pod")
+        pods.create(api, namespace, containers.pin_to_node(target.place(restart), node))
+        containers.assert_succeeded(api, namespace, "reboot-host-test-pod")
 
         eventually_about_pods(api, namespace, node, len(batch), "non-critical pods to shut down first",
                               shutdown_order, POD_STATUS_UPDATE_TIMEOUT)
@@ -159,4 +148,4 @@ def test_graceful_node_shutdown(api: client.ApiClient, namespace: str, target: T
         eventually_about_pods(api, namespace, node, len(batch), "every pod to have a False condition",
                               lambda p: None if has_false_condition(p) else f"{pods.describe(p)}: no False condition",
                               CONDITIONS_TIMEOUT)
-    assert not invalid.violations, f"pods reported Failed while Ready: {invalid.violations}"
+    invalid.check("invalid pod status (Failed while Ready)")

@@ -19,11 +19,15 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
+from winsuite.k8s import connectivity
 from winsuite.k8s import containers
+from winsuite.k8s import kubelet
+from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import pods
 from winsuite.k8s import retry
-from winsuite.k8s import windows
+from winsuite.k8s.undo import Undo
 from winsuite.k8s.waits import wait_for
 
 reboot_host = Describe(Area("sig-windows"), Feature("Windows"), ExcludedWindowsDocker, "RebootHost containers",
@@ -81,8 +85,8 @@ Write-Host "Cleanup script finished";
 
 
 @pytest.fixture
-def undo(namespace: str) -> Generator[windows.Undo]:
-    steps = windows.Undo()
+def undo(namespace: str) -> Generator[Undo]:
+    steps = Undo()
     yield steps
     steps.run()
 
@@ -94,7 +98,7 @@ def encoded_powershell(script: str) -> str:
 
 def host_pod(target: Target, name: str, container: str, command: list[str], node: str) -> dict[str, Any]:
     agnhost = containers.container(container, target.image("agnhost"), command=command)
-    return windows.pin_to_node(target.place(windows.host_process_pod(name, [agnhost])), node)
+    return containers.pin_to_node(target.place(containers.host_process_pod(name, [agnhost])), node)
 
 
 def restart_count(pod: client.V1Pod) -> int:
@@ -105,8 +109,8 @@ def wait_for_reboot(api: client.ApiClient, node: str, boot_id: str) -> client.V1
     """Until the node reports a new boot and is Ready again."""
     rebooted: client.V1Node = wait_for(
         client.CoreV1Api(api).list_node, name=node, namespace=None, what=f"{node} to reboot and be Ready",
-        condition=lambda n: windows.boot_id(n) != boot_id and nodes.is_ready(n), timeout=REBOOT_TIMEOUT,
-        describe=lambda n: f"bootID {windows.boot_id(n)!r}, Ready={nodes.is_ready(n)}")
+        condition=lambda n: nodes.boot_id(n) != boot_id and nodes.is_ready(n), timeout=REBOOT_TIMEOUT,
+        describe=lambda n: f"bootID {nodes.boot_id(n)!r}, Ready={nodes.is_ready(n)}")
     return rebooted
 
 
@@ -115,10 +119,10 @@ def clean_up_containers(api: client.ApiClient, namespace: str, target: Target, n
     passes, which makes the step a restart only), then waits for the node to be back."""
     container = f"cleanup-container-{random.getrandbits(31):08x}"
     script = CLEANUP_SCRIPT.replace("$CONTAINERNAME$", container).replace("$NAMESPACES$", f'"{namespace}"')
-    boot_id = windows.boot_id(windows.read_node(api, node))
+    boot_id = nodes.boot_id(nodes.read_node(api, node))
     pods.create(api, namespace, host_pod(target, "cleanup-pod", container,
                                          ["powershell.exe", "-encodedCommand", encoded_powershell(script)], node))
-    windows.wait_for_finish(api, namespace, "cleanup-pod", timeout=120)
+    containers.wait_for_finish(api, namespace, "cleanup-pod", timeout=120)
     pods.delete(api, namespace, "cleanup-pod")
     wait_for_reboot(api, node, boot_id)
 
@@ -135,56 +139,56 @@ def mark_node_used(api: client.ApiClient, node: str) -> None:
                 category="Extend.HostProcess", images=["agnhost", "nginx"],
                 needs=[Capability.WINDOWS_KERNEL, Capability.KUBELET_CONFIGZ, Capability.LINUX_AND_WINDOWS_CONTAINERS,
                        Capability.CLUSTER_DNS, Capability.EXTERNAL_NETWORK])
-def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo: windows.Undo) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    found = windows.windows_nodes(api)
+def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo: Undo) -> None:
+    nodes.skip_unless_target_os_is_windows(target.os)
+    found = nodes.windows_nodes(api)
     if not found:
         pytest.skip("requires a Ready and schedulable Windows node that runs containers (found: none)")
     # Reuse a node rebooted before, so that the reboots stay on one node.
-    node_object = next((n for n in found if REBOOT_USED_LABEL in windows.labels_of(n)), found[0])
-    node = windows.name_of(node_object)
+    node_object = next((n for n in found if REBOOT_USED_LABEL in objects.labels_of(n)), found[0])
+    node = objects.name_of(node_object)
     # Upstream skips this test "until graceful shutdown feature enabled": winsuite runs it where it is.
-    windows.skip_unless_graceful_node_shutdown(api, node)
-    windows.allow_privileged_pods(api, namespace)
+    kubelet.skip_unless_graceful_node_shutdown(api, node)
+    namespaces.allow_privileged_pods(api, namespace)
     undo.add("the containers left on the node", lambda: clean_up_containers(api, namespace, target, node))
     undo.add("the reboot-used label", lambda: mark_node_used(api, node))
-    boot_id = int(windows.boot_id(node_object))
+    boot_id = int(nodes.boot_id(node_object))
 
-    web = windows.network_test_pod(target.image("agnhost"), "windows", "test-webserver")
+    web = containers.network_test_pod(target.image("agnhost"), "windows", "test-webserver")
     web["spec"]["restartPolicy"] = "Always"
-    agn_pod = containers.start(api, namespace, windows.pin_to_node(target.place(web), node), state="Ready")
-    nginx_pod = containers.start(api, namespace, windows.on_linux(
-        windows.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
-    linux, windows_name = windows.name_of(nginx_pod), windows.name_of(agn_pod)
-    windows.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
-                                           command=windows.linux_check("8.8.8.8", 53),
-                                           max_tries=windows.EXTERNAL_MAX_TRIES)
-    windows.assert_consistent_connectivity(api, namespace, windows_name, container="windows-container",
-                                           command=windows.windows_check("www.google.com"),
-                                           max_tries=windows.EXTERNAL_MAX_TRIES)
-    windows.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
-                                           command=windows.linux_check(windows.pod_ip(agn_pod), 80),
-                                           max_tries=windows.INTERNAL_MAX_TRIES)
+    agn_pod = containers.start(api, namespace, containers.pin_to_node(target.place(web), node), state="Ready")
+    nginx_pod = containers.start(api, namespace, containers.on_linux(
+        containers.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
+    linux, windows_name = objects.name_of(nginx_pod), objects.name_of(agn_pod)
+    connectivity.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
+                                           command=connectivity.linux_check("8.8.8.8", 53),
+                                           max_tries=connectivity.EXTERNAL_MAX_TRIES)
+    connectivity.assert_consistent_connectivity(api, namespace, windows_name, container="windows-container",
+                                           command=connectivity.windows_check("www.google.com"),
+                                           max_tries=connectivity.EXTERNAL_MAX_TRIES)
+    connectivity.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
+                                           command=connectivity.linux_check(pods.pod_ip(agn_pod), 80),
+                                           max_tries=connectivity.INTERNAL_MAX_TRIES)
     initial = restart_count(agn_pod)
 
     pods.create(api, namespace, host_pod(target, "reboot-host-test-pod", "reboot-computer-test",
                                          ["powershell.exe", "-Command", *RECORD_DATES, "shutdown.exe -r -t 30"], node))
-    windows.assert_succeeded(api, namespace, "reboot-host-test-pod")
+    containers.assert_succeeded(api, namespace, "reboot-host-test-pod")
     # The web server's container restarts with the host.
     pods.wait_until(api, namespace, windows_name, "to restart after the reboot",
                     lambda p: restart_count(p) > initial, timeout=REBOOT_TIMEOUT)
 
-    rebooted = windows.read_node(api, node)
-    assert int(windows.boot_id(rebooted)) == boot_id + 1, (
-        f"BootID should be incremented by 1 after reboot: {boot_id} -> {windows.boot_id(rebooted)}")
+    rebooted = nodes.read_node(api, node)
+    assert int(nodes.boot_id(rebooted)) == boot_id + 1, (
+        f"BootID should be incremented by 1 after reboot: {boot_id} -> {nodes.boot_id(rebooted)}")
     after = pods.get(api, namespace, windows_name)
     assert restart_count(after) - initial == 1, (
         f"the restart count of {windows_name} should have grown by 1: {pods.describe(after)}")
-    assert windows.phase_of(after) == "Running", pods.describe(after)
-    windows.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
-                                           command=windows.linux_check(windows.pod_ip(after), 80),
-                                           max_tries=windows.INTERNAL_MAX_TRIES)
+    assert pods.phase_of(after) == "Running", pods.describe(after)
+    connectivity.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
+                                           command=connectivity.linux_check(pods.pod_ip(after), 80),
+                                           max_tries=connectivity.INTERNAL_MAX_TRIES)
 
     pods.create(api, namespace, host_pod(target, "check-reboot-pod", "reboot-computer-check",
                                          ["powershell.exe", "-Command", *CHECK_DATES], node))
-    windows.assert_succeeded(api, namespace, "check-reboot-pod")
+    containers.assert_succeeded(api, namespace, "check-reboot-pod")

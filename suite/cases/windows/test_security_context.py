@@ -14,8 +14,10 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import events
+from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import pods
-from winsuite.k8s import windows
+from winsuite.k8s import waits
 
 security_context = Describe(Area("sig-windows"), Feature("Windows"), "SecurityContext")
 TWIN = "[sig-windows] [Feature:Windows] SecurityContext "
@@ -50,15 +52,15 @@ def error_event_or_success(api: client.ApiClient, namespace: str, name: str) -> 
     """WaitForErrorEventOrSuccess: the pod's first error event, or None once a container Started."""
     found: list[client.CoreV1Event | None] = []
 
-    def check() -> tuple[bool, str]:
+    def check() -> str:
         seen = [e for e in events.list_events(api, namespace) if e.involved_object.name == name]
         for event in seen:
             if event.reason in (*ERROR_EVENTS, "Started"):
                 found.append(event if event.reason != "Started" else None)
-                return True, events.describe(event)
-        return False, "; ".join(events.describe(e) for e in seen) or "no events"
+                return events.describe(event)
+        raise AssertionError("; ".join(events.describe(e) for e in seen) or "no events")
 
-    containers.poll(check, what=f"an error event or a started container of pod {name}",
+    waits.poll(f"an error event or a started container of pod {name}", check,
                     timeout=containers.POD_START_TIMEOUT)
     return found[0]
 
@@ -67,7 +69,7 @@ def error_event_or_success(api: client.ApiClient, namespace: str, name: str) -> 
                      twin=TWIN + "should be able create pods and run containers with a given username",
                      category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
 def test_run_as_username(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     containers.expect_output(api, namespace, run_as_username_pod(target, None), ["ContainerUser"])
     containers.expect_output(api, namespace, run_as_username_pod(target, "ContainerAdministrator"),
                              ["ContainerAdministrator"])
@@ -77,22 +79,24 @@ def test_run_as_username(api: client.ApiClient, namespace: str, target: Target) 
                      twin=TWIN + "should not be able to create pods with unknown usernames at Pod level",
                      category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
 def test_unknown_username_at_pod_level(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     invalid = pods.create(api, namespace, run_as_username_pod(target, "FooLish"))
-    name = windows.name_of(invalid)
+    name = objects.name_of(invalid)
 
     # Runtimes that pass runAsUserName to the sandbox (containerd 1.6+) fail the sandbox, and the pod stays
     # Pending by design (kubernetes#104635); others fail the workload container.
-    def failed() -> tuple[bool, str]:
+    def failed() -> str:
         sandbox = [e for e in events.list_events(api, namespace)
                    if e.involved_object.name == name and e.reason == "FailedCreatePodSandBox"]
         if any(WRONG_PASSWORD in (e.message or "") for e in sandbox):
-            return True, "FailedCreatePodSandBox: " + WRONG_PASSWORD
+            return "FailedCreatePodSandBox: " + WRONG_PASSWORD
         pod = pods.get(api, namespace, name)
-        reason = windows.terminated_reasons(pod).get(RUN_AS_CONTAINER)
-        return windows.phase_of(pod) == "Failed" and reason in COULD_NOT_START, pods.describe(pod)
+        reason = pods.terminated_reasons(pod).get(RUN_AS_CONTAINER)
+        detail = pods.describe(pod)
+        assert pods.phase_of(pod) == "Failed" and reason in COULD_NOT_START, detail
+        return detail
 
-    containers.poll(failed, what=f"pod {name} to fail for its unknown user name",
+    waits.poll(f"pod {name} to fail for its unknown user name", failed,
                     timeout=containers.POD_START_TIMEOUT)
 
 
@@ -101,14 +105,14 @@ def test_unknown_username_at_pod_level(api: client.ApiClient, namespace: str, ta
                                  "level",
                      category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
 def test_unknown_username_at_container_level(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     manifest = run_as_username_pod(target, "FooLish")
     manifest["spec"]["securityContext"]["windowsOptions"]["runAsUserName"] = "ContainerUser"
     name = manifest["metadata"]["name"]
     pods.create(api, namespace, manifest)
     failed = pods.wait_for_pod(api, namespace, name, state="Failed", timeout=containers.POD_START_TIMEOUT)
     assert not (failed.status and failed.status.reason), f"unexpected pod reason: {pods.describe(failed)}"
-    reason = windows.terminated_reasons(failed).get(RUN_AS_CONTAINER)
+    reason = pods.terminated_reasons(failed).get(RUN_AS_CONTAINER)
     assert reason in COULD_NOT_START, (
         f"the container terminated reason was supposed to be 'ContainerCannotRun' or 'StartError', "
         f"not {reason!r}")
@@ -119,7 +123,7 @@ def test_unknown_username_at_container_level(api: client.ApiClient, namespace: s
                      category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
 def test_container_username_overrides_pod_username(api: client.ApiClient, namespace: str,
                                                    target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     manifest = run_as_username_pod(target, "ContainerAdministrator")
     manifest["spec"]["containers"][0]["securityContext"]["windowsOptions"]["runAsUserName"] = "ContainerUser"
     second = "run-as-username-new-container"
@@ -134,7 +138,7 @@ def test_container_username_overrides_pod_username(api: client.ApiClient, namesp
                      category="Extend.Worker", needs=NEEDS, images=["agnhost"])
 def test_linux_security_context_is_ignored(api: client.ApiClient, namespace: str, target: Target) -> None:
     """It is enough that the pod comes up: before kubernetes#93475 SELinux options kept it from starting."""
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     selinux = {"level": "s0:c24,c9"}
     container_security = {"seLinuxOptions": selinux,
                           "windowsOptions": {"runAsUserName": "ContainerAdministrator"}}
@@ -169,7 +173,7 @@ def test_run_as_non_root_rejects_upper_case_administrator(api: client.ApiClient,
 
 def assert_non_root_policy_rejects(api: client.ApiClient, namespace: str, target: Target,
                                    username: str) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     manifest = run_as_username_pod(target, username)
     manifest["spec"]["securityContext"]["runAsNonRoot"] = True
     pods.create(api, namespace, manifest)
@@ -185,7 +189,7 @@ def assert_non_root_policy_rejects(api: client.ApiClient, namespace: str, target
                      category="Extend.Worker", needs=NEEDS)
 def test_unsupported_fields_are_ignored(api: client.ApiClient, namespace: str, target: Target) -> None:
     """runAsUser and runAsGroup mean nothing on Windows; a pod that sets them still runs there."""
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     name = "run-ignore-unsupported-fields"
     pause = containers.container("test-container", target.image("pause"))
     security = {"runAsUser": 999, "runAsGroup": 999, "runAsNonRoot": True}

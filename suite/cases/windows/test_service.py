@@ -14,8 +14,8 @@ from winsuite.authoring.targeting import OS_LABEL
 from winsuite.k8s import connectivity
 from winsuite.k8s import containers
 from winsuite.k8s import nodes
+from winsuite.k8s import objects
 from winsuite.k8s import retry
-from winsuite.k8s import windows
 from winsuite.k8s import workloads
 
 service_tests = Describe(Area("sig-windows"), "Services")
@@ -58,7 +58,7 @@ def node_ips(node: client.V1Node, family: str) -> list[str]:
 
 def real_nodes(api: client.ApiClient, os_name: str | None = None) -> list[client.V1Node]:
     """Ready, schedulable nodes that run containers: a simulated node's IP leads nowhere."""
-    return [n for n in nodes.list_nodes(api) if windows.is_schedulable(n) and not nodes.is_simulated(n)
+    return [n for n in nodes.list_nodes(api) if nodes.is_schedulable(n) and not nodes.is_simulated(n)
             and (os_name is None or nodes.os_of(n) == os_name)]
 
 
@@ -69,11 +69,11 @@ def url(ip: str, port: int) -> str:
 def windows_client(api: client.ApiClient, namespace: str, target: Target) -> str:
     """The Windows testing pod (createTestPod with agnhost), checked to carry the Windows nodeSelector."""
     tester = containers.start(api, namespace, target.place(
-        windows.network_test_pod(target.image("agnhost"), "windows")), state="Ready")
+        containers.network_test_pod(target.image("agnhost"), "windows")), state="Ready")
     selector = (tester.spec.node_selector if tester.spec else None) or {}
     # Admission controllers may sometimes do the wrong thing.
     assert selector.get(OS_LABEL) == "windows", f"pod.spec.nodeSelector: {selector}"
-    return windows.name_of(tester)
+    return objects.name_of(tester)
 
 
 @service_tests.it("should be able to create a functioning NodePort service for Windows",
@@ -82,19 +82,20 @@ def windows_client(api: client.ApiClient, namespace: str, target: Target) -> str
                   images=["agnhost"])
 def test_node_port_service_for_windows(api: client.ApiClient, namespace: str, target: Target) -> None:
     """A Windows pod reaches a Windows-backed Service through a node IP and the NodePort."""
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     labels = connectivity.jig_labels(SERVICE)
     service = create_node_port_service(api, namespace, labels)
     candidates = real_nodes(api)
     assert candidates, "no Ready, schedulable node that runs containers"
     node = random.choice(candidates)
     ips = node_ips(node, ip_family_of(service))
-    assert ips, f"node {windows.name_of(node)} has no {ip_family_of(service)} InternalIP"
+    assert ips, f"node {objects.name_of(node)} has no {ip_family_of(service)} InternalIP"
     run_windows_backends(api, namespace, target, labels)
     tester = windows_client(api, namespace, target)
-    windows.assert_consistent_connectivity(
+    connectivity.assert_consistent_connectivity(
         api, namespace, tester, container="windows-container",
-        command=windows.windows_check(url(ips[0], node_port_of(service))), max_tries=windows.INTERNAL_MAX_TRIES)
+        command=connectivity.windows_check(url(ips[0], node_port_of(service))),
+        max_tries=connectivity.INTERNAL_MAX_TRIES)
 
 
 @service_tests.it("should be reachable through a NodePort on both Linux and Windows node IPs",
@@ -103,7 +104,7 @@ def test_node_port_service_for_windows(api: client.ApiClient, namespace: str, ta
 def test_node_port_on_linux_and_windows_node_ips(api: client.ApiClient, namespace: str, target: Target) -> None:
     """KEP-116's 'NodePort on both Linux and Windows node IPs': the Windows-backed NodePort answers on a Linux
     node's IP and on a Windows node's IP, to a Windows pod and to a Linux pod alike."""
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     labels = connectivity.jig_labels(SERVICE)
     service = create_node_port_service(api, namespace, labels)
     family, port = ip_family_of(service), node_port_of(service)
@@ -114,12 +115,12 @@ def test_node_port_on_linux_and_windows_node_ips(api: client.ApiClient, namespac
         addresses[os_name] = ips[0]
     run_windows_backends(api, namespace, target, labels)
     windows_tester = windows_client(api, namespace, target)
-    linux_tester = containers.start(api, namespace, windows.on_linux(
-        windows.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
+    linux_tester = containers.start(api, namespace, containers.on_linux(
+        containers.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
     for ip in addresses.values():
-        windows.assert_consistent_connectivity(
+        connectivity.assert_consistent_connectivity(
             api, namespace, windows_tester, container="windows-container",
-            command=windows.windows_check(url(ip, port)), max_tries=windows.INTERNAL_MAX_TRIES)
-        windows.assert_consistent_connectivity(
-            api, namespace, windows.name_of(linux_tester), container="linux-container",
-            command=windows.linux_check(ip, port), max_tries=windows.INTERNAL_MAX_TRIES)
+            command=connectivity.windows_check(url(ip, port)), max_tries=connectivity.INTERNAL_MAX_TRIES)
+        connectivity.assert_consistent_connectivity(
+            api, namespace, objects.name_of(linux_tester), container="linux-container",
+            command=connectivity.linux_check(ip, port), max_tries=connectivity.INTERNAL_MAX_TRIES)

@@ -14,8 +14,9 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.k8s import containers
+from winsuite.k8s import namespaces
+from winsuite.k8s import nodes
 from winsuite.k8s import pods
-from winsuite.k8s import windows
 
 permissions = Describe(Area("sig-windows"), Feature("Windows"), "Windows volume mounts") \
     .describe("check volume mount permissions")
@@ -94,7 +95,7 @@ def read_write_read_only_test(api: client.ApiClient, namespace: str, target: Tar
                 twin=TWIN + "container should have readOnly permissions on emptyDir",
                 category="Core.Storage", needs=[Capability.WINDOWS_KERNEL])
 def test_read_only_empty_dir(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
+    nodes.skip_unless_target_os_is_windows(target.os)
     read_only_test(api, namespace, target, EMPTY_DIR, EMPTY_DIR_PATH)
     read_write_read_only_test(api, namespace, target, EMPTY_DIR, EMPTY_DIR_PATH)
 
@@ -103,7 +104,7 @@ def test_read_only_empty_dir(api: client.ApiClient, namespace: str, target: Targ
                 twin=TWIN + "container should have readOnly permissions on hostMapPath",
                 category="Core.Storage", needs=[Capability.WINDOWS_KERNEL])
 def test_read_only_host_path(api: client.ApiClient, namespace: str, target: Target) -> None:
-    windows.skip_unless_target_os_is_windows(target.os)
-    windows.allow_privileged_pods(api, namespace)
+    nodes.skip_unless_target_os_is_windows(target.os)
+    namespaces.allow_privileged_pods(api, namespace)
     read_only_test(api, namespace, target, HOST_MAP, HOST_MAP_PATH)
     read_write_read_only_test(api, namespace, target, HOST_MAP, HOST_MAP_PATH)
