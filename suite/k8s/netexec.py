@@ -96,9 +96,12 @@ def host_dialer_pod(image: str, target_os: str) -> Manifest:
     ports = [{"containerPort": HOST_DIAL_PORT, "hostPort": HOST_DIAL_PORT, "protocol": protocol}
              for protocol in ("TCP", "UDP")]
     args = ("netexec", f"--http-port={HOST_DIAL_PORT}", f"--udp-port={HOST_DIAL_PORT}")
-    dialer = containers.agnhost_container(image, "agnhost-container", *args, ports=ports)
     if target_os == "windows":
-        return containers.host_process_pod(HOST_TEST_POD, [dialer])
+        # On the host, the image's /agnhost entrypoint does not resolve: run it as agnhost.exe.
+        on_host = containers.container("agnhost-container", image, command=containers.agnhost_on_host(*args),
+                                       ports=ports)
+        return containers.host_process_pod(HOST_TEST_POD, [on_host])
+    dialer = containers.agnhost_container(image, "agnhost-container", *args, ports=ports)
     return containers.pod(HOST_TEST_POD, [dialer], hostNetwork=True, terminationGracePeriodSeconds=0)
 
 

@@ -263,10 +263,10 @@ def containerd_1_7_node(api: client.ApiClient, namespace: str, target: Target) -
 def test_in_cluster_config(api: client.ApiClient, namespace: str, target: Target) -> None:
     node = containerd_1_7_node(api, namespace, target)
     name = "host-process-agnhost-icc"
-    # agnhost has to be copied to agnhost.exe first (microsoft/hcsshim#1128 and #1174).
-    agnhost = containers.container("hpc-agnhost", target.image("agnhost"), command=[
-        "cmd", "/C", "copy", "c:\\hpc\\agnhost", "c:\\hpc\\agnhost.exe", "&&", "c:\\hpc\\agnhost.exe",
-        "inclusterclient"])
+    # agnhost has to be copied to agnhost.exe first (microsoft/hcsshim#1128 and #1174); upstream names the
+    # image's directory c:\hpc, which CONTAINER_SANDBOX_MOUNT_POINT is on containerd 1.7.
+    agnhost = containers.container("hpc-agnhost", target.image("agnhost"),
+                                   command=containers.agnhost_on_host("inclusterclient"))
     containers.start(api, namespace, containers.pin_to_node(target.place(
         containers.host_process_pod(name, [agnhost])), node), state="Ready")
     # inclusterclient calls /healthz every 30 s and logs only failures: a second call means the first returned.
