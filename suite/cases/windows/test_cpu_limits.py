@@ -13,6 +13,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import nodes
@@ -68,6 +69,12 @@ def cpu_usage(api: client.ApiClient, pod: client.V1Pod) -> float:
     return float(entry["cpu"]["usageNanoCores"]) * 1e-9
 
 
+def cpu_limits_pods(target: Target) -> list[dict[str, Any]]:
+    """The same limit written two ways: as a decimal and in millicores."""
+    return [cpu_burn_pod(target, "0.5", "1Gi"), cpu_burn_pod(target, "500m", "1Gi")]
+
+
+@windows_pods(cpu_limits_pods, upstream="test/e2e/windows/cpu_limits.go:47-112")
 @limits.it("should not be exceeded after waiting 2 minutes",
            twin="[sig-windows] [Feature:Windows] Cpu Resources [Serial] Container limits should not be "
                 "exceeded after waiting 2 minutes",
@@ -75,8 +82,7 @@ def cpu_usage(api: client.ApiClient, pod: client.V1Pod) -> float:
            images=["busybox"])
 def test_cpu_limits_are_not_exceeded(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
-    # The same limit written two ways: as a decimal and in millicores.
-    burners = [cpu_burn_pod(target, "0.5", "1Gi"), cpu_burn_pod(target, "500m", "1Gi")]
+    burners = cpu_limits_pods(target)
     containers.create_all(api, namespace, burners)
     names = [b["metadata"]["name"] for b in burners]
     hold_running(api, namespace, names, BURN_SECONDS)

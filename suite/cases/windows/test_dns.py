@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubernetes import client
 
 from winsuite.authoring.capabilities import Capability
@@ -10,6 +12,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import nodes
 from winsuite.k8s import pods
@@ -21,8 +24,17 @@ dns = Describe(Area("sig-windows"), Feature("Windows"), "DNS")
 # configuration; a documentation address (RFC 5737) keeps the test from ever querying the Internet.
 SECOND_SERVER = "192.0.2.53"
 SEARCH_PATH = "default.svc.cluster.local"
+DNS_UTILS_POD = "e2e-dns-utils"
 
 
+def dns_utils_pod(target: Target, injected: str) -> dict[str, Any]:
+    """agnhost with dnsPolicy None: the cluster's DNS service and a second server, one search path."""
+    return target.place(containers.agnhost_pod(target.image("agnhost"), DNS_UTILS_POD, dnsPolicy="None",
+                                               dnsConfig={"nameservers": [injected, SECOND_SERVER],
+                                                          "searches": [SEARCH_PATH]}))
+
+
+@windows_pods(lambda target: [dns_utils_pod(target, "10.96.0.10")], upstream="test/e2e/windows/dns.go:43-118")
 @dns.it("should support configurable pod DNS servers",
         twin="[sig-windows] [Feature:Windows] DNS should support configurable pod DNS servers",
         category="Core.Network", needs=[Capability.WINDOWS_KERNEL, Capability.CLUSTER_DNS],
@@ -32,11 +44,8 @@ def test_configurable_pod_dns_servers(api: client.ApiClient, namespace: str, tar
     kube_dns = retry.call(client.CoreV1Api(api).read_namespaced_service, "kube-dns", "kube-system")
     injected = str(kube_dns.spec.cluster_ip if kube_dns.spec else "")
 
-    name = "e2e-dns-utils"
-    manifest = containers.agnhost_pod(target.image("agnhost"), name, dnsPolicy="None",
-                                      dnsConfig={"nameservers": [injected, SECOND_SERVER],
-                                                 "searches": [SEARCH_PATH]})
-    created = pods.create(api, namespace, target.place(manifest))
+    name = DNS_UTILS_POD
+    created = pods.create(api, namespace, dns_utils_pod(target, injected))
     selector = (created.spec.node_selector if created.spec else None) or {}
     assert selector.get(OS_LABEL) == "windows", f"pod.spec.nodeSelector: {selector}"
     pods.wait_for_pod(api, namespace, name, state="Running", timeout=containers.POD_START_TIMEOUT)

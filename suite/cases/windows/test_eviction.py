@@ -17,6 +17,7 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import kubelet
@@ -71,6 +72,14 @@ def memory_hog(target: Target, name: str, node: str, testlimit_args: list[str], 
     return containers.pin_to_node(target.place(containers.pod(name, [hog])), node)
 
 
+def eviction_pods(target: Target, node: str, chunks: int) -> list[dict[str, Any]]:
+    """pod1: 5 x 100Mb within its 500Mi request; pod2: `chunks` x 300Mb, more than the node has."""
+    return [memory_hog(target, "pod1", node, ["-d", "100Mb", "-e", "5", "20000s", "-c", "5"],
+                       requests={"memory": str(500 * MEBIBYTE)}),
+            memory_hog(target, "pod2", node, ["-d", "300Mb", "-e", "1", "20000s", "-c", str(chunks)])]
+
+
+@windows_pods(lambda target: eviction_pods(target, "win-0", 50), upstream="test/e2e/windows/eviction.go:65-237")
 @eviction.it("should evict a pod when a node experiences memory pressure",
              twin="[sig-windows] [Feature:Windows] Eviction [Serial] [Slow] [Disruptive] should evict a pod when a "
                   "node experiences memory pressure",
@@ -90,12 +99,10 @@ def test_eviction_under_memory_pressure(api: client.ApiClient, namespace: str, t
                   NODE_TIMEOUT)
 
     # 5 x 100Mb, within its 500Mi request; then 300Mb chunks adding up to more than the node has.
-    pods.create(api, namespace, memory_hog(target, "pod1", name, ["-d", "100Mb", "-e", "5", "20000s", "-c", "5"],
-                                           requests={"memory": str(500 * MEBIBYTE)}))
+    first, second = eviction_pods(target, name, int((capacity_of(node) - threshold) / CHUNK) + 3)
+    pods.create(api, namespace, first)
     pods.wait_for_pod(api, namespace, "pod1", state="Running", timeout=containers.POD_START_TIMEOUT)
-    chunks = int((capacity_of(node) - threshold) / CHUNK) + 3
-    pods.create(api, namespace, memory_hog(target, "pod2", name,
-                                           ["-d", "300Mb", "-e", "1", "20000s", "-c", str(chunks)]))
+    pods.create(api, namespace, second)
     pods.wait_for_pod(api, namespace, "pod2", state="Running", timeout=containers.POD_START_TIMEOUT)
 
     events.wait_for_event(api, namespace, involved="pod2", reason="Evicted", timeout=NODE_TIMEOUT)

@@ -28,6 +28,7 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
@@ -52,6 +53,9 @@ WEBHOOK = "gmsa-webhook"
 WEBHOOK_SCRIPT = ("https://raw.githubusercontent.com/kubernetes-sigs/windows-gmsa/master/admission-webhook/deploy/"
                   "deploy-gmsa-webhook.sh")
 CRD = "gmsacredentialspecs.windows.k8s.io"
+CRED_SPEC_READER = "retrieve-gmsa-crd-contents"
+DEPLOYER = "webhook-deployer"
+GMSA_POD = "pod-with-gmsa"
 QUERY_OK = "The command completed successfully"
 RETRY_TIMEOUT = 60.0
 log = logging.getLogger(__name__)
@@ -77,14 +81,49 @@ def gmsa_node(api: client.ApiClient) -> client.V1Node:
     return labelled[0]
 
 
+def cred_spec_reader_pod(target: Target, node: str) -> dict[str, Any]:
+    """A pod on the GMSA node mounting the folder of its credential spec manifest."""
+    folder = CRED_SPEC_MANIFEST.rsplit("\\", 1)[0]
+    reader = containers.container(CRED_SPEC_READER, target.image("pause"),
+                                  volumeMounts=[containers.volume_mount(f"{CRED_SPEC_READER}-volume", folder)])
+    pod = containers.pod(CRED_SPEC_READER, [reader],
+                         volumes=[{"name": f"{CRED_SPEC_READER}-volume", "hostPath": {"path": folder}}])
+    return containers.pin_to_node(target.place(pod), node)
+
+
+def webhook_deployer_pod(target: Target, account: str, webhook_namespace: str) -> dict[str, Any]:
+    """The Linux pod that runs the windows-gmsa deploy script with the account's (cluster-admin) rights."""
+    install = " ".join([
+        'echo "@community http://dl-cdn.alpinelinux.org/alpine/edge/community/" >> /etc/apk/repositories',
+        "&& apk add kubectl@community gettext openssl", "&& apk add --update coreutils",
+        f"&& curl {WEBHOOK_SCRIPT} > gmsa.sh", "&& chmod +x gmsa.sh",
+        f"&& ./gmsa.sh --file /manifests.yml --name {WEBHOOK} --namespace {webhook_namespace} --certs-dir certs "
+        "--tolerate-master", "&& /agnhost pause"])
+    agnhost = containers.container(DEPLOYER, target.image("agnhost", os="linux"), command=["bash", "-c"],
+                                   args=[install])
+    return containers.on_linux(containers.pod(DEPLOYER, [agnhost], serviceAccountName=account))
+
+
+def gmsa_pod(target: Target, node: str, account: str) -> dict[str, Any]:
+    """The pod with the GMSA identity: the credential spec by name, the account allowed to use it. Upstream
+    leaves placement to the cluster; only the labelled node is joined to the domain."""
+    sleeper = containers.container(GMSA_POD, target.image("busybox"),
+                                   command=["powershell.exe", "-Command", "sleep -Seconds 600"])
+    pod = containers.pod(GMSA_POD, [sleeper], serviceAccountName=account,
+                         securityContext={"windowsOptions": {"gmsaCredentialSpecName": CRED_SPEC_NAME}})
+    return containers.pin_to_node(target.place(pod), node)
+
+
+def gmsa_pods(target: Target) -> list[dict[str, Any]]:
+    account = "ns-sa-00000000-0000-0000-0000-000000000001"
+    return [cred_spec_reader_pod(target, "win-0"), webhook_deployer_pod(target, account, "ns-webhook"),
+            gmsa_pod(target, "win-0", account)]
+
+
 def cred_spec_manifest(api: client.ApiClient, namespace: str, target: Target, node: str) -> str:
     """retrieveCRDManifestFileContents: read the manifest on the node through a pod mounting its folder."""
-    folder = CRED_SPEC_MANIFEST.rsplit("\\", 1)[0]
-    name = "retrieve-gmsa-crd-contents"
-    reader = containers.container(name, target.image("pause"),
-                                  volumeMounts=[containers.volume_mount(f"{name}-volume", folder)])
-    pod = containers.pod(name, [reader], volumes=[{"name": f"{name}-volume", "hostPath": {"path": folder}}])
-    containers.start(api, namespace, containers.pin_to_node(target.place(pod), node), state="Ready")
+    name = CRED_SPEC_READER
+    containers.start(api, namespace, cred_spec_reader_pod(target, node), state="Ready")
     result = exec_in(api, namespace, name, "cmd", "/S", "/C", f"type {CRED_SPEC_MANIFEST}")
     assert result.exit_code == 0, f"failed to retrieve the contents of {CRED_SPEC_MANIFEST} on node {node}: {result}"
     return result.stdout.replace("\r\n", "\n")
@@ -107,7 +146,7 @@ def deploy_webhook(api: client.ApiClient, namespace: str, target: Target, undo: 
     """deployGmsaWebhook: a Linux pod with cluster-admin rights runs the windows-gmsa deploy script."""
     rbac = client.RbacAuthorizationV1Api(api)
     webhook_namespace = f"{namespace[:50].rstrip('-')}-webhook"  # a namespace name has at most 63 characters
-    deployer = "webhook-deployer"
+    deployer = DEPLOYER
     account = service_account(api, namespace)
     admin = binding("ClusterRoleBinding", namespace, account, "cluster-admin")
     # Undone last: the deployer's cluster-admin rights are what deletes the webhook's manifests.
@@ -120,16 +159,7 @@ def deploy_webhook(api: client.ApiClient, namespace: str, target: Target, undo: 
     undo.add("the GMSACredentialSpec CRD", lambda: retry.call(
         client.ApiextensionsV1Api(api).delete_custom_resource_definition, CRD))
     retry.call(rbac.create_cluster_role_binding, admin)
-    install = " ".join([
-        'echo "@community http://dl-cdn.alpinelinux.org/alpine/edge/community/" >> /etc/apk/repositories',
-        "&& apk add kubectl@community gettext openssl", "&& apk add --update coreutils",
-        f"&& curl {WEBHOOK_SCRIPT} > gmsa.sh", "&& chmod +x gmsa.sh",
-        f"&& ./gmsa.sh --file /manifests.yml --name {WEBHOOK} --namespace {webhook_namespace} --certs-dir certs "
-        "--tolerate-master", "&& /agnhost pause"])
-    agnhost = containers.container(deployer, target.image("agnhost", os="linux"), command=["bash", "-c"],
-                                   args=[install])
-    deployer_pod = containers.pod(deployer, [agnhost], serviceAccountName=account)
-    containers.start(api, namespace, containers.on_linux(deployer_pod), state="Ready")
+    containers.start(api, namespace, webhook_deployer_pod(target, account, webhook_namespace), state="Ready")
     try:
         workloads.wait_for_deployment_complete(api, webhook_namespace, WEBHOOK, timeout=300)
     finally:
@@ -156,14 +186,8 @@ def pod_with_gmsa(api: client.ApiClient, namespace: str, target: Target, node: s
     retry.call(rbac.create_cluster_role, {"metadata": {"name": role}, "rules": [rule]})
     account = service_account(api, namespace)
     retry.call(rbac.create_namespaced_role_binding, namespace, binding("RoleBinding", namespace, account, role))
-    name = "pod-with-gmsa"
-    sleeper = containers.container(name, target.image("busybox"),
-                                   command=["powershell.exe", "-Command", "sleep -Seconds 600"])
-    pod = containers.pod(name, [sleeper], serviceAccountName=account,
-                         securityContext={"windowsOptions": {"gmsaCredentialSpecName": CRED_SPEC_NAME}})
-    # Upstream leaves placement to the cluster; only the labelled node is joined to the domain.
-    containers.start(api, namespace, containers.pin_to_node(target.place(pod), node), state="Ready")
-    return name
+    containers.start(api, namespace, gmsa_pod(target, node, account), state="Ready")
+    return GMSA_POD
 
 
 def set_up_gmsa_pod(api: client.ApiClient, namespace: str, target: Target, undo: Undo) -> str:
@@ -177,6 +201,7 @@ def set_up_gmsa_pod(api: client.ApiClient, namespace: str, target: Target, undo:
     return pod_with_gmsa(api, namespace, target, node, undo)
 
 
+@windows_pods(gmsa_pods, upstream="test/e2e/windows/gmsa_full.go:99-160,240-420")
 @gmsa_support.it("works end to end", twin=TWIN + "works end to end", category="Extend.ActiveDirectory",
                  needs=NEEDS, images=["pause", "agnhost", "busybox"])
 def test_gmsa_works_end_to_end(api: client.ApiClient, namespace: str, target: Target, undo: Undo) -> None:
@@ -196,6 +221,7 @@ def test_gmsa_works_end_to_end(api: client.ApiClient, namespace: str, target: Ta
     waits.poll("nltest /QUERY to succeed", query, timeout=RETRY_TIMEOUT)
 
 
+@windows_pods(gmsa_pods, upstream="test/e2e/windows/gmsa_full.go:163-237,240-420")
 @gmsa_support.it("can read and write file to remote SMB folder",
                  twin=TWIN + "can read and write file to remote SMB folder",
                  category="Extend.ActiveDirectory", needs=NEEDS, images=["pause", "agnhost", "busybox"])

@@ -7,6 +7,7 @@ credential spec even when the credentials are bogus. gmsa_full.go tests the whol
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from kubernetes import client
 
@@ -16,6 +17,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import nodes
 from winsuite.k8s import pods
@@ -47,19 +49,24 @@ def dummy_cred_spec(domain: str) -> str:
     return json.dumps(spec)
 
 
+def credential_spec_pod(target: Target) -> dict[str, Any]:
+    """The pod's credential spec applies to container1; container2's own spec overrides it."""
+    image = target.image("busybox")
+    first = containers.container("container1", image, command=SLEEP)
+    second = containers.container("container2", image, command=SLEEP, securityContext={
+        "windowsOptions": {"gmsaCredentialSpec": dummy_cred_spec(CONTAINER_DOMAIN)}})
+    return target.place(containers.pod(POD, [first, second], securityContext={
+        "windowsOptions": {"gmsaCredentialSpec": dummy_cred_spec(POD_DOMAIN)}}))
+
+
+@windows_pods(lambda target: [credential_spec_pod(target)], upstream="test/e2e/windows/gmsa_kubelet.go:49-130")
 @gmsa_kubelet.it("passes the credential specs down to the Pod's containers",
                  twin="[sig-windows] [Feature:Windows] GMSA Kubelet [Slow] kubelet GMSA support when creating a pod "
                       "with correct GMSA credential specs passes the credential specs down to the Pod's containers",
                  category="Extend.ActiveDirectory", needs=[Capability.WINDOWS_KERNEL], images=["busybox"])
 def test_credential_specs_reach_the_containers(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
-    image = target.image("busybox")
-    first = containers.container("container1", image, command=SLEEP)
-    second = containers.container("container2", image, command=SLEEP, securityContext={
-        "windowsOptions": {"gmsaCredentialSpec": dummy_cred_spec(CONTAINER_DOMAIN)}})
-    pod = containers.pod(POD, [first, second], securityContext={
-        "windowsOptions": {"gmsaCredentialSpec": dummy_cred_spec(POD_DOMAIN)}})
-    containers.start(api, namespace, target.place(pod), state="Ready")
+    containers.start(api, namespace, credential_spec_pod(target), state="Ready")
 
     # The pod's spec applies to container1; container2's own spec overrides it.
     for container, domain in (("container1", POD_DOMAIN), ("container2", CONTAINER_DOMAIN)):

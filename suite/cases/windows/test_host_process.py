@@ -14,6 +14,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import namespaces
@@ -28,6 +29,8 @@ TWIN = "[sig-windows] [Feature:WindowsHostProcessContainers] HostProcess contain
 NEEDS = [Capability.WINDOWS_KERNEL]
 NEEDS_CONTAINERD_1_7 = [Capability.WINDOWS_KERNEL, Capability.HOSTPROCESS]
 SANDBOX = "CONTAINER_SANDBOX_MOUNT_POINT"
+UPSTREAM = "test/e2e/windows/host_process.go:"
+IN_CLUSTER_POD = "host-process-agnhost-icc"
 
 # The container command matrix of containerd 1.6 (KEP-1981): (command, args, workingDir), one pod per batch.
 Case = tuple[list[str], list[str], str]
@@ -112,30 +115,53 @@ def windows_node_for_host_process(api: client.ApiClient, namespace: str) -> str:
     return objects.name_of(nodes.find_windows_node(api))
 
 
+def host_name_pod(target: Target, node: str) -> dict[str, Any]:
+    """The container's host name is the node's: it runs on the host, not in a container of its own."""
+    check = f"& {{if ('{node}' -ine \"$(hostname)\") {{ exit -1 }}}}"
+    pod = containers.host_process_pod("host-process-test-pod", [
+        busybox(target, "computer-name-test", ["powershell.exe", "-Command", check])])
+    return containers.pin_to_node(target.place(pod), node)
+
+
+@windows_pods(lambda target: [host_name_pod(target, "win-0")], upstream=UPSTREAM + "97-140")
 @host_process.it("should run as a process on the host/node", twin=TWIN + "should run as a process on the host/node",
                  category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
 def test_runs_as_a_process_on_the_host(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
     node = windows_node_for_host_process(api, namespace)
-    # The container's host name is the node's: it runs on the host, not in a container of its own.
-    check = f"& {{if ('{node}' -ine \"$(hostname)\") {{ exit -1 }}}}"
-    pod = containers.host_process_pod("host-process-test-pod", [
-        busybox(target, "computer-name-test", ["powershell.exe", "-Command", check])])
-    run_to_success(api, namespace, containers.pin_to_node(target.place(pod), node))
+    run_to_success(api, namespace, host_name_pod(target, node))
 
 
+def init_containers_pod(target: Target) -> dict[str, Any]:
+    """An init container writes a file on the host; the container finds it."""
+    filename = f"/testfile{uuid.uuid4()}.txt"
+    configure = busybox(target, "configure-node", ["powershell", "-c", "Set-content", "-Path", filename, "-V", "test"])
+    read = busybox(target, "read-configuration", ["powershell", "-c", "ls", filename])
+    return target.place(containers.host_process_pod("host-process-init-pods", [read], initContainers=[configure]))
+
+
+@windows_pods(lambda target: [init_containers_pod(target)], upstream=UPSTREAM + "148-205")
 @host_process.it("should support init containers", twin=TWIN + "should support init containers",
                  category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
 def test_init_containers(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
     namespaces.allow_privileged_pods(api, namespace)
-    filename = f"/testfile{uuid.uuid4()}.txt"
-    configure = busybox(target, "configure-node", ["powershell", "-c", "Set-content", "-Path", filename, "-V", "test"])
-    read = busybox(target, "read-configuration", ["powershell", "-c", "ls", filename])
-    pod = containers.host_process_pod("host-process-init-pods", [read], initContainers=[configure])
-    run_to_success(api, namespace, target.place(pod))
+    run_to_success(api, namespace, init_containers_pod(target))
 
 
+def command_path_pods(target: Target) -> list[dict[str, Any]]:
+    """One pod per batch of the command matrix, a container per case."""
+    made = []
+    for index, batch in enumerate(COMMAND_BATCHES):
+        cases = [containers.container(f"host-process-command-{index}-{number}", target.image("busybox"),
+                                      command=command, args=args, workingDir=working_dir)
+                 for number, (command, args, working_dir) in enumerate(batch)]
+        made.append(target.place(containers.host_process_pod(f"host-process-command-{index}", cases,
+                                                             user=containers.NT_AUTHORITY_LOCAL_SERVICE)))
+    return made
+
+
+@windows_pods(command_path_pods, upstream=UPSTREAM + "208-453")
 @host_process.it("container command path validation", twin=TWIN + "container command path validation",
                  category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
 def test_command_path_validation(api: client.ApiClient, namespace: str, target: Target) -> None:
@@ -145,13 +171,8 @@ def test_command_path_validation(api: client.ApiClient, namespace: str, target: 
     nodes.skip_unless_containerd_before_1_7(node)
     namespaces.allow_privileged_pods(api, namespace)
     # One pod per batch, one after the other: Windows containers start slowly.
-    for index, batch in enumerate(COMMAND_BATCHES):
-        cases = [containers.container(f"host-process-command-{index}-{number}", target.image("busybox"),
-                                      command=command, args=args, workingDir=working_dir)
-                 for number, (command, args, working_dir) in enumerate(batch)]
-        pod = containers.host_process_pod(f"host-process-command-{index}", cases,
-                                       user=containers.NT_AUTHORITY_LOCAL_SERVICE)
-        run_to_success(api, namespace, target.place(pod))
+    for pod in command_path_pods(target):
+        run_to_success(api, namespace, pod)
 
 
 def volume_mounts_pod(target: Target, name: str) -> dict[str, Any]:
@@ -172,6 +193,8 @@ def volume_mounts_pod(target: Target, name: str) -> dict[str, Any]:
     return target.place(containers.host_process_pod(name, [validator], volumes=volumes))
 
 
+@windows_pods(lambda target: [volume_mounts_pod(target, "host-process-volume-mounts")],
+              upstream=UPSTREAM + "456-514")
 @host_process.it("should support various volume mount types", twin=TWIN + "should support various volume mount types",
                  category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
 def test_volume_mount_types(api: client.ApiClient, namespace: str, target: Target) -> None:
@@ -199,6 +222,20 @@ def host_process_counts(api: client.ApiClient, node: str) -> dict[str, float]:
     return counts
 
 
+def failing_start_pods(target: Target, node: str) -> list[dict[str, Any]]:
+    """A pod whose init container fails to start, and one whose container does (an unknown user)."""
+    bad_user = {"windowsOptions": {"runAsUserName": "bad-user-name"}}
+    failing_init = containers.host_process_pod(
+        "host-process-metrics-pod-failing-init-container",
+        [busybox(target, "container", ["cmd.exe", "/c", "exit", "/b", "0"])],
+        initContainers=[busybox(target, "failing-init-container", ["foobar.exe"], securityContext=bad_user)])
+    failing = containers.host_process_pod("host-process-metrics-pod-failing-container",
+                                          [busybox(target, "failing-container", ["foobar.exe"],
+                                                   securityContext=bad_user)])
+    return [containers.pin_to_node(target.place(m), node) for m in (failing_init, failing)]
+
+
+@windows_pods(lambda target: failing_start_pods(target, "win-0"), upstream=UPSTREAM + "517-620")
 @host_process.it("metrics should report count of started and failed to start HostProcess containers",
                  twin=TWIN + "metrics should report count of started and failed to start HostProcess containers",
                  category="Extend.HostProcess", needs=NEEDS, images=["busybox"])
@@ -207,30 +244,28 @@ def test_start_metrics(api: client.ApiClient, namespace: str, target: Target) ->
     nodes.skip_unless_target_os_is_windows(target.os)
     node = windows_node_for_host_process(api, namespace)
     before = host_process_counts(api, node)
-    bad_user = {"windowsOptions": {"runAsUserName": "bad-user-name"}}
-    failing_init = containers.host_process_pod(
-        "host-process-metrics-pod-failing-init-container",
-        [busybox(target, "container", ["cmd.exe", "/c", "exit", "/b", "0"])],
-        initContainers=[busybox(target, "failing-init-container", ["foobar.exe"], securityContext=bad_user)])
-    failing = containers.host_process_pod("host-process-metrics-pod-failing-container",
-                                       [busybox(target, "failing-container", ["foobar.exe"], securityContext=bad_user)])
-    for manifest in (failing_init, failing):
-        pods.create(api, namespace, containers.pin_to_node(target.place(manifest), node))
+    for manifest in failing_start_pods(target, node):
+        pods.create(api, namespace, manifest)
         containers.wait_for_finish(api, namespace, manifest["metadata"]["name"])
     after = host_process_counts(api, node)
     unchanged = [key for key in before if not before[key] < after[key]]
     assert not unchanged, f"HostProcess container counts did not increase for {unchanged}: {before} -> {after}"
 
 
+def stats_pod(target: Target, node: str) -> dict[str, Any]:
+    sleeper = busybox(target, "host-process-stats",
+                      ["powershell.exe", "-Command", "Write-Host 'Hello'; sleep -Seconds 600"])
+    pod = containers.host_process_pod("host-process-stats-pod", [sleeper], user=containers.NT_AUTHORITY_LOCAL_SERVICE)
+    return containers.pin_to_node(target.place(pod), node)
+
+
+@windows_pods(lambda target: [stats_pod(target, "win-0")], upstream=UPSTREAM + "623-672")
 @host_process.it("container stats validation", twin=TWIN + "container stats validation",
                  category="Extend.HostProcess", needs=[*NEEDS, Capability.STATS_SUMMARY], images=["busybox"])
 def test_container_stats(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
     node = windows_node_for_host_process(api, namespace)
-    sleeper = busybox(target, "host-process-stats",
-                      ["powershell.exe", "-Command", "Write-Host 'Hello'; sleep -Seconds 600"])
-    pod = containers.host_process_pod("host-process-stats-pod", [sleeper], user=containers.NT_AUTHORITY_LOCAL_SERVICE)
-    containers.start(api, namespace, containers.pin_to_node(target.place(pod), node), state="Ready")
+    containers.start(api, namespace, stats_pod(target, node), state="Ready")
 
     def stats_are_sane() -> str:
         """ensurePodsStatsOnNode, until our container's stats are all there and positive."""
@@ -257,34 +292,45 @@ def containerd_1_7_node(api: client.ApiClient, namespace: str, target: Target) -
     return objects.name_of(node)
 
 
+def in_cluster_client_pod(target: Target, node: str) -> dict[str, Any]:
+    """agnhost inclusterclient on the host. agnhost has to be copied to agnhost.exe first (microsoft/hcsshim#1128
+    and #1174); upstream names the image's directory c:\\hpc, which CONTAINER_SANDBOX_MOUNT_POINT is on
+    containerd 1.7."""
+    agnhost = containers.container("hpc-agnhost", target.image("agnhost"),
+                                   command=containers.agnhost_on_host("inclusterclient"))
+    return containers.pin_to_node(target.place(containers.host_process_pod(IN_CLUSTER_POD, [agnhost])), node)
+
+
+@windows_pods(lambda target: [in_cluster_client_pod(target, "win-0")], upstream=UPSTREAM + "675-732")
 @host_process.it("should support querying api-server using in-cluster config",
                  twin=TWIN + "should support querying api-server using in-cluster config",
                  category="Extend.HostProcess", needs=NEEDS_CONTAINERD_1_7, images=["agnhost"])
 def test_in_cluster_config(api: client.ApiClient, namespace: str, target: Target) -> None:
     node = containerd_1_7_node(api, namespace, target)
-    name = "host-process-agnhost-icc"
-    # agnhost has to be copied to agnhost.exe first (microsoft/hcsshim#1128 and #1174); upstream names the
-    # image's directory c:\hpc, which CONTAINER_SANDBOX_MOUNT_POINT is on containerd 1.7.
-    agnhost = containers.container("hpc-agnhost", target.image("agnhost"),
-                                   command=containers.agnhost_on_host("inclusterclient"))
-    containers.start(api, namespace, containers.pin_to_node(target.place(
-        containers.host_process_pod(name, [agnhost])), node), state="Ready")
+    name = IN_CLUSTER_POD
+    containers.start(api, namespace, in_cluster_client_pod(target, node), state="Ready")
     # inclusterclient calls /healthz every 30 s and logs only failures: a second call means the first returned.
     logs = containers.wait_for_logs(api, namespace, name, "hpc-agnhost", what="two calls of /healthz",
                                     matches=lambda text: text.count("calling /healthz") >= 2, timeout=180)
     assert "status=failed" not in logs, f"the app failed to query the API server:\n{logs}"
 
 
-@host_process.it("should run as localgroup accounts", twin=TWIN + "should run as localgroup accounts",
-                 category="Extend.HostProcess", needs=NEEDS_CONTAINERD_1_7, images=["busybox"])
-def test_local_group_accounts(api: client.ApiClient, namespace: str, target: Target) -> None:
-    node = containerd_1_7_node(api, namespace, target)
+def local_group_pod(target: Target, node: str) -> dict[str, Any]:
+    """An init container creates a local group; the container runs as it."""
     group = "hpc-" + "".join(random.choices(string.ascii_lowercase, k=8))
     setup = busybox(target, "setup", ["cmd", "/C", "net", "localgroup", group, "/add"])
     whoami = busybox(target, "localgroup-container", ["cmd", "/C", "whoami"],
                      securityContext={"windowsOptions": {"runAsUserName": group}})
     pod = containers.host_process_pod("host-process-localgroup-pod", [whoami], initContainers=[setup])
-    run_to_success(api, namespace, containers.pin_to_node(target.place(pod), node))
+    return containers.pin_to_node(target.place(pod), node)
+
+
+@windows_pods(lambda target: [local_group_pod(target, "win-0")], upstream=UPSTREAM + "735-790")
+@host_process.it("should run as localgroup accounts", twin=TWIN + "should run as localgroup accounts",
+                 category="Extend.HostProcess", needs=NEEDS_CONTAINERD_1_7, images=["busybox"])
+def test_local_group_accounts(api: client.ApiClient, namespace: str, target: Target) -> None:
+    node = containerd_1_7_node(api, namespace, target)
+    run_to_success(api, namespace, local_group_pod(target, node))
     # whoami prints <computer>\<generated user>; every built-in account a HostProcess container may use
     # starts with "nt authority".
     logs = pods.logs(api, namespace, "host-process-localgroup-pod", "localgroup-container")

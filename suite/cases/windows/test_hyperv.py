@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubernetes import client
 
 from winsuite.authoring.capabilities import Capability
@@ -10,6 +12,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
@@ -25,6 +28,18 @@ FIND_UTILITY_VM = ("$vms = Get-ComputeProcess | Where-Object { ($_.Type -EQ 'Vir
 START_TIMEOUT = 180.0
 
 
+def hyperv_pods(target: Target, node: str) -> list[dict[str, Any]]:
+    """The Hyper-V isolated pod, and the HostProcess pod that looks at the host for its utility VM."""
+    image = target.image("busybox")
+    isolated = containers.pod("hyperv-test-pod", [containers.container("busybox-1", image, command=HELLO),
+                                                  containers.container("busybox-2", image, command=HELLO)],
+                              restartPolicy="Never", runtimeClassName=HYPERV_RUNTIME_CLASS)
+    validation = containers.host_process_pod("validation-pod", [
+        containers.container("container", image, command=["powershell.exe", "-Command", FIND_UTILITY_VM])])
+    return [containers.pin_to_node(target.place(m), node) for m in (isolated, validation)]
+
+
+@windows_pods(lambda target: hyperv_pods(target, "win-0"), upstream="test/e2e/windows/hyperv.go:47-140")
 @hyperv.it("should start a hyperv isolated container",
            twin="[sig-windows] [Feature:WindowsHyperVContainers] HyperV containers should start a hyperv isolated "
                 "container",
@@ -35,17 +50,7 @@ def test_hyperv_isolated_container(api: client.ApiClient, namespace: str, target
     node = nodes.find_windows_node(api)
     nodes.skip_unless_containerd_1_7_or_later(node)
     namespaces.allow_privileged_pods(api, namespace)
-    node_name = objects.name_of(node)
-
-    image = target.image("busybox")
-    isolated = containers.pod("hyperv-test-pod", [containers.container("busybox-1", image, command=HELLO),
-                                                  containers.container("busybox-2", image, command=HELLO)],
-                              restartPolicy="Never", runtimeClassName=HYPERV_RUNTIME_CLASS)
-    containers.start(api, namespace, containers.pin_to_node(target.place(isolated), node_name), state="Ready",
-                     timeout=START_TIMEOUT)
-
-    # A HostProcess pod looks at the host for the utility VM.
-    validation = containers.host_process_pod("validation-pod", [
-        containers.container("container", image, command=["powershell.exe", "-Command", FIND_UTILITY_VM])])
-    pods.create(api, namespace, containers.pin_to_node(target.place(validation), node_name))
+    isolated, validation = hyperv_pods(target, objects.name_of(node))
+    containers.start(api, namespace, isolated, state="Ready", timeout=START_TIMEOUT)
+    pods.create(api, namespace, validation)  # a HostProcess pod looks at the host for the utility VM
     containers.assert_succeeded(api, namespace, "validation-pod", timeout=START_TIMEOUT)

@@ -26,6 +26,7 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import pods
@@ -55,9 +56,7 @@ def next_to_present_image(manifest: Manifest) -> Manifest:
 
 def make_present(api: client.ApiClient, namespace: str, target: Target, image: str) -> None:
     """Run the image once (IfNotPresent: pulled if the node lacks it), so that a node surely has it."""
-    manifest = image_pull_pod(target, "image-present", image, "IfNotPresent")
-    manifest["metadata"]["labels"] = PRESENT_LABEL
-    containers.start(api, namespace, manifest)
+    containers.start(api, namespace, pull_policy_pods(target, image, "IfNotPresent")[0])
 
 
 def events_of(api: client.ApiClient, namespace: str, pod: str, reason: str) -> list[str]:
@@ -69,36 +68,51 @@ def assert_runs_present_image_without_pulling(api: client.ApiClient, namespace: 
                                               policy: str) -> None:
     image = target.image("agnhost")
     make_present(api, namespace, target, image)
-    containers.start(api, namespace, next_to_present_image(image_pull_pod(target, TESTED, image, policy)))
+    containers.start(api, namespace, pull_policy_pods(target, image, policy)[1])
     pulled = events.wait_for_event(api, namespace, involved=TESTED, reason="Pulled", timeout=EVENT_TIMEOUT)
     assert "already present on machine" in (pulled.message or ""), f"{policy}: {events.describe(pulled)}"
     assert not events_of(api, namespace, TESTED, "Pulling"), (
         f"{policy} pulled an image the node had: {events_of(api, namespace, TESTED, 'Pulling')}")
 
 
+def pull_policy_pods(target: Target, image: str, policy: str) -> list[Manifest]:
+    """The pod that makes the image present on a node, and the tested pod next to it."""
+    present = image_pull_pod(target, "image-present", image, "IfNotPresent")
+    present["metadata"]["labels"] = PRESENT_LABEL
+    return [present, next_to_present_image(image_pull_pod(target, TESTED, image, policy))]
+
+
+@windows_pods(lambda target: pull_policy_pods(target, target.image("agnhost"), "Always"),
+              upstream="test/e2e/common/node/runtime.go:270-330 (ImagePullTest)")
 @pull_policy.it("should pull the image even when the node has it if the policy is Always",
                 needs=[Capability.RUNS_CONTAINERS, Capability.EXTERNAL_NETWORK], images=["agnhost"])
 def test_always_pulls(api: client.ApiClient, namespace: str, target: Target) -> None:
     image = target.image("agnhost")
     make_present(api, namespace, target, image)
-    containers.start(api, namespace, next_to_present_image(image_pull_pod(target, TESTED, image, "Always")))
+    containers.start(api, namespace, pull_policy_pods(target, image, "Always")[1])
     events.wait_for_event(api, namespace, involved=TESTED, reason="Pulling", timeout=EVENT_TIMEOUT)
     pulled = events.wait_for_event(api, namespace, involved=TESTED, reason="Pulled", timeout=EVENT_TIMEOUT)
     assert "Successfully pulled" in (pulled.message or ""), f"Always: {events.describe(pulled)}"
 
 
+@windows_pods(lambda target: pull_policy_pods(target, target.image("agnhost"), "IfNotPresent"),
+              upstream="test/e2e/common/node/runtime.go:270-330 (ImagePullTest)")
 @pull_policy.it("should run the image the node has without pulling it if the policy is IfNotPresent",
                 needs=[Capability.RUNS_CONTAINERS], images=["agnhost"])
 def test_if_not_present_uses_present_image(api: client.ApiClient, namespace: str, target: Target) -> None:
     assert_runs_present_image_without_pulling(api, namespace, target, "IfNotPresent")
 
 
+@windows_pods(lambda target: pull_policy_pods(target, target.image("agnhost"), "Never"),
+              upstream="test/e2e/common/node/runtime.go:270-330 (ImagePullTest)")
 @pull_policy.it("should run the image the node has without pulling it if the policy is Never",
                 needs=[Capability.RUNS_CONTAINERS], images=["agnhost"])
 def test_never_uses_present_image(api: client.ApiClient, namespace: str, target: Target) -> None:
     assert_runs_present_image_without_pulling(api, namespace, target, "Never")
 
 
+@windows_pods(lambda target: [image_pull_pod(target, TESTED, target.image("invalid-registry-image"), "Never")],
+              upstream="test/e2e/common/node/runtime.go:270-330 (ImagePullTest)")
 @pull_policy.it("should not pull an image the node lacks if the policy is Never",
                 needs=[Capability.RUNS_CONTAINERS], images=["invalid-registry-image"])
 def test_never_does_not_pull_absent_image(api: client.ApiClient, namespace: str, target: Target) -> None:

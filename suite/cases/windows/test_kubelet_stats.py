@@ -14,6 +14,8 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import no_pods
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import nodes
@@ -84,6 +86,7 @@ def assert_stats_within_scrape_timeout(api: client.ApiClient, namespace: str, ta
         f"but it should not take longer than {SCRAPE_TIMEOUT:.0f}s")
 
 
+@windows_pods(lambda target: stats_test_pods(target, 10, "win-0"), upstream="test/e2e/windows/kubelet_stats.go:50-118")
 @serial_stats.it("when running 10 pods", "should return within 10 seconds",
                  twin="[sig-windows] [Feature:Windows] Kubelet-Stats [Serial] Kubelet stats collection for "
                       "Windows nodes when running 10 pods should return within 10 seconds",
@@ -92,6 +95,7 @@ def test_stats_of_ten_pods(api: client.ApiClient, namespace: str, target: Target
     assert_stats_within_scrape_timeout(api, namespace, target, count=10, iterations=5)
 
 
+@no_pods("reads the bootID of a Windows node's status")
 @stats.it("when windows is booted", "should return bootid within 10 seconds",
           twin="[sig-windows] [Feature:Windows] Kubelet-Stats Kubelet stats collection for Windows nodes "
                "when windows is booted should return bootid within 10 seconds",
@@ -102,6 +106,7 @@ def test_boot_id(api: client.ApiClient, namespace: str, target: Target) -> None:
     assert nodes.boot_id(node), f"expected a bootID in the node status of {objects.name_of(node)}, got none"
 
 
+@windows_pods(lambda target: stats_test_pods(target, 3, "win-0"), upstream="test/e2e/windows/kubelet_stats.go:142-210")
 @stats.it("when running 3 pods", "should return within 10 seconds",
           twin="[sig-windows] [Feature:Windows] Kubelet-Stats Kubelet stats collection for Windows nodes "
                "when running 3 pods should return within 10 seconds",

@@ -16,6 +16,8 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import no_pods
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import kubelet
@@ -30,6 +32,7 @@ TWIN = "[sig-windows] [Feature:Windows] Memory Limits [Serial] [Slow] "
 MEBIBYTE = 1024 * 1024
 HEADROOM = 100 * MEBIBYTE  # what upstream leaves free on each node
 FAILURE_POD_MEMORY = "1Gi"
+FAILURE_POD = "mem-failure-pod"
 SCHEDULE_TIMEOUT = 180.0
 
 
@@ -74,6 +77,7 @@ def pause_pod(target: Target, name: str, memory: str) -> dict[str, Any]:
     return target.place(containers.pod(name, [pause]))
 
 
+@no_pods("compares a Windows node's allocatable memory with its kubelet's configuration")
 @memory_limits.it("Allocatable node memory", "should be equal to a calculated allocatable memory value",
                   twin=TWIN + "Allocatable node memory should be equal to a calculated allocatable memory "
                               "value",
@@ -97,6 +101,16 @@ def test_allocatable_is_capacity_minus_reservations(api: client.ApiClient, names
         f"but the node states allocatable memory {allocatable}")
 
 
+def overprovisioning_pods(target: Target, free: dict[str, int]) -> list[dict[str, Any]]:
+    """A pause pod per node, sized to what the node's pods leave free (less 100Mi), and the one that no
+    longer fits."""
+    fill = [containers.pin_to_node(pause_pod(target, f"mem-test-{uuid.uuid4()}", str(limit)), node)
+            for node, limit in free.items()]
+    return [*fill, pause_pod(target, FAILURE_POD, FAILURE_POD_MEMORY)]
+
+
+@windows_pods(lambda target: overprovisioning_pods(target.scheduling_only(), {"win-0": 8 * 2**30}),
+              upstream="test/e2e/windows/memory_limits.go:61-67,130-190")
 @memory_limits.it("attempt to deploy past allocatable memory limits",
                   "should fail deployments of pods once there isn't enough memory",
                   twin=TWIN + "attempt to deploy past allocatable memory limits should fail deployments of "
@@ -113,16 +127,18 @@ def test_overprovisioning_is_blocked(api: client.ApiClient, namespace: str, targ
     tolerations = target.placement.tolerations()
     usable = [n for n in nodes.windows_nodes(api, simulated=True) if tolerates(tolerations, n)]
     assert usable, "no Ready, schedulable Windows node the run's pods may use"
+    free = {}
     for node in usable:
         limit = free_memory(api, node) - HEADROOM
         assert limit > 0, f"node {objects.name_of(node)} has less than 100Mi of allocatable memory left"
-        name = f"mem-test-{uuid.uuid4()}"
-        pods.create(api, namespace, containers.pin_to_node(pause_pod(target, name, str(int(limit))),
-                                                        objects.name_of(node)))
-        pods.wait_for_pod(api, namespace, name, state="Scheduled", timeout=SCHEDULE_TIMEOUT)
+        free[objects.name_of(node)] = int(limit)
+    *fill, overflow = overprovisioning_pods(target, free)
+    for manifest in fill:
+        pods.create(api, namespace, manifest)
+        pods.wait_for_pod(api, namespace, manifest["metadata"]["name"], state="Scheduled", timeout=SCHEDULE_TIMEOUT)
 
-    failure = "mem-failure-pod"
-    pods.create(api, namespace, pause_pod(target, failure, FAILURE_POD_MEMORY))
+    failure = FAILURE_POD
+    pods.create(api, namespace, overflow)
     event = events.wait_for_event(api, namespace, involved=failure, reason="FailedScheduling",
                                   timeout=SCHEDULE_TIMEOUT)
     assert event.type == "Warning", events.describe(event)

@@ -10,6 +10,8 @@ cluster's Linux node runs it for real; on Windows the pipe is mapped at its own 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from kubernetes import client
 
@@ -18,6 +20,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import namespaces
@@ -41,17 +44,10 @@ def host_path(endpoint: str) -> str:
     return endpoint.removeprefix("unix://")
 
 
-@named_pipes.it("should make the container runtime's named pipe visible in a container (its Unix socket on "
-                "Linux)", category="Core.Storage",
-                needs=[Capability.RUNS_CONTAINERS, Capability.EXEC, Capability.KUBELET_CONFIGZ], images=["agnhost"])
-def test_runtime_pipe_host_mount(api: client.ApiClient, namespace: str, target: Target,
-                                 cluster: ClusterSession) -> None:
-    names = netexec.eligible_nodes(cluster.facts, target.placement)
-    endpoints = {n: str(kubelet.configz(api, n).get("containerRuntimeEndpoint") or "") for n in names}
-    if len(set(endpoints.values())) != 1 or not next(iter(endpoints.values())):
-        pytest.skip(f"requires one container runtime endpoint on the nodes of the target OS (found: {endpoints})")
-    path = host_path(next(iter(endpoints.values())))
-    namespaces.allow_privileged_pods(api, namespace)  # hostPath volumes are outside the baseline level
+def runtime_pipe_pod(target: Target, endpoint: str) -> tuple[dict[str, Any], list[str], str, str]:
+    """The pod mounting the runtime's endpoint from the host, the command that looks at it in the container, the
+    mount path and what the command must print."""
+    path = host_path(endpoint)
     if target.os == "windows":
         volume = {"name": "runtime", "hostPath": {"path": path}}
         mount, command = path, ["powershell.exe", "-NoProfile", "-Command",
@@ -62,7 +58,25 @@ def test_runtime_pipe_host_mount(api: client.ApiClient, namespace: str, target: 
         mount, command, expected = LINUX_MOUNT, ["stat", "-c", "%F", LINUX_MOUNT], "socket"
     manifest = containers.agnhost_pod(target.image("agnhost"), "runtime-pipe", volumes=[volume],
                                       mounts=[containers.volume_mount("runtime", mount)])
-    containers.start(api, namespace, target.place(manifest))
+    return target.place(manifest), command, mount, expected
+
+
+@windows_pods(lambda target: [runtime_pipe_pod(target, "npipe:////./pipe/containerd-containerd")[0]],
+              upstream="test/e2e/windows/volumes.go:84-120 (no twin; its hostPath volume pods)")
+@named_pipes.it("should make the container runtime's named pipe visible in a container (its Unix socket on "
+                "Linux)", category="Core.Storage",
+                needs=[Capability.RUNS_CONTAINERS, Capability.EXEC, Capability.KUBELET_CONFIGZ], images=["agnhost"])
+def test_runtime_pipe_host_mount(api: client.ApiClient, namespace: str, target: Target,
+                                 cluster: ClusterSession) -> None:
+    names = netexec.eligible_nodes(cluster.facts, target.placement)
+    endpoints = {n: str(kubelet.configz(api, n).get("containerRuntimeEndpoint") or "") for n in names}
+    if len(set(endpoints.values())) != 1 or not next(iter(endpoints.values())):
+        pytest.skip(f"requires one container runtime endpoint on the nodes of the target OS (found: {endpoints})")
+    endpoint = next(iter(endpoints.values()))
+    namespaces.allow_privileged_pods(api, namespace)  # hostPath volumes are outside the baseline level
+    manifest, command, mount, expected = runtime_pipe_pod(target, endpoint)
+    path = host_path(endpoint)
+    containers.start(api, namespace, manifest)
     result = pods.exec_(api, namespace, "runtime-pipe", command, container="agnhost-container")
     assert result.check().stdout.strip().startswith(expected), (
         f"{path} of the host is not {expected} at {mount} in the container: {result}")

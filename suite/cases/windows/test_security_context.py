@@ -12,6 +12,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import nodes
@@ -29,6 +30,9 @@ COULD_NOT_START = ("ContainerCannotRun", "StartError")
 # PodClient.WaitForErrorEventOrSuccess: the first of these events decides.
 ERROR_EVENTS = ("Killing", "Failed", "SysctlForbidden")
 NEEDS = [Capability.WINDOWS_KERNEL]
+UPSTREAM = "test/e2e/windows/security_context.go:"
+SECOND_CONTAINER = "run-as-username-new-container"
+UNSUPPORTED_FIELDS_POD = "run-ignore-unsupported-fields"
 
 
 def run_as_username_pod(target: Target, username: str | None) -> dict[str, Any]:
@@ -65,6 +69,8 @@ def error_event_or_success(api: client.ApiClient, namespace: str, name: str) -> 
     return found[0]
 
 
+@windows_pods(lambda target: [run_as_username_pod(target, None), run_as_username_pod(target, "ContainerAdministrator")],
+              upstream=UPSTREAM + "52-59")
 @security_context.it("should be able create pods and run containers with a given username",
                      twin=TWIN + "should be able create pods and run containers with a given username",
                      category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
@@ -75,6 +81,7 @@ def test_run_as_username(api: client.ApiClient, namespace: str, target: Target) 
                              ["ContainerAdministrator"])
 
 
+@windows_pods(lambda target: [run_as_username_pod(target, "FooLish")], upstream=UPSTREAM + "61-106")
 @security_context.it("should not be able to create pods with unknown usernames at Pod level",
                      twin=TWIN + "should not be able to create pods with unknown usernames at Pod level",
                      category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
@@ -100,14 +107,20 @@ def test_unknown_username_at_pod_level(api: client.ApiClient, namespace: str, ta
                     timeout=containers.POD_START_TIMEOUT)
 
 
+def unknown_container_user_pod(target: Target) -> dict[str, Any]:
+    manifest = run_as_username_pod(target, "FooLish")
+    manifest["spec"]["securityContext"]["windowsOptions"]["runAsUserName"] = "ContainerUser"
+    return manifest
+
+
+@windows_pods(lambda target: [unknown_container_user_pod(target)], upstream=UPSTREAM + "108-122")
 @security_context.it("should not be able to create pods with unknown usernames at Container level",
                      twin=TWIN + "should not be able to create pods with unknown usernames at Container "
                                  "level",
                      category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
 def test_unknown_username_at_container_level(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
-    manifest = run_as_username_pod(target, "FooLish")
-    manifest["spec"]["securityContext"]["windowsOptions"]["runAsUserName"] = "ContainerUser"
+    manifest = unknown_container_user_pod(target)
     name = manifest["metadata"]["name"]
     pods.create(api, namespace, manifest)
     failed = pods.wait_for_pod(api, namespace, name, state="Failed", timeout=containers.POD_START_TIMEOUT)
@@ -118,39 +131,49 @@ def test_unknown_username_at_container_level(api: client.ApiClient, namespace: s
         f"not {reason!r}")
 
 
+def override_pod(target: Target) -> dict[str, Any]:
+    """The container's user name overrides the pod's; a second container keeps the pod's."""
+    manifest = run_as_username_pod(target, "ContainerAdministrator")
+    manifest["spec"]["containers"][0]["securityContext"]["windowsOptions"]["runAsUserName"] = "ContainerUser"
+    manifest["spec"]["containers"].append(containers.container(SECOND_CONTAINER, target.image("nonroot"),
+                                                               command=PRINT_USER))
+    return manifest
+
+
+@windows_pods(lambda target: [override_pod(target)], upstream=UPSTREAM + "124-137")
 @security_context.it("should override SecurityContext username if set",
                      twin=TWIN + "should override SecurityContext username if set",
                      category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
 def test_container_username_overrides_pod_username(api: client.ApiClient, namespace: str,
                                                    target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
-    manifest = run_as_username_pod(target, "ContainerAdministrator")
-    manifest["spec"]["containers"][0]["securityContext"]["windowsOptions"]["runAsUserName"] = "ContainerUser"
-    second = "run-as-username-new-container"
-    printer = containers.container(second, target.image("nonroot"), command=PRINT_USER)
-    manifest["spec"]["containers"].append(printer)
-    containers.expect_output(api, namespace, manifest,
-                             {RUN_AS_CONTAINER: ["ContainerUser"], second: ["ContainerAdministrator"]})
+    containers.expect_output(api, namespace, override_pod(target),
+                             {RUN_AS_CONTAINER: ["ContainerUser"], SECOND_CONTAINER: ["ContainerAdministrator"]})
 
 
-@security_context.it("should ignore Linux Specific SecurityContext if set",
-                     twin=TWIN + "should ignore Linux Specific SecurityContext if set",
-                     category="Extend.Worker", needs=NEEDS, images=["agnhost"])
-def test_linux_security_context_is_ignored(api: client.ApiClient, namespace: str, target: Target) -> None:
-    """It is enough that the pod comes up: before kubernetes#93475 SELinux options kept it from starting."""
-    nodes.skip_unless_target_os_is_windows(target.os)
+def selinux_pod(target: Target) -> dict[str, Any]:
     selinux = {"level": "s0:c24,c9"}
     container_security = {"seLinuxOptions": selinux,
                           "windowsOptions": {"runAsUserName": "ContainerAdministrator"}}
     agnhost = containers.container("windows-container", target.image("agnhost"),
                                    args=["test-webserver-with-selinux"], ports=[{"containerPort": 80}],
                                    securityContext=container_security)
-    name = f"pod-{uuid.uuid4()}"
-    manifest = containers.pod(name, [agnhost], securityContext={"seLinuxOptions": selinux})
-    pods.create(api, namespace, without_os_field(target.place(manifest)))
-    pods.wait_for_pod(api, namespace, name, state="Running", timeout=containers.POD_START_TIMEOUT)
+    manifest = containers.pod(f"pod-{uuid.uuid4()}", [agnhost], securityContext={"seLinuxOptions": selinux})
+    return without_os_field(target.place(manifest))
 
 
+@windows_pods(lambda target: [selinux_pod(target)], upstream=UPSTREAM + "139-161")
+@security_context.it("should ignore Linux Specific SecurityContext if set",
+                     twin=TWIN + "should ignore Linux Specific SecurityContext if set",
+                     category="Extend.Worker", needs=NEEDS, images=["agnhost"])
+def test_linux_security_context_is_ignored(api: client.ApiClient, namespace: str, target: Target) -> None:
+    """It is enough that the pod comes up: before kubernetes#93475 SELinux options kept it from starting."""
+    nodes.skip_unless_target_os_is_windows(target.os)
+    manifest = pods.create(api, namespace, selinux_pod(target))
+    pods.wait_for_pod(api, namespace, objects.name_of(manifest), state="Running", timeout=containers.POD_START_TIMEOUT)
+
+
+@windows_pods(lambda target: [non_root_pod(target, "ContainerAdministrator")], upstream=UPSTREAM + "163-179")
 @security_context.it("should not be able to create pods with containers running as ContainerAdministrator "
                      "when runAsNonRoot is true",
                      twin=TWIN + "should not be able to create pods with containers running as "
@@ -161,6 +184,7 @@ def test_run_as_non_root_rejects_container_administrator(api: client.ApiClient, 
     assert_non_root_policy_rejects(api, namespace, target, "ContainerAdministrator")
 
 
+@windows_pods(lambda target: [non_root_pod(target, "CONTAINERADMINISTRATOR")], upstream=UPSTREAM + "181-202")
 @security_context.it("should not be able to create pods with containers running as CONTAINERADMINISTRATOR "
                      "when runAsNonRoot is true",
                      twin=TWIN + "should not be able to create pods with containers running as "
@@ -171,11 +195,16 @@ def test_run_as_non_root_rejects_upper_case_administrator(api: client.ApiClient,
     assert_non_root_policy_rejects(api, namespace, target, "CONTAINERADMINISTRATOR")
 
 
+def non_root_pod(target: Target, username: str) -> dict[str, Any]:
+    manifest = run_as_username_pod(target, username)
+    manifest["spec"]["securityContext"]["runAsNonRoot"] = True
+    return manifest
+
+
 def assert_non_root_policy_rejects(api: client.ApiClient, namespace: str, target: Target,
                                    username: str) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
-    manifest = run_as_username_pod(target, username)
-    manifest["spec"]["securityContext"]["runAsNonRoot"] = True
+    manifest = non_root_pod(target, username)
     pods.create(api, namespace, manifest)
     event = error_event_or_success(api, namespace, manifest["metadata"]["name"])
     assert event is not None, "the container started: expected an error event from the non-root policy"
@@ -184,17 +213,22 @@ def assert_non_root_policy_rejects(api: client.ApiClient, namespace: str, target
     assert expected in (event.message or ""), f"event {events.describe(event)} does not say {expected!r}"
 
 
+def unsupported_fields_pod(target: Target) -> dict[str, Any]:
+    pause = containers.container("test-container", target.image("pause"))
+    security = {"runAsUser": 999, "runAsGroup": 999, "runAsNonRoot": True}
+    manifest = containers.pod(UNSUPPORTED_FIELDS_POD, [pause], securityContext=security, restartPolicy="Never")
+    return without_os_field(target.place(manifest))
+
+
+@windows_pods(lambda target: [unsupported_fields_pod(target)], upstream=UPSTREAM + "204-222")
 @security_context.it("should be able to create pod and run containers",
                      twin=TWIN + "should be able to create pod and run containers",
                      category="Extend.Worker", needs=NEEDS)
 def test_unsupported_fields_are_ignored(api: client.ApiClient, namespace: str, target: Target) -> None:
     """runAsUser and runAsGroup mean nothing on Windows; a pod that sets them still runs there."""
     nodes.skip_unless_target_os_is_windows(target.os)
-    name = "run-ignore-unsupported-fields"
-    pause = containers.container("test-container", target.image("pause"))
-    security = {"runAsUser": 999, "runAsGroup": 999, "runAsNonRoot": True}
-    manifest = containers.pod(name, [pause], securityContext=security, restartPolicy="Never")
-    pods.create(api, namespace, without_os_field(target.place(manifest)))
+    name = UNSUPPORTED_FIELDS_POD
+    pods.create(api, namespace, unsupported_fields_pod(target))
     pods.wait_for_pod(api, namespace, name, state="Running", timeout=containers.POD_START_TIMEOUT)
     containers.wait_for_logs(api, namespace, name, "test-container", what="any output (or none)",
                              matches=lambda _: True, timeout=120)

@@ -13,6 +13,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
@@ -67,6 +68,18 @@ def assert_write_denied(api: client.ApiClient, namespace: str, pod: str, path: s
     assert denied.stderr == ACCESS_DENIED, f"writing to the read-only volume: {denied}"
 
 
+def read_write_pod(target: Target, source: dict[str, Any], path: str) -> dict[str, Any]:
+    """doReadWriteReadOnlyTest's pod: a sibling container mounts the volume read-write."""
+    manifest = pod_with_read_only_volume(target, source, path)
+    manifest["spec"]["containers"].append(containers.container(
+        CONTAINER + "-rw", target.image("pause"), volumeMounts=[containers.volume_mount(VOLUME, path)]))
+    return manifest
+
+
+def read_only_pods(target: Target, source: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    return [pod_with_read_only_volume(target, source, path), read_write_pod(target, source, path)]
+
+
 def read_only_test(api: client.ApiClient, namespace: str, target: Target, source: dict[str, Any],
                    path: str) -> None:
     """doReadOnlyTest: writing to a read-only mount is denied."""
@@ -79,10 +92,7 @@ def read_write_read_only_test(api: client.ApiClient, namespace: str, target: Tar
     """doReadWriteReadOnlyTest: a sibling mounting the volume read-write writes; the read-only one cannot,
     but reads what was written."""
     file_path = f"{path}\\test-file{uuid.uuid4()}"
-    manifest = pod_with_read_only_volume(target, source, path)
-    manifest["spec"]["containers"].append(containers.container(
-        CONTAINER + "-rw", target.image("pause"), volumeMounts=[containers.volume_mount(VOLUME, path)]))
-    pod = create_on_windows(api, namespace, manifest)
+    pod = create_on_windows(api, namespace, read_write_pod(target, source, path))
     written = run(api, namespace, pod, CONTAINER + "-rw", write(file_path))
     assert written.exit_code == 0, f"writing through the read-write mount: {written}"
     assert_write_denied(api, namespace, pod, file_path)
@@ -91,6 +101,8 @@ def read_write_read_only_test(api: client.ApiClient, namespace: str, target: Tar
     assert read.exit_code == 0, f"reading through the read-only mount: {read}"
 
 
+@windows_pods(lambda target: read_only_pods(target, EMPTY_DIR, EMPTY_DIR_PATH),
+              upstream="test/e2e/windows/volumes.go:67-74,84-150")
 @permissions.it("container should have readOnly permissions on emptyDir",
                 twin=TWIN + "container should have readOnly permissions on emptyDir",
                 category="Core.Storage", needs=[Capability.WINDOWS_KERNEL])
@@ -100,6 +112,8 @@ def test_read_only_empty_dir(api: client.ApiClient, namespace: str, target: Targ
     read_write_read_only_test(api, namespace, target, EMPTY_DIR, EMPTY_DIR_PATH)
 
 
+@windows_pods(lambda target: read_only_pods(target, HOST_MAP, HOST_MAP_PATH),
+              upstream="test/e2e/windows/volumes.go:76-82,84-150")
 @permissions.it("container should have readOnly permissions on hostMapPath",
                 twin=TWIN + "container should have readOnly permissions on hostMapPath",
                 category="Core.Storage", needs=[Capability.WINDOWS_KERNEL])
