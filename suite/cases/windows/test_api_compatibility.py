@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from typing import Any
@@ -14,10 +13,11 @@ from kubernetes.client.exceptions import ApiException
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 
 Mutation = Callable[[dict[str, Any]], None]
 
-windows_pods = Describe(Area("sig-windows"), "API compatibility", "a pod with spec.os.name windows")
+windows_api = Describe(Area("sig-windows"), "API compatibility", "a pod with spec.os.name windows")
 
 
 def _pod_field(key: str, value: object) -> Mutation:
@@ -79,6 +79,36 @@ def windows_pod(target: Target, name: str) -> dict[str, Any]:
     }
 
 
+def forbidden_pod(target: Target, field: str) -> dict[str, Any]:
+    pod = windows_pod(target, "forbidden-field")
+    FORBIDDEN[field](pod)
+    return pod
+
+
+def also_forbidden_pod(target: Target, field: str) -> dict[str, Any]:
+    pod = windows_pod(target, "also-forbidden")
+    ALSO_FORBIDDEN[field](pod)
+    return pod
+
+
+def compatible_pod(target: Target) -> dict[str, Any]:
+    pod = windows_pod(target, "windows-compatible")
+    pod["spec"]["securityContext"] = {"windowsOptions": {"runAsUserName": "ContainerUser"}}
+    pod["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "500m", "memory": "256Mi"}}
+    return pod
+
+
+def host_process_pods(target: Target) -> list[dict[str, Any]]:
+    """A HostProcess pod without hostNetwork (rejected), and with it (admitted)."""
+    pod = windows_pod(target, "host-process")
+    pod["spec"]["securityContext"] = {"windowsOptions": {"hostProcess": True,
+                                                         "runAsUserName": "NT AUTHORITY\\SYSTEM"}}
+    return [pod, {**pod, "spec": {**pod["spec"], "hostNetwork": True}}]
+
+
+SEED = "no twin: seed 002 (the fields forbidden with spec.os.name: windows)"
+
+
 def dry_run_create(api: client.ApiClient, namespace: str, pod: dict[str, Any]) -> ApiException | None:
     """Create the pod with server-side dry run: full admission and validation, nothing stored."""
     try:
@@ -104,40 +134,36 @@ def assert_rejected_for(api: client.ApiClient, namespace: str, pod: dict[str, An
     assert all(word in causes[field] for word in says), f"{field}: {causes[field]!r} does not say {says}"
 
 
-@windows_pods.it_each("should be rejected when {entry} is set", argname="field", entries={f: f for f in FORBIDDEN})
+@windows_pods(lambda target, field: [forbidden_pod(target, field)], upstream=SEED)
+@windows_api.it_each("should be rejected when {entry} is set", argname="field", entries={f: f for f in FORBIDDEN})
 def test_forbidden_field_is_rejected(api: client.ApiClient, namespace: str, target: Target, field: str) -> None:
-    pod = windows_pod(target, "forbidden-field")
-    FORBIDDEN[field](pod)
+    pod = forbidden_pod(target, field)
     assert_rejected_for(api, namespace, pod, field)
 
 
-@windows_pods.it_each("should also be rejected by the pinned API server when {entry} is set", argname="field",
+@windows_pods(lambda target, field: [also_forbidden_pod(target, field)],
+              upstream="no twin: validateWindows of pkg/apis/core/validation (kubernetes v1.36.3)")
+@windows_api.it_each("should also be rejected by the pinned API server when {entry} is set", argname="field",
                       entries={f: f for f in ALSO_FORBIDDEN})
 def test_additionally_forbidden_field_is_rejected(api: client.ApiClient, namespace: str, target: Target,
                                                   field: str) -> None:
-    pod = windows_pod(target, "also-forbidden")
-    ALSO_FORBIDDEN[field](pod)
+    pod = also_forbidden_pod(target, field)
     assert_rejected_for(api, namespace, pod, field)
 
 
-@windows_pods.it("should be admitted when it sets only Windows-compatible fields")
+@windows_pods(lambda target: [compatible_pod(target)], upstream=SEED)
+@windows_api.it("should be admitted when it sets only Windows-compatible fields")
 def test_windows_compatible_pod_is_admitted(api: client.ApiClient, namespace: str, target: Target) -> None:
-    pod = windows_pod(target, "windows-compatible")
-    pod["spec"]["securityContext"] = {"windowsOptions": {"runAsUserName": "ContainerUser"}}
-    pod["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "500m", "memory": "256Mi"}}
-    error = dry_run_create(api, namespace, pod)
+    error = dry_run_create(api, namespace, compatible_pod(target))
     assert error is None, f"a Windows-compatible windows pod was rejected: {error.body if error else ''}"
 
 
-@windows_pods.it("should be rejected when it has hostProcess containers without hostNetwork")
+@windows_pods(host_process_pods, upstream=SEED)
+@windows_api.it("should be rejected when it has hostProcess containers without hostNetwork")
 def test_host_process_requires_host_network(api: client.ApiClient, namespace: str, target: Target) -> None:
-    pod = windows_pod(target, "host-process")
-    pod["spec"]["securityContext"] = {"windowsOptions": {"hostProcess": True,
-                                                         "runAsUserName": "NT AUTHORITY\\SYSTEM"}}
-    assert_rejected_for(api, namespace, copy.deepcopy(pod), "spec.hostNetwork",
-                        says=("Invalid", "hostNetwork must be true"))
-    pod["spec"]["hostNetwork"] = True
-    error = dry_run_create(api, namespace, pod)
+    without, with_host_network = host_process_pods(target)
+    assert_rejected_for(api, namespace, without, "spec.hostNetwork", says=("Invalid", "hostNetwork must be true"))
+    error = dry_run_create(api, namespace, with_host_network)
     allowed = error is None
     policy_forbids = error is not None and "disallowed by cluster policy" in error.body
     assert allowed or policy_forbids, f"a HostProcess pod with hostNetwork was rejected: {error.body if error else ''}"

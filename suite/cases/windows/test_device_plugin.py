@@ -14,6 +14,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import nodes
 from winsuite.k8s import pods
@@ -70,6 +71,17 @@ def look_for(api: client.ApiClient, namespace: str, pod: str, command: list[str]
     waits.poll(f"{expected!r} in the output of {command}", found, timeout=LOOK_TIMEOUT)
 
 
+def gpu_user_pod(target: Target) -> dict[str, Any]:
+    """A Windows Server Core pod asking for one DirectX device."""
+    manifest = containers.network_test_pod(target.image("windows-servercore"), "windows")
+    gpu_user = manifest["spec"]["containers"][0]
+    gpu_user["args"] = ["powershell.exe", "Start-Sleep", "3600"]
+    gpu_user["resources"] = {"limits": {GPU_RESOURCE: "1"}}
+    return target.place(manifest)
+
+
+@windows_pods(lambda target: [plugin_daemon_set(target), gpu_user_pod(target)],
+              upstream="test/e2e/windows/device_plugin.go:53-170")
 @device_plugin.it("should be able to create a functioning device plugin for Windows",
                   twin="[sig-windows] [Feature:GPUDevicePlugin] Device Plugin should be able to create a "
                        "functioning device plugin for Windows",
@@ -82,12 +94,9 @@ def test_directx_device_plugin(api: client.ApiClient, namespace: str, target: Ta
              lambda: retry.call(apps.delete_namespaced_daemon_set, DAEMON_SET, SYSTEM_NAMESPACE))
     retry.call(apps.create_namespaced_daemon_set, SYSTEM_NAMESPACE, plugin_daemon_set(target))
 
-    manifest = containers.network_test_pod(target.image("windows-servercore"), "windows")
-    gpu_user = manifest["spec"]["containers"][0]
-    gpu_user["args"] = ["powershell.exe", "Start-Sleep", "3600"]
-    gpu_user["resources"] = {"limits": {GPU_RESOURCE: "1"}}
+    manifest = gpu_user_pod(target)
     name = manifest["metadata"]["name"]
-    pods.create(api, namespace, target.place(manifest))
+    pods.create(api, namespace, manifest)
     pods.wait_for_pod(api, namespace, name, state="Running", timeout=SLOW_START_TIMEOUT)
 
     for expected in DXDIAG_EXPECTED:

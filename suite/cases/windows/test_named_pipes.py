@@ -62,7 +62,7 @@ def runtime_pipe_pod(target: Target, endpoint: str) -> tuple[dict[str, Any], lis
 
 
 @windows_pods(lambda target: [runtime_pipe_pod(target, "npipe:////./pipe/containerd-containerd")[0]],
-              upstream="test/e2e/windows/volumes.go:84-120 (no twin; its hostPath volume pods)")
+              upstream="no twin: KEP-116 (named pipe host mounts)")
 @named_pipes.it("should make the container runtime's named pipe visible in a container (its Unix socket on "
                 "Linux)", category="Core.Storage",
                 needs=[Capability.RUNS_CONTAINERS, Capability.EXEC, Capability.KUBELET_CONFIGZ], images=["agnhost"])

@@ -18,12 +18,15 @@ versions give it:
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubernetes import client
 
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import namespaces
@@ -42,15 +45,25 @@ MEMORY_VOLUME, MEMORY_PATH = "memory", "C:\\memory-medium"
 STATS_TIMEOUT = 150.0  # the kubelet measures volumes once a minute (volumeStatsAggPeriod)
 
 
+def memory_medium_pod(target: Target) -> dict[str, Any]:
+    volume = {"name": MEMORY_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": SIZE_LIMIT}}
+    return target.place(containers.agnhost_pod(target.image("agnhost"), "memory-medium", volumes=[volume],
+                                               mounts=[containers.volume_mount(MEMORY_VOLUME, MEMORY_PATH)]))
+
+
+def host_network_pod(target: Target) -> dict[str, Any]:
+    """hostNetwork without HostProcess: Windows gives such a pod a network of its own."""
+    return target.place(containers.agnhost_pod(target.image("agnhost"), "host-network", hostNetwork=True))
+
+
+@windows_pods(lambda target: [memory_medium_pod(target)],
+              upstream="no twin: KEP-116's will-never-work list (emptyDir medium Memory)")
 @never.it("an emptyDir volume with medium Memory should be an ordinary directory on the node's disk",
           category="Core.Storage", needs=[Capability.WINDOWS_KERNEL, Capability.EXEC, Capability.STATS_SUMMARY],
           images=["agnhost"])
 def test_memory_medium_is_not_memory_backed(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
-    volume = {"name": MEMORY_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": SIZE_LIMIT}}
-    manifest = containers.agnhost_pod(target.image("agnhost"), "memory-medium", volumes=[volume],
-                                      mounts=[containers.volume_mount(MEMORY_VOLUME, MEMORY_PATH)])
-    pod = containers.start(api, namespace, target.place(manifest))
+    pod = containers.start(api, namespace, memory_medium_pod(target))
     probe = f"{MEMORY_PATH}\\probe.txt"
     written = pods.exec_(api, namespace, "memory-medium", ["cmd", "/c", f"echo written> {probe} && type {probe}"])
     assert "written" in written.check().stdout, f"the volume is not writable: {written}"
@@ -74,13 +87,14 @@ def test_memory_medium_is_not_memory_backed(api: client.ApiClient, namespace: st
     assert sizes["volume"] == sizes["disk"], f"the volume is not on the node's filesystem: {detail}"
 
 
+@windows_pods(lambda target: [host_network_pod(target)],
+              upstream="no twin: KEP-116's will-never-work list (hostNetwork without HostProcess)")
 @never.it("a pod with hostNetwork but without HostProcess should not share the node's network",
           category="Core.Network", needs=[Capability.WINDOWS_KERNEL, Capability.EXEC], images=["agnhost"])
 def test_host_network_without_host_process(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
     namespaces.allow_privileged_pods(api, namespace)  # hostNetwork is outside the baseline Pod Security level
-    manifest = containers.agnhost_pod(target.image("agnhost"), "host-network", hostNetwork=True)
-    pod = containers.start(api, namespace, target.place(manifest))
+    pod = containers.start(api, namespace, host_network_pod(target))
     node = retry.call(client.CoreV1Api(api).read_node, (pod.spec or client.V1PodSpec(containers=[])).node_name)
     node_ip = nodes.internal_ip(node)
     assert node_ip, f"node {objects.name_of(node)} reports no InternalIP"

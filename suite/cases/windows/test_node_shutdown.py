@@ -17,6 +17,7 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import namespaces
@@ -109,6 +110,20 @@ def shutdown_order(pod: client.V1Pod) -> str | None:
     return None
 
 
+def shutdown_pods(target: Target, node: str) -> list[dict[str, Any]]:
+    """The batch (two plain, two critical grace periods), the critical pod that keeps the node busy until the
+    critical pods have reached their end, and the HostProcess pod that restarts the node."""
+    batch = [grace_period_pod(target, f"period-20-{uuid.uuid4()}", node, 20, critical=False),
+             grace_period_pod(target, f"period-25-{uuid.uuid4()}", node, 25, critical=False),
+             grace_period_pod(target, f"period-critical-5-{uuid.uuid4()}", node, 5, critical=True),
+             grace_period_pod(target, f"period-critical-10-{uuid.uuid4()}", node, 10, critical=True)]
+    delay = grace_period_pod(target, f"delay-shutdown-20-{uuid.uuid4()}", node, 20, critical=True)
+    restart = containers.host_process_pod("reboot-host-test-pod", [
+        containers.container("reboot-computer-test", target.image("agnhost"), command=RESTART)])
+    return [*batch, delay, containers.pin_to_node(target.place(restart), node)]
+
+
+@windows_pods(lambda target: shutdown_pods(target, "win-0"), upstream="test/e2e/windows/node_shutdown.go:52-260")
 @graceful_shutdown.it("should be able to gracefully shutdown pods with various grace periods",
                       twin="[sig-windows] [Feature:Windows] GracefulNodeShutdown [Serial] [Disruptive] [Slow] should "
                            "be able to gracefully shutdown pods with various grace periods",
@@ -119,10 +134,7 @@ def test_graceful_node_shutdown(api: client.ApiClient, namespace: str, target: T
     node = objects.name_of(nodes.find_windows_node(api))
     kubelet.skip_unless_graceful_node_shutdown(api, node)
     namespaces.allow_privileged_pods(api, namespace)
-    batch = [grace_period_pod(target, f"period-20-{uuid.uuid4()}", node, 20, critical=False),
-             grace_period_pod(target, f"period-25-{uuid.uuid4()}", node, 25, critical=False),
-             grace_period_pod(target, f"period-critical-5-{uuid.uuid4()}", node, 5, critical=True),
-             grace_period_pod(target, f"period-critical-10-{uuid.uuid4()}", node, 10, critical=True)]
+    *batch, delay, restart = shutdown_pods(target, node)
     containers.create_all(api, namespace, batch)
     listed, resource_version = list_period_pods(api, namespace, node, len(batch))
 
@@ -133,11 +145,8 @@ def test_graceful_node_shutdown(api: client.ApiClient, namespace: str, target: T
         not_ready = [pods.describe(p) for p in listed if pods.phase_of(p) != "Running" or not containers.is_ready(p)]
         assert not not_ready, f"failed to start batch pods: {not_ready}"
         # Keeps the node busy until the critical pods have reached their end.
-        delay = grace_period_pod(target, f"delay-shutdown-20-{uuid.uuid4()}", node, 20, critical=True)
         containers.start(api, namespace, delay, state="Ready")
-        restart = containers.host_process_pod("reboot-host-test-pod", [
-            containers.container("reboot-computer-test", target.image("agnhost"), command=RESTART)])
-        pods.create(api, namespace, containers.pin_to_node(target.place(restart), node))
+        pods.create(api, namespace, restart)
         containers.assert_succeeded(api, namespace, "reboot-host-test-pod")
 
         eventually_about_pods(api, namespace, node, len(batch), "non-critical pods to shut down first",

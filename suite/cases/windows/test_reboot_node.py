@@ -19,6 +19,7 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import connectivity
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
@@ -133,6 +134,20 @@ def mark_node_used(api: client.ApiClient, node: str) -> None:
     retry.call(client.CoreV1Api(api).patch_node, node, patch)
 
 
+def reboot_pods(target: Target, node: str) -> list[dict[str, Any]]:
+    """The Windows web server (restarted by the reboot), the Linux nginx, the HostProcess pod that restarts
+    the node and the one that checks it restarted."""
+    web = containers.network_test_pod(target.image("agnhost"), "windows", "test-webserver")
+    web["spec"]["restartPolicy"] = "Always"
+    nginx = containers.on_linux(containers.network_test_pod(target.image("nginx", os="linux"), "linux"))
+    reboot = host_pod(target, "reboot-host-test-pod", "reboot-computer-test",
+                      ["powershell.exe", "-Command", *RECORD_DATES, "shutdown.exe -r -t 30"], node)
+    check = host_pod(target, "check-reboot-pod", "reboot-computer-check",
+                     ["powershell.exe", "-Command", *CHECK_DATES], node)
+    return [containers.pin_to_node(target.place(web), node), nginx, reboot, check]
+
+
+@windows_pods(lambda target: reboot_pods(target, "win-0"), upstream="test/e2e/windows/reboot_node.go:55-250")
 @reboot_host.it("should run as a reboot process on the host/node",
                 twin="[sig-windows] [Feature:Windows] [Excluded:WindowsDocker] RebootHost containers [Serial] "
                      "[Disruptive] [Slow] should run as a reboot process on the host/node",
@@ -154,11 +169,9 @@ def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo
     undo.add("the reboot-used label", lambda: mark_node_used(api, node))
     boot_id = int(nodes.boot_id(node_object))
 
-    web = containers.network_test_pod(target.image("agnhost"), "windows", "test-webserver")
-    web["spec"]["restartPolicy"] = "Always"
-    agn_pod = containers.start(api, namespace, containers.pin_to_node(target.place(web), node), state="Ready")
-    nginx_pod = containers.start(api, namespace, containers.on_linux(
-        containers.network_test_pod(target.image("nginx", os="linux"), "linux")), state="Ready")
+    web, nginx, reboot, check = reboot_pods(target, node)
+    agn_pod = containers.start(api, namespace, web, state="Ready")
+    nginx_pod = containers.start(api, namespace, nginx, state="Ready")
     linux, windows_name = objects.name_of(nginx_pod), objects.name_of(agn_pod)
     connectivity.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
                                            command=connectivity.linux_check("8.8.8.8", 53),
@@ -171,8 +184,7 @@ def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo
                                            max_tries=connectivity.INTERNAL_MAX_TRIES)
     initial = restart_count(agn_pod)
 
-    pods.create(api, namespace, host_pod(target, "reboot-host-test-pod", "reboot-computer-test",
-                                         ["powershell.exe", "-Command", *RECORD_DATES, "shutdown.exe -r -t 30"], node))
+    pods.create(api, namespace, reboot)
     containers.assert_succeeded(api, namespace, "reboot-host-test-pod")
     # The web server's container restarts with the host.
     pods.wait_until(api, namespace, windows_name, "to restart after the reboot",
@@ -189,6 +201,5 @@ def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo
                                            command=connectivity.linux_check(pods.pod_ip(after), 80),
                                            max_tries=connectivity.INTERNAL_MAX_TRIES)
 
-    pods.create(api, namespace, host_pod(target, "check-reboot-pod", "reboot-computer-check",
-                                         ["powershell.exe", "-Command", *CHECK_DATES], node))
+    pods.create(api, namespace, check)
     containers.assert_succeeded(api, namespace, "check-reboot-pod")
