@@ -152,17 +152,24 @@ class NetworkingTestConfig:
     max_tries: int
 
 
+def core_pods(image: str, target_os: str, nodes: int, place: Callable[[Manifest], Manifest],
+              host_network: bool) -> list[Manifest]:
+    """The pods of setupCore, placed: `nodes` endpoints, the test pod, and the host dialer when asked."""
+    selector = {f"selector-{secrets.token_hex(4)}": "true"}
+    endpoints = [endpoint_pod(image, f"netserver-{i}", selector) for i in range(nodes)]
+    dialers = [intra_pod_dialer(image)] + ([host_dialer_pod(image, target_os)] if host_network else [])
+    return [place(m) for m in endpoints + dialers]
+
+
 def setup_core(api: client.ApiClient, namespace: str, *, image: str, target_os: str, nodes: int,
                place: Callable[[Manifest], Manifest], host_network: bool) -> NetworkingTestConfig:
     """setupCore: endpoints on `nodes` nodes, Ready; the test pod (and the host dialer), Running."""
     assert nodes > 0, "no node of the target OS runs containers"
-    selector = {f"selector-{secrets.token_hex(4)}": "true"}
-    names = [f"netserver-{i}" for i in range(nodes)]
-    for name in names:
-        pods.create(api, namespace, place(endpoint_pod(image, name, selector)))
-    manifests = [intra_pod_dialer(image)] + ([host_dialer_pod(image, target_os)] if host_network else [])
-    for manifest in manifests:
-        pods.create(api, namespace, place(manifest))
+    endpoints_and_dialers = core_pods(image, target_os, nodes, place, host_network)
+    names = [m["metadata"]["name"] for m in endpoints_and_dialers[:nodes]]
+    manifests = endpoints_and_dialers[nodes:]
+    for manifest in endpoints_and_dialers:
+        pods.create(api, namespace, manifest)
     timeout = containers.POD_START_TIMEOUT
     endpoints = [started(pods.wait_for_pod(api, namespace, n, state="Ready", timeout=timeout)) for n in names]
     dialers = [started(pods.wait_for_pod(api, namespace, m["metadata"]["name"], timeout=timeout))

@@ -25,6 +25,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import kubelet
 from winsuite.k8s import namespaces
@@ -62,11 +63,40 @@ def kubelet_dns(api: client.ApiClient, node: str) -> KubeletDNS:
                       str(config.get("resolvConf") or ""))
 
 
+def querier_pod(target: Target, name: str = "dns-querier", **spec: Any) -> dict[str, Any]:
+    return target.place(containers.agnhost_pod(target.image("agnhost"), name, **spec))
+
+
+def default_policy_spec(target: Target, resolv_conf: str) -> dict[str, Any]:
+    """dnsPolicy Default; the querier mounts the node's resolver file (when the kubelet names one) to know what
+    the kubelet read."""
+    spec: dict[str, Any] = {"dnsPolicy": "Default"}
+    if resolv_conf:
+        spec["volumes"] = [{"name": "host-resolver", "hostPath": {"path": resolv_conf, "type": "File"}}]
+        spec["mounts"] = [containers.volume_mount("host-resolver", HOST_RESOLV_CONF[target.os], read_only=True)]
+    return spec
+
+
+NONE_CONFIG = {"nameservers": TEST_NAMESERVERS, "searches": TEST_SEARCHES,
+               "options": [{"name": "ndots", "value": TEST_NDOTS}]}
+MERGED_CONFIG = {"nameservers": TEST_NAMESERVERS[:1], "searches": TEST_SEARCHES[:1],
+                 "options": [{"name": "ndots", "value": TEST_NDOTS}]}
+
+
+def subdomain_pod(target: Target) -> dict[str, Any]:
+    """A pod with hostname and subdomain, selected by the headless Service of that name."""
+    manifest = containers.agnhost_pod(target.image("agnhost"), "dns-test", hostname=HOSTNAME, subdomain=SERVICE)
+    manifest["metadata"]["labels"] = SELECTOR
+    return target.place(manifest)
+
+
+UPSTREAM = "test/e2e/network/dns.go:"
+
+
 def start_querier(api: client.ApiClient, namespace: str, target: Target, name: str = "dns-querier",
                   **spec: Any) -> client.V1Pod:
     """An agnhost pod (pause) with the given DNS settings, Running on the target OS."""
-    manifest = containers.agnhost_pod(target.image("agnhost"), name, **spec)
-    started: client.V1Pod = containers.start(api, namespace, target.place(manifest))
+    started: client.V1Pod = containers.start(api, namespace, querier_pod(target, name, **spec))
     return started
 
 
@@ -115,6 +145,8 @@ def assert_configured(api: client.ApiClient, namespace: str, pod: str, target_os
     return got
 
 
+@windows_pods(lambda target: [querier_pod(target, **default_policy_spec(target, "/etc/resolv.conf"))],
+              upstream=UPSTREAM + "436-481")
 @dns.it("should give a pod with dnsPolicy Default the DNS configuration of its node", category="Core.Network",
         needs=CONFIG_NEEDS, images=["agnhost"])
 def test_dns_policy_default(api: client.ApiClient, namespace: str, target: Target,
@@ -127,13 +159,9 @@ def test_dns_policy_default(api: client.ApiClient, namespace: str, target: Targe
     if resolv_conf == "Host":
         pytest.skip("requires the kubelet's resolvConf to be a file or empty, so that the node's settings "
                     "can be read from a pod (found: 'Host', the Windows host's own settings)")
-    spec: dict[str, Any] = {"dnsPolicy": "Default"}
-    if resolv_conf:  # let the querier read the node's file, to know what the kubelet read
+    if resolv_conf:  # the querier mounts the node's file: hostPath is outside the baseline level
         namespaces.allow_privileged_pods(api, namespace)
-        spec["volumes"] = [{"name": "host-resolver", "hostPath": {"path": resolv_conf, "type": "File"}}]
-        mount = containers.volume_mount("host-resolver", HOST_RESOLV_CONF[target.os], read_only=True)
-        spec["mounts"] = [mount]
-    pod = start_querier(api, namespace, target, **spec)
+    pod = start_querier(api, namespace, target, **default_policy_spec(target, resolv_conf))
     name, node = objects.name_of(pod), kubelet_dns(api, node_of(pod))
     if resolv_conf:
         text = resolvers.read_file(api, namespace, name, HOST_RESOLV_CONF[target.os], target.os)
@@ -149,6 +177,7 @@ def test_dns_policy_default(api: client.ApiClient, namespace: str, target: Targe
         assert got.searches == searches, f"search list {got.searches}, the node's is {searches}"
 
 
+@windows_pods(lambda target: [querier_pod(target, dnsPolicy="ClusterFirst")], upstream=UPSTREAM + "54-77")
 @dns.it("should give a pod with dnsPolicy ClusterFirst the cluster DNS server and search path",
         category="Core.Network", needs=LOOKUP_NEEDS, images=["agnhost"])
 def test_dns_policy_cluster_first(api: client.ApiClient, namespace: str, target: Target) -> None:
@@ -162,24 +191,24 @@ def test_dns_policy_cluster_first(api: client.ApiClient, namespace: str, target:
     resolvers.wait_for_lookup(api, namespace, name, f"kubernetes.default.svc.{node.cluster_domain}", address)
 
 
+@windows_pods(lambda target: [querier_pod(target, dnsPolicy="None", dnsConfig=NONE_CONFIG)],
+              upstream=UPSTREAM + "436-481")
 @dns.it("should give a pod with dnsPolicy None exactly the nameservers and searches of its dnsConfig",
         category="Core.Network", needs=CONFIG_NEEDS, images=["agnhost"])
 def test_dns_policy_none(api: client.ApiClient, namespace: str, target: Target) -> None:
-    config = {"nameservers": TEST_NAMESERVERS, "searches": TEST_SEARCHES,
-              "options": [{"name": "ndots", "value": TEST_NDOTS}]}
-    pod = start_querier(api, namespace, target, dnsPolicy="None", dnsConfig=config)
+    pod = start_querier(api, namespace, target, dnsPolicy="None", dnsConfig=NONE_CONFIG)
     got = assert_configured(api, namespace, objects.name_of(pod), target.os, servers=TEST_NAMESERVERS,
                             first=TEST_SEARCHES, last=[], option=f"ndots:{TEST_NDOTS}")
     if target.os == "linux":
         assert got.searches == TEST_SEARCHES, f"search list {got.searches}, expected only {TEST_SEARCHES}"
 
 
+@windows_pods(lambda target: [querier_pod(target, dnsPolicy="ClusterFirst", dnsConfig=MERGED_CONFIG)],
+              upstream=UPSTREAM + "483-588")
 @dns.it("should add the nameservers and searches of dnsConfig to those of dnsPolicy ClusterFirst",
         category="Core.Network", needs=CONFIG_NEEDS, images=["agnhost"])
 def test_dns_config_nameservers_and_searches(api: client.ApiClient, namespace: str, target: Target) -> None:
-    config = {"nameservers": TEST_NAMESERVERS[:1], "searches": TEST_SEARCHES[:1],
-              "options": [{"name": "ndots", "value": TEST_NDOTS}]}
-    pod = start_querier(api, namespace, target, dnsPolicy="ClusterFirst", dnsConfig=config)
+    pod = start_querier(api, namespace, target, dnsPolicy="ClusterFirst", dnsConfig=MERGED_CONFIG)
     name, node = objects.name_of(pod), kubelet_dns(api, node_of(pod))
     servers = unique(node.cluster_dns + TEST_NAMESERVERS[:1])[:MAX_NAMESERVERS]
     got = assert_configured(api, namespace, name, target.os, servers=servers,
@@ -195,14 +224,12 @@ def start_pod_in_subdomain(api: client.ApiClient, namespace: str, target: Target
     services.create(api, namespace, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": SERVICE},
                                      "spec": {"selector": SELECTOR, "clusterIP": "None",
                                               "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}})
-    manifest = containers.agnhost_pod(target.image("agnhost"), "dns-test", hostname=HOSTNAME,
-                                      subdomain=SERVICE)
-    manifest["metadata"]["labels"] = SELECTOR
-    pod = containers.start(api, namespace, target.place(manifest), state="Ready")
+    pod = containers.start(api, namespace, subdomain_pod(target), state="Ready")
     services.wait_for_endpoints(api, namespace, SERVICE)
     return pod, kubelet_dns(api, node_of(pod)).cluster_domain
 
 
+@windows_pods(lambda target: [subdomain_pod(target)], upstream=UPSTREAM + "263-305")
 @dns.it("should give a pod its hostname, and its hostname.subdomain name in its hosts file and in DNS",
         category="Core.Network", needs=LOOKUP_NEEDS, images=["agnhost"])
 def test_dns_hostname(api: client.ApiClient, namespace: str, target: Target) -> None:
@@ -218,6 +245,7 @@ def test_dns_hostname(api: client.ApiClient, namespace: str, target: Target) -> 
     resolvers.wait_for_lookup(api, namespace, name, fqdn, ip)
 
 
+@windows_pods(lambda target: [subdomain_pod(target)], upstream=UPSTREAM + "307-350")
 @dns.it("should serve A records for a pod's subdomain and its hostname under it", category="Core.Network",
         needs=LOOKUP_NEEDS, images=["agnhost"])
 def test_dns_subdomain(api: client.ApiClient, namespace: str, target: Target) -> None:

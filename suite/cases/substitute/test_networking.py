@@ -25,6 +25,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import namespaces
 from winsuite.k8s import netexec
 
@@ -81,6 +82,9 @@ CHECKS = {f"{kind} communication: {protocol}": (kind == "node-pod", protocol)
           for kind in ("intra-pod", "node-pod") for protocol in PORTS}
 
 
+@windows_pods(lambda target, check: netexec.core_pods(target.image("agnhost"), target.os, 2, target.place,
+                                                     host_network=check[0]),
+              upstream="test/e2e/framework/network/utils.go:747-905 (createTestPods, setupCore, createNetProxyPods)")
 @granular.it_each("should function for {entry}", argname="check", entries=CHECKS, category="Core.Network",
                   needs=NEEDS, images=["agnhost"])
 def test_pods(api: client.ApiClient, namespace: str, target: Target, cluster: ClusterSession,

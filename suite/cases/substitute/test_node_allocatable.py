@@ -27,6 +27,8 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import no_pods
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import kubelet
@@ -85,6 +87,7 @@ def status_of(node: client.V1Node) -> client.V1NodeStatus:
     return node.status or client.V1NodeStatus()
 
 
+@no_pods("compares the nodes' allocatable resources with their kubelets' configuration")
 @allocatable.it("should be the capacity minus the kube and system reservations and the hard eviction "
                 "thresholds", category="Core.Scheduling", needs=[Capability.KUBELET_CONFIGZ])
 def test_allocatable_is_capacity_minus_reservations(api: client.ApiClient, namespace: str, target: Target,
@@ -103,6 +106,13 @@ def test_allocatable_is_capacity_minus_reservations(api: client.ApiClient, names
     assert not mismatches, "calculated and stated allocatable differ: " + "; ".join(mismatches)
 
 
+def over_allocatable_pod(target: Target, request: int) -> dict[str, Any]:
+    pause = containers.container("pause", target.image("pause"), resources={"requests": {"memory": str(request)}})
+    return target.place(containers.pod("over-allocatable", [pause]))
+
+
+@windows_pods(lambda target: [over_allocatable_pod(target, 15 * 2**30)],
+              upstream="test/e2e/windows/memory_limits.go:130-190 (a pod over the node's allocatable memory)")
 @allocatable.it("should keep a pod that fits a node's memory capacity but not its allocatable memory from "
                 "being scheduled", category="Core.Scheduling", needs=[Capability.RUNS_CONTAINERS],
                 images=["pause"])
@@ -117,9 +127,7 @@ def test_overprovisioning_is_blocked_by_allocatable(api: client.ApiClient, names
         pytest.skip("requires a node whose allocatable memory is below its capacity, through reservations "
                     f"or a hard eviction threshold (found: capacity {capacity}, allocatable {room} bytes)")
     request = int(room + (capacity - room) // 2)  # above every node's allocatable, within this one's capacity
-    pause = containers.container("pause", target.image("pause"),
-                                 resources={"requests": {"memory": str(request)}})
-    pods.create(api, namespace, target.place(containers.pod("over-allocatable", [pause])))
+    pods.create(api, namespace, over_allocatable_pod(target, request))
     event = events.wait_for_event(api, namespace, involved="over-allocatable", reason="FailedScheduling",
                                   timeout=SCHEDULE_TIMEOUT)
     assert "Insufficient memory" in (event.message or ""), event.message
