@@ -105,20 +105,25 @@ def create_tcp_service(api: client.ApiClient, namespace: str, name: str, labels:
 def create_pod_or_fail(api: client.ApiClient, namespace: str, target: Placer, name: str,
                        labels: dict[str, str], ports: list[dict[str, Any]], *args: str) -> client.V1Pod:
     """createPodOrFail: an agnhost pod with the given labels, ports and args, Ready."""
+    return containers.start(api, namespace, labelled_agnhost_pod(target, name, labels, ports, *args), state="Ready",
+                            timeout=POD_START_TIMEOUT)
+
+
+def labelled_agnhost_pod(target: Placer, name: str, labels: dict[str, str], ports: list[dict[str, Any]],
+                         *args: str) -> dict[str, Any]:
+    """createPodOrFail's pod, placed."""
     manifest = containers.agnhost_pod(target.image("agnhost"), name, *args)
     manifest["metadata"]["labels"] = labels
     manifest["spec"]["containers"][0].update(ports=ports, env=[{"name": "FOO", "value": " "}])
-    return containers.start(api, namespace, target.place(manifest), state="Ready", timeout=POD_START_TIMEOUT)
+    return target.place(manifest)
 
 
 def create_service_pods(api: client.ApiClient, namespace: str, target: Placer, name: str,
                         labels: dict[str, str], replicas: int, *args: str) -> list[str]:
     """TestJig.CreateServicePods / StartServeHostnameService: a Deployment of agnhost serve-hostname
     replicas (Recreate), complete; their pod names."""
-    agnhost = containers.container(name, target.image("agnhost"), command=["/agnhost", "serve-hostname", *args],
-                                   securityContext={})
-    deployment = workloads.deployment(name, replicas, labels, [agnhost], strategy="Recreate")
-    retry.call(workloads.apps(api).create_namespaced_deployment, namespace, target.place(deployment))
+    deployment = serve_hostname_deployment(target, name, labels, replicas, *args)
+    retry.call(workloads.apps(api).create_namespaced_deployment, namespace, deployment)
     workloads.wait_for_deployment_complete(api, namespace, name, timeout=POD_START_TIMEOUT)
     return [p.metadata.name for p in workloads.wait_for_pods(api, namespace, labels, count=replicas)]
 
@@ -126,6 +131,14 @@ def create_service_pods(api: client.ApiClient, namespace: str, target: Placer, n
 def _untainted(taint: str) -> bool:
     """isNodeUntainted: a pod without tolerations may run there (no NoSchedule or NoExecute taint)."""
     return taint.rpartition(":")[2] not in ("NoSchedule", "NoExecute")
+
+
+def serve_hostname_deployment(target: Placer, name: str, labels: dict[str, str], replicas: int,
+                              *args: str) -> dict[str, Any]:
+    """CreateServicePods' Deployment of agnhost serve-hostname replicas (Recreate), placed."""
+    agnhost = containers.container(name, target.image("agnhost"), command=["/agnhost", "serve-hostname", *args],
+                                   securityContext={})
+    return target.place(workloads.deployment(name, replicas, labels, [agnhost], strategy="Recreate"))
 
 
 def node_ips(nodes: Iterable[Any]) -> list[str]:
@@ -140,8 +153,12 @@ def node_ips(nodes: Iterable[Any]) -> list[str]:
 # -- probes from inside a pod -----------------------------------------------------------------------
 def exec_pod(api: client.ApiClient, namespace: str, target: Placer, name: str = "execpod") -> Prober:
     """e2epod.CreateExecPodOrFail: an agnhost pod to run probes from, Running."""
-    containers.start(api, namespace, target.place(containers.agnhost_pod(target.image("agnhost"), name)))
+    containers.start(api, namespace, exec_pod_manifest(target, name))
     return Prober(api, namespace, name)
+
+
+def exec_pod_manifest(target: Placer, name: str = "execpod") -> dict[str, Any]:
+    return target.place(containers.agnhost_pod(target.image("agnhost"), name))
 
 
 def host_port(host: str, port: int) -> str:

@@ -14,6 +14,7 @@ import inspect
 import itertools
 import pkgutil
 import random
+import re
 import secrets
 import uuid
 from collections.abc import Callable
@@ -89,7 +90,8 @@ def _renderings() -> list[Any]:
             continue
         values = _table_values(fn)
         for spec, entry in specs_of_function(fn):
-            golden = f"{qualified.removeprefix('winsuite.cases.')}{'.' + entry if entry else ''}.yaml"
+            suffix = "." + re.sub(r"[^A-Za-z0-9_.-]+", "-", entry).strip("-") if entry else ""
+            golden = f"{qualified.removeprefix('winsuite.cases.')}{suffix}.yaml"
             params.append(pytest.param(spec, declared, values.get(entry) if entry else None, entry is not None,
                                        golden, id=golden.removesuffix(".yaml")))
     return params
@@ -127,10 +129,18 @@ def _render(spec: Spec, declared: windows_pods.WindowsPods, value: Any, is_table
     return rendered
 
 
+class _NoAliases(yaml.SafeDumper):
+    """Every value written out where it is, so that a golden reads like the manifest it is."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def _document(spec: Spec, declared: windows_pods.WindowsPods, rendered: dict[str, Any]) -> str:
-    against = declared.upstream if declared.upstream.startswith("no twin") else f"kubernetes v1.36.3 {declared.upstream}"
+    no_twin = declared.upstream.startswith("no twin")
+    against = declared.upstream if no_twin else f"kubernetes v1.36.3 {declared.upstream}"
     header = f"# {spec.full_name}\n# checked against: {against}\n"
-    return header + yaml.safe_dump(rendered, sort_keys=True, width=120, allow_unicode=True)
+    return header + yaml.dump(rendered, Dumper=_NoAliases, sort_keys=True, width=120, allow_unicode=True)
 
 
 @pytest.mark.parametrize(("spec", "declared", "value", "is_table", "golden"), _renderings())
@@ -156,7 +166,8 @@ def test_declarations_name_an_upstream_line_or_a_reason() -> None:
     for qualified, fn in _tests():
         declared = windows_pods.declared(fn)
         if declared is not None:
-            assert declared.render is None or ".go:" in declared.upstream or declared.upstream.startswith("no twin: "), \
+            named = ".go:" in declared.upstream or declared.upstream.startswith("no twin: ")
+            assert declared.render is None or named, \
                 f"{qualified}: name the upstream file:line, or `no twin: ` and what the test comes from"
             assert declared.render is not None or declared.no_pods_reason, f"{qualified}: why no pods"
 

@@ -23,6 +23,8 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import no_pods
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -98,6 +100,7 @@ def csi_pv(namespace: str, handle: str) -> dict[str, Any]:
     return make_pv(namespace, {"csi": {"driver": f"e2e-driver-{uuid.uuid4()}", "volumeHandle": handle}})
 
 
+@no_pods("creates PersistentVolumes and claims only")
 @csi_conformance.it("should run through the lifecycle of a PV and a PVC", Conformance,
                     twin="[sig-storage] PersistentVolumes CSI Conformance should run through the lifecycle of a PV "
                          "and a PVC [Conformance]", category="Core.Storage")
@@ -153,6 +156,7 @@ def test_pv_pvc_lifecycle(api: client.ApiClient, namespace: str) -> None:
         wait_until_none(core.list_persistent_volume, None, f"{pv_name}=updated", f"PV {pv_name}")
 
 
+@no_pods("creates PersistentVolumes and claims only")
 @csi_conformance.it("should apply changes to a pv/pvc status", Conformance,
                     twin="[sig-storage] PersistentVolumes CSI Conformance should apply changes to a pv/pvc status "
                          "[Conformance]", category="Core.Storage")
@@ -201,6 +205,26 @@ def host_temp(target: Target) -> str:
     return "C:\\tmp" if target.os == "windows" else "/tmp"
 
 
+def volume_pod(target: Target, name: str, script: str, volume: dict[str, Any]) -> dict[str, Any]:
+    """busybox running `script` with `volume` at /mnt/volume1."""
+    busybox = containers.container("busybox", target.image("busybox"), command=["sh", "-c", script],
+                                   volumeMounts=[containers.volume_mount("data", "/mnt/volume1")])
+    return target.place(containers.pod(name, [busybox], restartPolicy="Never", volumes=[{"name": "data", **volume}]))
+
+
+def data_pods(target: Target, namespace: str, token: str, node: str) -> list[dict[str, Any]]:
+    """The writer and the reader of the claim, and the cleaner that removes the volume's directory from the
+    node (the node's, not the cluster's)."""
+    claim = {"persistentVolumeClaim": {"claimName": "pvc-data"}}
+    writer = volume_pod(target, "writer", f"echo {token} > /mnt/volume1/data", claim)
+    reader = volume_pod(target, "reader", "cat /mnt/volume1/data", claim)
+    parent = {"hostPath": {"path": host_temp(target), "type": "Directory"}}
+    cleaner = containers.node_affinity(volume_pod(target, "cleaner", f"rm -rf /mnt/volume1/{namespace}", parent), node)
+    return [writer, reader, cleaner]
+
+
+@windows_pods(lambda target: data_pods(target, "ns", "0" * 32, "win-0"),
+              upstream="no twin: KEP-116 (persistent volumes on Windows)")
 @persistent_volumes.it("should keep the data one pod wrote on a pre-provisioned volume for the next pod",
                        needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["busybox"],
                        category="Core.Storage")
@@ -216,26 +240,15 @@ def test_pre_provisioned_volume_keeps_data(api: client.ApiClient, namespace: str
     pvc = make_pvc(namespace)
     pvc["metadata"] = {"name": "pvc-data"}
     token = uuid.uuid4().hex
-
-    def pod(name: str, script: str, volume: dict[str, Any]) -> dict[str, Any]:
-        busybox = containers.container("busybox", target.image("busybox"), command=["sh", "-c", script],
-                                       volumeMounts=[containers.volume_mount("data", "/mnt/volume1")])
-        manifest = containers.pod(name, [busybox], restartPolicy="Never", volumes=[{"name": "data", **volume}])
-        return target.place(manifest)
-
-    claim = {"persistentVolumeClaim": {"claimName": "pvc-data"}}
+    writer, reader, cleaner = data_pods(target, namespace, token, node.name)
     try:
         with pv_and_pvc(api, namespace, pv, pvc):
             workloads.wait_for_object(pods.core(api).list_namespaced_persistent_volume_claim, name="pvc-data",
                                       namespace=namespace, what="claim pvc-data to be bound",
                                       condition=lambda c: c.status.phase == "Bound", timeout=BIND_TIMEOUT)
-            containers.start(api, namespace, pod("writer", f"echo {token} > /mnt/volume1/data", claim),
-                             state="Succeeded")
-            containers.expect_output(api, namespace, pod("reader", "cat /mnt/volume1/data", claim), [token])
+            containers.start(api, namespace, writer, state="Succeeded")
+            containers.expect_output(api, namespace, reader, [token])
             for name in ("writer", "reader"):
                 pods.delete(api, namespace, name)
     finally:
-        # The volume's directory is the node's, not the cluster's: remove it (and the data) from the node.
-        parent = {"hostPath": {"path": host_temp(target), "type": "Directory"}}
-        cleaner = containers.node_affinity(pod("cleaner", f"rm -rf /mnt/volume1/{namespace}", parent), node.name)
         containers.start(api, namespace, cleaner, state="Succeeded")

@@ -19,6 +19,7 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import place_pod
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import connectivity
 from winsuite.k8s import pods
 from winsuite.k8s import services
@@ -83,6 +84,33 @@ def from_external_name(api: client.ApiClient, namespace: str, target: Target, ki
     return svc
 
 
+def from_external_name_pods(target: Target) -> list[dict[str, Any]]:
+    name = "externalname-service"
+    return [connectivity.serve_hostname_deployment(target, name, connectivity.jig_labels(name), 2, *SERVE_TCP_AND_UDP),
+            connectivity.exec_pod_manifest(target)]
+
+
+def to_external_name_pods(target: Target) -> list[dict[str, Any]]:
+    return [connectivity.serve_hostname_deployment(target, "externalsvc", {"name": "externalsvc"}, 2),
+            connectivity.exec_pod_manifest(target)]
+
+
+def headless_pods(target: Target) -> list[dict[str, Any]]:
+    labels = connectivity.jig_labels("headless")
+    return [*(connectivity.labelled_agnhost_pod(target, f"backend-{i}", labels, [{"containerPort": 8080}],
+                                                "netexec", "--http-port", "8080") for i in range(2)),
+            connectivity.exec_pod_manifest(target)]
+
+
+def cross_os_pods(target: Target) -> list[dict[str, Any]]:
+    return [connectivity.serve_hostname_deployment(target, "cross-os", connectivity.jig_labels("cross-os"), 2),
+            connectivity.exec_pod_manifest(OtherOS(target), "other-os-client")]
+
+
+UPSTREAM = "test/e2e/network/service.go:"
+
+
+@windows_pods(from_external_name_pods, upstream=UPSTREAM + "1423-1460")
 @services_.it("should be able to change the type from ExternalName to ClusterIP", Conformance,
               twin="[sig-network] Services should be able to change the type from ExternalName to ClusterIP "
                    "[Conformance]",
@@ -92,6 +120,7 @@ def test_external_name_to_cluster_ip(api: client.ApiClient, namespace: str, targ
     connectivity.exec_pod(api, namespace, target).check_service_reachability(svc)
 
 
+@windows_pods(from_external_name_pods, upstream=UPSTREAM + "1462-1498")
 @services_.it("should be able to change the type from ExternalName to NodePort", Conformance,
               twin="[sig-network] Services should be able to change the type from ExternalName to NodePort "
                    "[Conformance]",
@@ -102,6 +131,7 @@ def test_external_name_to_node_port(api: client.ApiClient, namespace: str, targe
     prober.check_service_reachability(svc, connectivity.node_ips(target.facts.nodes))
 
 
+@windows_pods(to_external_name_pods, upstream=UPSTREAM + "1500-1538")
 @services_.it("should be able to change the type from ClusterIP to ExternalName", Conformance,
               twin="[sig-network] Services should be able to change the type from ClusterIP to ExternalName "
                    "[Conformance]",
@@ -114,6 +144,7 @@ def test_cluster_ip_to_external_name(api: client.ApiClient, namespace: str, targ
     connectivity.exec_pod(api, namespace, target).check_service_reachability(svc)
 
 
+@windows_pods(to_external_name_pods, upstream=UPSTREAM + "1540-1585")
 @services_.it("should be able to change the type from NodePort to ExternalName", Conformance,
               twin="[sig-network] Services should be able to change the type from NodePort to ExternalName "
                    "[Conformance]",
@@ -130,6 +161,7 @@ def test_node_port_to_external_name(api: client.ApiClient, namespace: str, targe
 IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
 
 
+@windows_pods(headless_pods, upstream="no twin: KEP-116 (headless Services on Windows)")
 @services_.it("should resolve a headless service to the addresses of its ready pods",
               needs=[Capability.EXEC, Capability.CLUSTER_DNS], images=["agnhost"], category="Core.Network")
 def test_headless_service(api: client.ApiClient, namespace: str, target: Target) -> None:
@@ -174,6 +206,7 @@ class OtherOS:
         return place_pod(obj, dataclasses.replace(self.target.placement, target_os=self.os, windows_build=None))
 
 
+@windows_pods(cross_os_pods, upstream="no twin: KEP-116 (Services across Linux and Windows pods)")
 @services_.it("should be reachable from a pod of the other operating system",
               needs=[Capability.LINUX_AND_WINDOWS_CONTAINERS, Capability.SERVICES, Capability.CLUSTER_DNS],
               images=["agnhost"], category="Core.Network")
