@@ -229,7 +229,7 @@ def wait_for_no_pods(api: client.ApiClient, namespace: str, *, label_selector: s
     """Wait until no pod of the namespace (matching the selector) is left."""
     wait_for_set(pods.core(api).list_namespaced_pod, namespace=namespace, label_selector=label_selector,
                  what=what, condition=lambda items: not items, timeout=timeout,
-                 describe=lambda items: "; ".join(pods.describe(p) for p in items))
+                 describe=pods.describe_all)
 
 
 # -- probes -------------------------------------------------------------------------------------------
@@ -297,15 +297,6 @@ def is_ready(pod_: client.V1Pod) -> bool:
     return pods.CONDITIONS["Ready"](pod_)
 
 
-def hold_pod(api: client.ApiClient, namespace: str, name: str, *, what: str, duration: float,
-             check: Callable[[list[client.V1Pod]], None]) -> client.V1Pod:
-    """gomega's Consistently on one pod, by watching: `check` passes on every state for `duration` seconds;
-    returns the last state seen."""
-    return waits.hold(pods.core(api).list_namespaced_pod, namespace=namespace, name=name,
-                      what=f"pod {namespace}/{name} to {what}", duration=duration, check=check,
-                      describe=lambda items: "; ".join(pods.describe(p) for p in items))[0]
-
-
 def run_liveness_test(api: client.ApiClient, namespace: str, manifest: Manifest, *, restarts: int,
                       timeout: float = OBSERVATION_TIMEOUT) -> client.V1Pod:
     """RunLivenessTest: the first container restarts exactly `restarts` times (0: not once in `timeout`),
@@ -329,7 +320,9 @@ def run_liveness_test(api: client.ApiClient, namespace: str, manifest: Manifest,
             def never_restarted(items: list[client.V1Pod]) -> None:
                 assert restarts_so_far(items[0]) == 0, f"pod {namespace}/{name} restarted: {pods.describe(items[0])}"
 
-            return hold_pod(api, namespace, name, what="not restart", duration=timeout, check=never_restarted)
+            return waits.hold(pods.core(api).list_namespaced_pod, namespace=namespace, name=name,
+                              what=f"pod {namespace}/{name} not to restart", duration=timeout, check=never_restarted,
+                              describe=pods.describe_all)[0]
         # Upstream gives each earlier restart 10 s of back-off on top of the timeout.
         return pods.wait_until(api, namespace, name, f"container {target} to restart {restarts} time(s)",
                                lambda p: restarts_so_far(p) >= restarts, timeout=timeout + 10 * initial)

@@ -54,6 +54,10 @@ def describe(pod: client.V1Pod) -> str:
     return "; ".join(parts)
 
 
+def describe_all(items: list[client.V1Pod]) -> str:
+    return "; ".join(describe(p) for p in items) or "no pod"
+
+
 def _fail_if_hopeless(pod: client.V1Pod, wanted: str) -> None:
     if pod.status.phase == "Failed" and wanted != "Failed":
         raise PermanentFailure(f"{describe(pod)}: the pod failed while waiting for it to be {wanted}")

@@ -13,6 +13,7 @@ from winsuite.authoring.targeting import Placement
 from winsuite.authoring.targeting import Taint
 from winsuite.authoring.targeting import place_pod
 from winsuite.authoring.targeting import place_pod_spec
+from winsuite.k8s import netexec
 
 WINDOWS_TOLERATION = {"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}
 SIMULATED_TOLERATION = {"key": "kwok.x-k8s.io/node", "operator": "Equal", "value": "fake", "effect": "NoSchedule"}
@@ -140,3 +141,22 @@ def test_place_pod_spec_does_not_mutate_its_input() -> None:
     before = copy.deepcopy(spec)
     place_pod_spec(spec, Placement(runtime_class="rc").for_scheduling_only().with_build("10.0.20348"))
     assert spec == before
+
+
+def test_the_windows_host_dialer_runs_agnhost_as_an_exe_without_a_runtime_class() -> None:
+    """kubernetes#112651: in a HostProcess container the image's /agnhost entrypoint does not resolve."""
+    dialer = netexec.host_dialer_pod("registry.k8s.io/e2e-test-images/agnhost:2.63.0", "windows")
+    placed = place_pod(dialer, Placement(runtime_class="runhcs-wcow-hypervisor"))
+    container = placed["spec"]["containers"][0]
+    image_root = "%CONTAINER_SANDBOX_MOUNT_POINT%"
+    assert container["command"][:9] == ["cmd", "/C", "copy", "/Y", f"{image_root}\\agnhost",
+                                        f"{image_root}\\agnhost.exe", "&&", f"{image_root}\\agnhost.exe", "netexec"]
+    assert "args" not in container
+    assert placed["spec"]["securityContext"]["windowsOptions"]["hostProcess"] is True
+    assert placed["spec"]["hostNetwork"] is True and "runtimeClassName" not in placed["spec"]
+
+
+def test_the_linux_host_dialer_keeps_the_image_entrypoint() -> None:
+    dialer = netexec.host_dialer_pod("agnhost", "linux")
+    container = dialer["spec"]["containers"][0]
+    assert "command" not in container and container["args"][0] == "netexec"

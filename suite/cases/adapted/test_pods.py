@@ -18,6 +18,7 @@ from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
+from winsuite.k8s import waits
 
 pods_ = Describe(Area("sig-node"), "Pods")
 
@@ -131,8 +132,9 @@ def test_pod_readiness_gates(api: client.ApiClient, namespace: str, target: Targ
     def not_ready(items: list[client.V1Pod]) -> None:
         assert not containers.is_ready(items[0]), f"pod {name} is Ready with one gate False: {pods.describe(items[0])}"
 
-    containers.hold_pod(api, namespace, name, what="stay not Ready with one of two readiness gates True",
-                        check=not_ready, duration=SYNC_LOOP_FREQUENCY)
+    waits.hold(pods.core(api).list_namespaced_pod, namespace=namespace, name=name,
+               what=f"pod {name} to stay not Ready with one of two readiness gates True", check=not_ready,
+               duration=SYNC_LOOP_FREQUENCY, describe=pods.describe_all)
     set_gate(gate2, "True")
     pods.wait_for_pod(api, namespace, name, state="Ready", timeout=READINESS_TIMEOUT)
     set_gate(gate1, "False")

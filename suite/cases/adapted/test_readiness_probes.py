@@ -12,6 +12,7 @@ from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
 from winsuite.k8s import containers
 from winsuite.k8s import pods
+from winsuite.k8s import waits
 
 probing = Describe(Area("sig-node"), "Probing container")
 
@@ -29,7 +30,9 @@ def stays_not_ready(api: client.ApiClient, namespace: str, name: str) -> client.
     def not_ready(items: list[client.V1Pod]) -> None:
         assert not containers.is_ready(items[0]), f"pod {namespace}/{name} became Ready: {pods.describe(items[0])}"
 
-    return containers.hold_pod(api, namespace, name, what="stay not Ready", duration=NOT_READY_FOR, check=not_ready)
+    return waits.hold(pods.core(api).list_namespaced_pod, namespace=namespace, name=name,
+                      what=f"pod {namespace}/{name} to stay not Ready", duration=NOT_READY_FOR, check=not_ready,
+                      describe=pods.describe_all)[0]
 
 
 @probing.it("with readiness probe should not be ready before initial delay and never restart",

@@ -77,7 +77,7 @@ class StatefulSet:
         wait_for_set(pods.core(self.api).list_namespaced_pod, namespace=self.namespace,
                      label_selector=workloads.selector(self.labels),
                      what=f"{count} running stateful pods, {ready} of them ready", condition=done,
-                     timeout=TIMEOUT, describe=lambda items: "; ".join(pods.describe(p) for p in items))
+                     timeout=TIMEOUT, describe=pods.describe_all)
 
     def wait_for_status(self, field: str, count: int | None = None) -> client.V1StatefulSet:
         """The controller observed the current generation (and status.<field> is `count`)."""
@@ -104,7 +104,7 @@ class StatefulSet:
         wait_for_set(pods.core(self.api).list_namespaced_pod, namespace=self.namespace,
                      label_selector=workloads.selector(self.labels), what=f"{count} stateful pods",
                      condition=lambda items: len(items) == count, timeout=TIMEOUT,
-                     describe=lambda items: "; ".join(pods.describe(p) for p in items))
+                     describe=pods.describe_all)
 
     def hold_pod_count(self, count: int, seconds: float) -> None:
         """confirmStatefulPodCount (hard): the pod count stays `count` for `seconds`."""
