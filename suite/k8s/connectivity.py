@@ -208,7 +208,7 @@ class Prober:
                 raise AssertionError(f"{host_port(host, port)} over {protocol} still answers")
 
         waits.poll(f"{host_port(host, port)} over {protocol} to stop answering pod {self.namespace}/{self.pod}",
-             refused, timeout=timeout)
+                   refused, timeout=timeout)
 
     def wait_http_down(self, host: str, port: int, timeout: float = REACHABILITY_TIMEOUT) -> None:
         """verifyServeHostnameServiceDown: poll until GET http://host:port no longer succeeds.
@@ -223,7 +223,7 @@ class Prober:
             assert result.exit_code != 0, f"http://{host_port(host, port)} still answers: {result.stdout!r}"
 
         waits.poll(f"http://{host_port(host, port)} to stop answering pod {self.namespace}/{self.pod}", down,
-             timeout=timeout)
+                   timeout=timeout)
 
     def http_get(self, url: str) -> str:
         """The body of GET `url`."""
@@ -249,7 +249,7 @@ class Prober:
                 f"nslookup {fqdn} failed: {result}"
 
         waits.poll(f"{fqdn} to resolve from pod {self.namespace}/{self.pod}", resolves,
-             timeout=REACHABILITY_TIMEOUT)
+                   timeout=REACHABILITY_TIMEOUT)
 
     def wait_for_backends(self, host: str, port: int, expected: Iterable[str],
                           timeout: float = REACHABILITY_TIMEOUT) -> None:
@@ -269,7 +269,7 @@ class Prober:
             assert not missing, f"unable to reach backends {sorted(missing)} through {host}; got {sorted(seen)}"
 
         waits.poll(f"{host_port(host, port)} to reach backends {sorted(wanted)} from pod {self.pod}", all_backends,
-             timeout=timeout)
+                   timeout=timeout)
 
     def check_service_reachability(self, svc: client.V1Service, node_ips: Iterable[str] = ()) -> None:
         """TestJig.CheckServiceReachability: ClusterIP and NodePort by name and ClusterIP, then node ports;

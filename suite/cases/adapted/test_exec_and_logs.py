@@ -213,7 +213,7 @@ def test_kubectl_logs(kubectl: Kubectl, api: client.ApiClient, namespace: str, t
         return detail
 
     waits.poll("a request to /api/v1/namespaces/kube-system in the logs", logged,
-                    timeout=containers.POD_START_TIMEOUT)
+               timeout=containers.POD_START_TIMEOUT)
 
     out = kubectl.run("logs", name, name, "--tail=1").stdout
     assert out and len(lines(out)) == 1, f"--tail=1 gave {out!r}"

@@ -80,7 +80,7 @@ def test_stats_summary(api: client.ApiClient, namespace: str, target: Target) ->
         return detail
 
     waits.poll(f"node {node}'s stats summary to report pod {namespace}/metrics", reported,
-                    timeout=STATS_TIMEOUT)
+               timeout=STATS_TIMEOUT)
 
 
 @metrics.it("should grab all metrics from kubelet /metrics/resource endpoint",
@@ -102,4 +102,4 @@ def test_kubelet_resource_metrics(api: client.ApiClient, namespace: str, target:
         return detail
 
     waits.poll(f"node {node}'s /metrics/resource to carry pod {namespace}/metrics", grabbed,
-                    timeout=STATS_TIMEOUT)
+               timeout=STATS_TIMEOUT)

@@ -78,6 +78,6 @@ def test_credential_specs_reach_the_containers(api: client.ApiClient, namespace:
             return detail
 
         output = waits.poll(f"nltest /PARENTDOMAIN to succeed in {container}", parent_domain,
-                                 timeout=EXEC_READY_TIMEOUT)
+                            timeout=EXEC_READY_TIMEOUT)
         assert output.startswith(domain), f"expected {output!r} to start with {domain!r}"
         assert COMPLETED in output, f"expected {output!r} to contain {COMPLETED!r}"

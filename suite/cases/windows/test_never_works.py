@@ -82,7 +82,7 @@ def test_memory_medium_is_not_memory_backed(api: client.ApiClient, namespace: st
         return detail
 
     detail = waits.poll(f"the kubelet on {node} to report the size of volume {MEMORY_VOLUME}", measured,
-                             timeout=STATS_TIMEOUT)
+                        timeout=STATS_TIMEOUT)
     assert sizes["volume"] != SIZE_LIMIT_BYTES, f"the volume has its sizeLimit's size, as in memory: {detail}"
     assert sizes["volume"] == sizes["disk"], f"the volume is not on the node's filesystem: {detail}"
 

@@ -65,7 +65,7 @@ def error_event_or_success(api: client.ApiClient, namespace: str, name: str) -> 
         raise AssertionError("; ".join(events.describe(e) for e in seen) or "no events")
 
     waits.poll(f"an error event or a started container of pod {name}", check,
-                    timeout=containers.POD_START_TIMEOUT)
+               timeout=containers.POD_START_TIMEOUT)
     return found[0]
 
 
@@ -104,7 +104,7 @@ def test_unknown_username_at_pod_level(api: client.ApiClient, namespace: str, ta
         return detail
 
     waits.poll(f"pod {name} to fail for its unknown user name", failed,
-                    timeout=containers.POD_START_TIMEOUT)
+               timeout=containers.POD_START_TIMEOUT)
 
 
 def unknown_container_user_pod(target: Target) -> dict[str, Any]:
