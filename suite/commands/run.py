@@ -26,6 +26,10 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--results-root", metavar="DIR", default="_artifacts",
                         help="root of the prow layout when --artifacts is not given (default: _artifacts)")
     parser.add_argument("--build-id", help="build id (default: the start time, YYYYMMDDHHMMSS)")
+    parser.add_argument("--rerun-failed", metavar="BUILD_DIR_OR_ID",
+                        help="run the failed, flaky and interrupted tests of a stored build again, as a new build of "
+                             "the same job with the same settings (a build directory, or a build id under the "
+                             "results root)")
     parser.add_argument("--cases", metavar="PACKAGE", default="winsuite.cases",
                         help="Python package of winsuite tests to run (default: winsuite.cases, the catalog)")
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
@@ -34,6 +38,15 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from winsuite.run.rerun import load_rerun
     from winsuite.run.runner import Runner
 
-    return int(Runner.from_args(args).run())
+    rerun = load_rerun(args.rerun_failed, Path(args.results_root)) if args.rerun_failed else None
+    if rerun is not None and not rerun.names:
+        print(f"winsuite: build {rerun.build_dir} has no failed, flaky or interrupted test: nothing to rerun")
+        return 0
+    if rerun is not None:
+        print(f"winsuite: rerunning {len(rerun.names)} test(s) of build {rerun.build_dir}")
+    return int(Runner.from_args(args, rerun).run())

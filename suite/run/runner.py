@@ -46,6 +46,7 @@ from winsuite.run.plan import PhasePlan
 from winsuite.run.plan import plan_run
 from winsuite.run.plan import skip_upstream
 from winsuite.run.progress import Progress
+from winsuite.run.rerun import Rerun
 from winsuite.run.results import junit
 from winsuite.run.results import prow
 from winsuite.run.results.events import events_name
@@ -81,16 +82,21 @@ class Runner:
         self.interruptible = False  # whether a signal stops the current step at once (see _on_signal)
         self.records: dict[int, PhaseRecord] = {}
         self.upstream: UpstreamEngine | None = None  # set once the run knows its cluster
+        self.rerun: Rerun | None = None  # the build whose failed tests this run runs again
         self.log: TextIO = open(os.devnull, "w")  # noqa: SIM115  # replaced by build-log.txt in run()
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Runner:
+    def from_args(cls, args: argparse.Namespace, rerun: Rerun | None = None) -> Runner:
+        if rerun is not None:
+            args = rerun.applied_to(args)
         get = vars(args).get
         run = build_run_config(options.job_ref(get), options.overrides(get))
         run_level = {"parallelism": args.parallelism, "run_timeout": args.run_timeout, "artifacts": args.artifacts}
         run = dataclasses.replace(run, job=apply_overrides(run.job, run_level))
         layout = layout_of(run, args.results_root, args.build_id)
-        return cls(run, layout, job_flags(args), list(args.pytest_args or []), args.cases)
+        runner = cls(run, layout, job_flags(args), list(args.pytest_args or []), args.cases)
+        runner.rerun = rerun
+        return runner
 
     # -- the run ---------------------------------------------------------------------------------------
     def run(self) -> ExitCode:
@@ -361,6 +367,9 @@ class Runner:
             "release-blocking": job.release_blocking, "node-os": job.node_os, "run-id": self.run_config.run_id,
             "winsuite-version": version, "cluster": job.cluster.type, "focus": list(job.focus),
             "skip": list(job.skip), "parallelism": job.parallelism, "flake-attempts": job.flake_attempts,
+            "engine": job.engine, "cases": self.cases,
+            **({"job-file": str(Path(job.source).resolve())} if Path(job.source).is_file() else {}),
+            **(self.rerun.metadata_entries() if self.rerun else {}),
         }
 
     # -- plumbing ------------------------------------------------------------------------------------------
