@@ -40,13 +40,14 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from winsuite.errors import ExitCode
     from winsuite.run.rerun import load_rerun
     from winsuite.run.runner import Runner
 
     rerun = load_rerun(args.rerun_failed, Path(args.results_root)) if args.rerun_failed else None
     if rerun is not None and not rerun.names:
         print(f"winsuite: build {rerun.build_dir} has no failed, flaky or interrupted test: nothing to rerun")
-        return 0
+        return int(ExitCode.OK)
     if rerun is not None:
         print(f"winsuite: rerunning {len(rerun.names)} test(s) of build {rerun.build_dir}")
     return int(Runner.from_args(args, rerun).run())
