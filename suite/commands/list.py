@@ -19,6 +19,7 @@ from winsuite.policy.upstream_names import read_names_file
 
 if TYPE_CHECKING:
     from winsuite.policy.catalog import Entry
+    from winsuite.policy.run_config import RunConfig
 
 FORMATS = ("table", "names", "json")
 
@@ -32,6 +33,9 @@ def register(subparsers: Subparsers) -> None:
     )
     options.add_to_argparse(parser, options.SELECTION_OPTIONS)
     parser.add_argument("--names", metavar="FILE", help="apply --focus/--skip to these upstream names")
+    parser.add_argument("--ops-readiness", metavar="DIR_OR_FILE", nargs="+",
+                        help="show what each test case of these windows-operational-readiness specifications selects")
+    parser.add_argument("--category", help="with --ops-readiness: only the test cases of this category")
     parser.add_argument("--format", choices=FORMATS, default="table")
     parser.set_defaults(handler=run)
 
@@ -46,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
     config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
     for message in config.repo_list.warnings:
         warn(message)
+    if args.category and not args.ops_readiness:
+        raise UsageError("--category needs --ops-readiness")
+    if args.ops_readiness:
+        return _list_ops_cases(args, config)
     rows: list[dict[str, Any]] = []
     for test in engine_catalog(_natives(config.job.engine), _upstream(config.job.engine), config.job.engine):
         verdict = config.policy.decide(test.name, test.tags)
@@ -70,6 +78,42 @@ def run(args: argparse.Namespace) -> int:
         by_engine = {e: sum(r["status"] == "run" and r["engine"] == e for r in rows) for e in ("native", "upstream")}
         print(f"{counts['run']} to run ({by_engine['native']} native, {by_engine['upstream']} upstream), "
               f"{counts['skip']} skipped with a reason, {counts['out']} not selected")
+    return 0
+
+
+def _list_ops_cases(args: argparse.Namespace, config: RunConfig) -> int:
+    """Per windows-operational-readiness test case: what it selects of the catalog, and whether the job runs it."""
+    from winsuite.policy.catalog import engine_catalog
+    from winsuite.policy.ops_readiness import load_cases
+    from winsuite.policy.ops_readiness import select
+
+    tests = {t.name: t for t in engine_catalog(_natives(config.job.engine), _upstream(config.job.engine),
+                                                config.job.engine)}
+    selections = select(load_cases(args.ops_readiness, args.category), tests, kubernetes_version=load_pins().kubernetes)
+    status = {Outcome.RUN: "run", Outcome.SKIP: "skip", Outcome.DESELECT: "out"}
+    cases: list[dict[str, Any]] = [
+        {"category": s.case.category, "description": s.case.description, "source": s.case.source,
+         "notApplicable": s.not_applicable or "",
+         "tests": [{"name": n, "engine": str(tests[n].engine),
+                    "status": status[config.policy.decide(n, tests[n].tags).outcome]} for n in s.names]}
+        for s in selections]
+    if args.format == "json":
+        print_json({"job": config.job.name, "targetOS": config.target_os, "cases": cases})
+        return 0
+    if args.format == "names":
+        print("\n".join(sorted({t["name"] for c in cases for t in c["tests"] if t["status"] == "run"})))
+        return 0
+    for case in cases:
+        print(f"{case['category']}: {case['description']}")
+        if case["notApplicable"]:
+            print(f"    does not apply: {case['notApplicable']}")
+        if not case["tests"]:
+            print(f"    selects nothing ({case['source']})")
+        for test in case["tests"]:
+            print(f"    {test['status']:<4}  {test['engine']:<8}  {test['name']}")
+    empty = sum(not c["tests"] for c in cases)
+    print(f"{len(cases)} test case(s), {len({t['name'] for c in cases for t in c['tests']})} test(s) selected, "
+          f"{empty} case(s) selecting nothing")
     return 0
 
 

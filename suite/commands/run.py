@@ -26,6 +26,10 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--results-root", metavar="DIR", default="_artifacts",
                         help="root of the prow layout when --artifacts is not given (default: _artifacts)")
     parser.add_argument("--build-id", help="build id (default: the start time, YYYYMMDDHHMMSS)")
+    parser.add_argument("--ops-readiness", metavar="DIR_OR_FILE", nargs="+",
+                        help="run what these windows-operational-readiness specifications select "
+                             "(specifications/*/spec.yaml), rows labelled with their category and test case")
+    parser.add_argument("--category", help="with --ops-readiness: only the test cases of this category")
     parser.add_argument("--rerun-failed", metavar="BUILD_DIR_OR_ID",
                         help="run the failed, flaky and interrupted tests of a stored build again, as a new build of "
                              "the same job with the same settings (a build directory, or a build id under the "
@@ -41,13 +45,19 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from winsuite.errors import ExitCode
+    from winsuite.errors import UsageError
+    from winsuite.policy.ops_readiness import load_cases
+    from winsuite.run.ops_run import OpsRun
     from winsuite.run.rerun import load_rerun
     from winsuite.run.runner import Runner
 
+    if args.category and not args.ops_readiness:
+        raise UsageError("--category needs --ops-readiness")
+    ops = OpsRun(load_cases(args.ops_readiness, args.category)) if args.ops_readiness else None
     rerun = load_rerun(args.rerun_failed, Path(args.results_root)) if args.rerun_failed else None
     if rerun is not None and not rerun.names:
         print(f"winsuite: build {rerun.build_dir} has no failed, flaky or interrupted test: nothing to rerun")
         return int(ExitCode.OK)
     if rerun is not None:
         print(f"winsuite: rerunning {len(rerun.names)} test(s) of build {rerun.build_dir}")
-    return int(Runner.from_args(args, rerun).run())
+    return int(Runner.from_args(args, rerun, ops).run())

@@ -31,6 +31,7 @@ from winsuite.policy.catalog import collect
 from winsuite.policy.jobs import apply_overrides
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import build_run_config
+from winsuite.policy.selection import Selector
 from winsuite.run import dashboard
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.base import RunningPhase
@@ -41,6 +42,7 @@ from winsuite.run.engines.native import pytest_argv
 from winsuite.run.engines.upstream import UpstreamEngine
 from winsuite.run.layout import Layout
 from winsuite.run.layout import layout_of
+from winsuite.run.ops_run import OpsRun
 from winsuite.run.plan import PHASE_NAMES
 from winsuite.run.plan import PhasePlan
 from winsuite.run.plan import plan_run
@@ -83,19 +85,22 @@ class Runner:
         self.records: dict[int, PhaseRecord] = {}
         self.upstream: UpstreamEngine | None = None  # set once the run knows its cluster
         self.rerun: Rerun | None = None  # the build whose failed tests this run runs again
+        self.ops: OpsRun | None = None  # the windows-operational-readiness cases the run's selection comes from
         self.log: TextIO = open(os.devnull, "w")  # noqa: SIM115  # replaced by build-log.txt in run()
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, rerun: Rerun | None = None) -> Runner:
+    def from_args(cls, args: argparse.Namespace, rerun: Rerun | None = None, ops: OpsRun | None = None) -> Runner:
         if rerun is not None:
             args = rerun.applied_to(args)
+        if ops is not None:
+            args = ops.applied_to(args)
         get = vars(args).get
         run = build_run_config(options.job_ref(get), options.overrides(get))
         run_level = {"parallelism": args.parallelism, "run_timeout": args.run_timeout, "artifacts": args.artifacts}
         run = dataclasses.replace(run, job=apply_overrides(run.job, run_level))
         layout = layout_of(run, args.results_root, args.build_id)
         runner = cls(run, layout, job_flags(args), list(args.pytest_args or []), args.cases)
-        runner.rerun = rerun
+        runner.rerun, runner.ops = rerun, ops
         return runner
 
     # -- the run ---------------------------------------------------------------------------------------
@@ -160,13 +165,28 @@ class Runner:
         # Upstream specs join winsuite's own catalog; a package of other tests (--cases) runs alone.
         with_upstream = self.cases == DEFAULT_PACKAGE and self.run_config.job.engine != "native"
         names = upstream.names(session.facts.server_version) if with_upstream else []
-        plan = plan_run(self.run_config, collect(self.cases), names)
+        natives = collect(self.cases)
+        if self.ops is not None:
+            self._focus_on_ops_cases([e.spec.full_name for e in natives] + names, session.facts)
+        plan = plan_run(self.run_config, natives, names)
         if any(p.upstream for p in plan.values()):
             reason = session.facts.skip_reason((Capability.RUNS_CONTAINERS,), self.run_config.target_os)
             if reason is not None:
                 count = skip_upstream(plan, reason)
                 self._say(f"winsuite: {count} upstream spec(s) skipped: {reason}")
         return plan
+
+    def _focus_on_ops_cases(self, names: list[str], facts: ClusterFacts) -> None:
+        """--ops-readiness: the run (and its phases) select exactly what the cases that apply select."""
+        assert self.ops is not None
+        focus = self.ops.focus(names, facts)
+        policy = self.run_config.policy
+        self.run_config = dataclasses.replace(self.run_config, policy=dataclasses.replace(
+            policy, selector=Selector((focus,), policy.selector.skip)))
+        self.flags = [f for f in self.flags if not f.startswith("--focus=")] + [f"--focus={focus}"]
+        for selection in self.ops.selections:
+            state = selection.not_applicable or f"{len(selection.names)} test(s)"
+            self._say(f"ops-readiness {selection.case.category}: {selection.case.description}: {state}")
 
     def _run_phases(self, session: RunSession, started: float) -> None:
         upstream = self.upstream = UpstreamEngine(self.run_config, self.layout.artifacts, self.log, self._say)
@@ -197,7 +217,7 @@ class Runner:
             if phase_plan.upstream and not upstream_rows and not self.abort_reason:
                 upstream_rows = self._run_upstream(spec, plan, session, progress, deadline, record)
             record.attempts += upstream_rows.pop(spec.name, [])
-            junit.write(self.layout.artifacts / spec.junit_name, record.attempts)
+            self._write_junit(spec.junit_name, record.attempts)
             if self.abort_reason:
                 break
             self._set_interruptible(True)
@@ -205,10 +225,16 @@ class Runner:
             number = PHASE_NAMES.index(name) + 1
             record = self.records.setdefault(number, PhaseRecord())
             record.attempts += rows
-            junit.write(self.layout.artifacts / junit_name(number), record.attempts)
+            self._write_junit(junit_name(number), record.attempts)
         if self.run_config.job.engine == "both":
             self._cross_check()
         progress.close()
+
+    def _write_junit(self, name: str, attempts: list[Attempt]) -> None:
+        """The phase's JUnit file; with --ops-readiness, rows carry the category and case that selected them."""
+        if self.ops is not None:
+            attempts = self.ops.label(name, attempts)
+        junit.write(self.layout.artifacts / name, attempts)
 
     def _cross_check(self) -> None:
         """--engine both: each test both engines ran gets a row saying whether their verdicts agree."""
@@ -216,7 +242,7 @@ class Runner:
             checks = cross_checks(record.attempts)
             if checks:
                 record.attempts += checks
-                junit.write(self.layout.artifacts / junit_name(number), record.attempts)
+                self._write_junit(junit_name(number), record.attempts)
                 disagree = [c.name.removeprefix(CROSS_CHECK_PREFIX) for c in checks if c.message]
                 self._say(f"engines cross-checked on {len(checks)} test(s); they disagree on {len(disagree)}"
                           + "".join(f"\n  {name}" for name in disagree))
@@ -277,7 +303,7 @@ class Runner:
             names = {_short_id(e.nodeid): e.spec.full_name for e in collect(self.cases)}
             close_unfinished(record, phase.interrupted_with or "the phase ended unexpectedly",
                              lambda nodeid: names.get(_short_id(nodeid), nodeid))
-        junit.write(self.layout.artifacts / phase.spec.junit_name, record.attempts)
+        self._write_junit(phase.spec.junit_name, record.attempts)
         code = phase.process.returncode if phase.process else None
         if code not in (0, 1, 2, 5, None, -signal.SIGKILL):
             self._say(f"winsuite: phase {phase.spec.name} ended with pytest exit code {code}; "

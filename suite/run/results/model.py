@@ -26,8 +26,9 @@ class Outcome(enum.StrEnum):
 ENGINE_PROPERTY = "engine"
 
 # Testcase-level properties TestGrid reads (and the dashboard filters on).
-PROPERTY_KEYS = (ENGINE_PROPERTY, "attempt", "tags", "tier", "category", "plan-items", "diagnostics", "excluded",
-                 "interrupted", "timed-out")
+OPS_CASE_PROPERTY = "ops-readiness-case"  # the windows-operational-readiness test case(s) that selected the row
+PROPERTY_KEYS = (ENGINE_PROPERTY, OPS_CASE_PROPERTY, "attempt", "tags", "tier", "category", "plan-items",
+                 "diagnostics", "excluded", "interrupted", "timed-out")
 
 
 @dataclasses.dataclass

@@ -1,0 +1,75 @@
+"""`winsuite run --ops-readiness`: a run whose selection is what windows-operational-readiness test cases select,
+with every row labelled with the category and case that selected it, and a row for each case that selects
+nothing or does not apply to the cluster."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from winsuite.authoring.facts import ClusterFacts
+from winsuite.errors import UsageError
+from winsuite.policy.ops_readiness import CaseSelection
+from winsuite.policy.ops_readiness import OpsCase
+from winsuite.policy.ops_readiness import select
+from winsuite.policy.regex import exactly
+from winsuite.run.results.model import OPS_CASE_PROPERTY
+from winsuite.run.results.model import Attempt
+from winsuite.run.results.model import Outcome
+
+CASE_ROW_PREFIX = "[ops-readiness] "
+FIRST_JUNIT = "junit_01.xml"
+
+
+def provider_of(facts: ClusterFacts) -> str | None:
+    """The cloud provider of the nodes' providerID ("azure://…" -> azure), as skipProviders names them."""
+    schemes = {n.provider_id.split("://", 1)[0] for n in facts.nodes if n.provider_id and "://" in n.provider_id}
+    return schemes.pop() if len(schemes) == 1 else None
+
+
+@dataclasses.dataclass
+class OpsRun:
+    cases: list[OpsCase]
+    selections: list[CaseSelection] = dataclasses.field(default_factory=list)
+
+    def applied_to(self, args: argparse.Namespace) -> argparse.Namespace:
+        if getattr(args, "winsuite_focus", None):
+            raise UsageError("--ops-readiness selects the tests by its test cases; leave out --focus")
+        return args
+
+    def focus(self, names: list[str], facts: ClusterFacts) -> str:
+        """The run's focus: exactly the tests the cases that apply to this cluster select."""
+        self.selections = select(self.cases, names, kubernetes_version=facts.server_version,
+                                 provider=provider_of(facts))
+        return exactly(sorted({n for s in self.selections if s.not_applicable is None for n in s.names}))
+
+    def label(self, name: str, attempts: list[Attempt]) -> list[Attempt]:
+        """Rows with the category and case(s) that selected them; the first phase's file also gets a row per
+        case that selects nothing or does not apply."""
+        cases: dict[str, list[OpsCase]] = {}
+        for selection in self.selections:
+            if selection.not_applicable is None:
+                for selected in selection.names:
+                    cases.setdefault(selected, []).append(selection.case)
+        labelled = [self._labelled(a, cases[a.name]) if a.name in cases else a for a in attempts]
+        return labelled + (self._case_rows() if name == FIRST_JUNIT else [])
+
+    @staticmethod
+    def _labelled(attempt: Attempt, cases: list[OpsCase]) -> Attempt:
+        categories = ", ".join(dict.fromkeys(c.category for c in cases))
+        descriptions = " | ".join(dict.fromkeys(c.description for c in cases))
+        return dataclasses.replace(attempt, properties={**attempt.properties, "category": categories,
+                                                        OPS_CASE_PROPERTY: descriptions})
+
+    def _case_rows(self) -> list[Attempt]:
+        rows = []
+        for selection in self.selections:
+            case = selection.case
+            why = selection.not_applicable or ("" if selection.names else
+                                               f"selects no test of the catalog (focus {list(case.focus)}, "
+                                               f"skip {list(case.skip)}; {case.source})")
+            if why:
+                rows.append(Attempt(f"{CASE_ROW_PREFIX}{case.category}: {case.description}", "", Outcome.SKIPPED,
+                                    message=why, properties={"category": case.category,
+                                                             OPS_CASE_PROPERTY: case.description}))
+        return rows
