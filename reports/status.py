@@ -112,8 +112,9 @@ class TabSummary:
     alerts: list[Alert]
     passing_columns: int
     completed_columns: int
-    passing_cells: int
-    filled_cells: int
+    passing_cells: int  # passed cells; skipped ones are counted apart (TestGrid's PASS_WITH_SKIPS)
+    filled_cells: int  # cells that passed, failed or flaked
+    skipped_cells: int
     latest_green: str  # build id, "" when no recent greens
     last_run: int  # epoch seconds of the newest build's start, 0 when none
 
@@ -125,14 +126,15 @@ class TabSummary:
     @property
     def stats(self) -> str:
         """TestGrid's status line."""
-        if not self.filled_cells:
+        if not self.completed_columns:
             return "no completed results"
-        return (
-            f"{self.passing_columns} of {self.completed_columns} "
-            f"({100 * self.passing_columns / self.completed_columns:.1f}%) recent columns passed "
-            f"({self.passing_cells} of {self.filled_cells} or "
-            f"{100 * self.passing_cells / self.filled_cells:.1f}% cells)"
-        )
+        columns = (f"{self.passing_columns} of {self.completed_columns} "
+                   f"({100 * self.passing_columns / self.completed_columns:.1f}%) recent columns passed")
+        skipped = f", {self.skipped_cells} skipped" if self.skipped_cells else ""
+        if not self.filled_cells:
+            return f"{columns} (no cell ran{skipped})"
+        return (f"{columns} ({self.passing_cells} of {self.filled_cells} or "
+                f"{100 * self.passing_cells / self.filled_cells:.1f}% cells{skipped})")
 
 
 def column_cells(build: Build) -> Iterator[Cell]:
@@ -149,14 +151,17 @@ def recent_builds(job: Job, thresholds: Thresholds) -> list[Build]:
 def summarize(job: Job, thresholds: Thresholds, now: float) -> TabSummary:
     recent = recent_builds(job, thresholds)
     alerts = job_alerts(job, thresholds)
-    passing_columns = completed_columns = passing_cells = filled_cells = 0
+    passing_columns = completed_columns = passing_cells = filled_cells = skipped_cells = 0
     worst_column: tuple[float, str] = (0.0, "")
     flaky = found = False
     for build in recent:
         statuses = [coalesce(cell.status, ignore_running=True) for cell in column_cells(build)]
         passes = statuses.count(Status.PASS)
         failures = len(statuses) - passes - statuses.count(Status.NO_RESULT)
-        passing_cells, filled_cells = passing_cells + passes, filled_cells + passes + failures
+        # A skipped cell keeps a column green, as in TestGrid, but it is no passed test.
+        skips = sum(cell.status is Status.SKIP for cell in column_cells(build))
+        passing_cells, filled_cells = passing_cells + passes - skips, filled_cells + passes + failures - skips
+        skipped_cells += skips
         completed_columns += passes + failures > 0
         passing_columns += failures == 0 and passes > 0
         flaky = flaky or failures > 0
@@ -172,6 +177,7 @@ def summarize(job: Job, thresholds: Thresholds, now: float) -> TabSummary:
         completed_columns=completed_columns,
         passing_cells=passing_cells,
         filled_cells=filled_cells,
+        skipped_cells=skipped_cells,
         latest_green=latest_green(job),
         last_run=job.builds[0].started if job.builds else 0,
     )

@@ -136,3 +136,18 @@ def test_latest_green_pass_rate_and_stats(tmp_path: Path) -> None:
     assert summary.pass_rate == 0.25
     assert summary.stats == "1 of 4 (25.0%) recent columns passed (7 of 12 or 58.3% cells)"
     assert summary.last_run == job.builds[0].started
+
+
+def test_skipped_cells_are_counted_apart_from_passed_ones(tmp_path: Path) -> None:
+    """285 rows of which 225 skipped do not make "285 of 285 cells passed"."""
+    job = job_of(tmp_path, {"a": "P", "b": "S", "c": "S", "d": "F"})
+    summary = summarize(job, Thresholds(), newest_start(job))
+    assert (summary.passing_cells, summary.filled_cells, summary.skipped_cells) == (1, 3, 2)
+    assert summary.stats == "0 of 1 (0.0%) recent columns passed (1 of 3 or 33.3% cells, 2 skipped)"
+
+
+def test_a_column_of_skips_stays_green_but_passes_no_cell(tmp_path: Path) -> None:
+    job = job_of(tmp_path, {"a": "S", "b": "S"})
+    summary = summarize(job, Thresholds(), newest_start(job))
+    assert summary.passing_columns == 1 and summary.passing_cells == 1  # the Overall row passed
+    assert summary.stats == "1 of 1 (100.0%) recent columns passed (1 of 1 or 100.0% cells, 2 skipped)"
