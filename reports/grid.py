@@ -54,6 +54,11 @@ def column_time(epoch: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.gmtime(epoch)) if epoch else "—"
 
 
+def short_time(epoch: int) -> str:
+    """A column's start in a rotated header: month, day and time (the year is in the title)."""
+    return time.strftime("%m-%d %H:%M", time.gmtime(epoch)) if epoch else "—"
+
+
 def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dict[str, object]:
     """The JSON the grid page embeds; `build_href` links a build's directory from the page."""
     strings = StringTable()
@@ -62,6 +67,7 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
             "id": build.id,
             "h": build_href(build),
             "t": column_time(build.started),
+            "s": short_time(build.started),
             "k": build.meta("kubernetes-version", "job-version", "revision") or "missing",
             "w": build.meta("windows-builds") or "—",
             "r": build.meta("container-runtime") or "—",
@@ -74,6 +80,7 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
             strings(",".join(info.tags)),
             strings(info.tier),
             strings(info.category),
+            strings(info.engine),
             encode_row(job.cells(key), strings),
         ]
         for key, info in job.rows.items()

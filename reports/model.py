@@ -63,6 +63,7 @@ class RowInfo:
     category: str = ""
     plan_items: tuple[str, ...] = ()
     excluded: str = ""  # the exclusion's reason when the test matched one
+    engine: str = ""  # native (winsuite's port) or upstream (e2e.test); "" when the results do not say
 
 
 @dataclass(slots=True)

@@ -68,6 +68,7 @@ def row_info(key: str, properties: dict[str, str]) -> RowInfo:
         category=properties.get("category", ""),
         plan_items=_split(properties.get("plan-items", "")),
         excluded=properties.get("excluded", ""),
+        engine=properties.get("engine", ""),
     )
 
 

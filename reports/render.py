@@ -70,6 +70,7 @@ def _write_tab(
         ("tag", sorted({tag for info in rows for tag in info.tags})),
         ("tier", sorted({info.tier for info in rows} - {""})),
         ("category", sorted({info.category for info in rows} - {""})),
+        ("engine", sorted({info.engine for info in rows} - {""})),
     ]
     _write(
         env,

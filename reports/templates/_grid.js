@@ -7,7 +7,7 @@
   var rows = data.rows.map(function (row) {
     return {
       name: row[0], lower: row[0].toLowerCase(), tags: S[row[1]] ? S[row[1]].split(",") : [],
-      tier: S[row[2]], category: S[row[3]], runs: row[4], tr: null
+      tier: S[row[2]], category: S[row[3]], engine: S[row[4]], runs: row[5], tr: null
     };
   });
 
@@ -26,12 +26,13 @@
     tr.appendChild(td);
   }
 
-  function row(name, runs, count, className) {
+  function row(name, runs, count, className, engine) {
     var tr = document.createElement("tr"), th = document.createElement("th");
     if (className) tr.className = className;
     th.className = "name";
     th.textContent = name;
-    th.title = name;
+    th.title = engine ? name + " (" + engine + ")" : name;
+    if (engine) th.dataset.engine = engine;
     tr.appendChild(th);
     for (var i = 0, col = 0; i < runs.length && col < count; i += 5) {
       var code = data.codes[runs[i]], message = S[runs[i + 2]], diag = S[runs[i + 3]], icon = S[runs[i + 4]];
@@ -44,22 +45,43 @@
     return tr;
   }
 
-  function header(label, key, count, link) {
-    var tr = document.createElement("tr"), th = document.createElement("th");
+  function label(tr, text) {
+    var th = document.createElement("th");
     th.className = "label";
-    th.textContent = label;
+    th.textContent = text;
     tr.appendChild(th);
+  }
+
+  // The builds: one short rotated start time per column, linking the build's directory.
+  function buildHeader(count) {
+    var tr = document.createElement("tr");
+    label(tr, "Build (started, UTC)");
     for (var col = 0; col < count; col++) {
-      var h = document.createElement("th"), text = document.createElement(link ? "a" : "div");
-      text.textContent = builds[col][key];
-      h.title = builds[col][key];
-      if (link) {
-        text.href = builds[col].h + "/";
-        h.appendChild(document.createElement("div")).appendChild(text);
-      } else {
-        h.appendChild(text);
-      }
+      var h = document.createElement("th"), a = document.createElement("a");
+      a.textContent = builds[col].s;
+      a.href = builds[col].h + "/";
+      h.title = "build " + builds[col].id + ", started " + builds[col].t;
+      h.className = "build";
+      h.appendChild(document.createElement("div")).appendChild(a);
       tr.appendChild(h);
+    }
+    return tr;
+  }
+
+  // What rarely changes from build to build (versions, runtime): one horizontal cell per run of equal values.
+  function runsHeader(text, key, count) {
+    var tr = document.createElement("tr");
+    label(tr, text);
+    for (var col = 0; col < count;) {
+      var span = 1;
+      while (col + span < count && builds[col + span][key] === builds[col][key]) span++;
+      var h = document.createElement("th");
+      h.className = span > 1 ? "run" : "run one";
+      h.colSpan = span;
+      h.textContent = builds[col][key];
+      h.title = builds[col][key] + (span > 1 ? " (" + span + " builds)" : "");
+      tr.appendChild(h);
+      col += span;
     }
     return tr;
   }
@@ -68,10 +90,12 @@
     var wanted = parseInt(document.getElementById("columns").value, 10);
     var count = wanted > 0 ? Math.min(wanted, builds.length) : builds.length;
     var head = document.createElement("thead"), body = document.createElement("tbody");
-    [["Started (UTC)", "t"], ["Build", "id", true], ["Kubernetes", "k"], ["Windows build", "w"],
-     ["Runtime", "r"]].forEach(function (h) { head.appendChild(header(h[0], h[1], count, h[2])); });
-    body.appendChild(row("Overall", data.overall, count, "overall"));
-    rows.forEach(function (r) { r.tr = row(r.name, r.runs, count, ""); body.appendChild(r.tr); });
+    head.appendChild(buildHeader(count));
+    [["Kubernetes", "k"], ["Windows build", "w"], ["Runtime", "r"]].forEach(function (h) {
+      head.appendChild(runsHeader(h[0], h[1], count));
+    });
+    body.appendChild(row("Overall", data.overall, count, "overall", ""));
+    rows.forEach(function (r) { r.tr = row(r.name, r.runs, count, "", r.engine); body.appendChild(r.tr); });
     table.replaceChildren(head, body);
     filter();
   }
@@ -83,17 +107,18 @@
 
   function filter() {
     var text = value("filter").toLowerCase(), tag = value("filter-tag");
-    var tier = value("filter-tier"), category = value("filter-category"), shown = 0;
+    var tier = value("filter-tier"), category = value("filter-category"), engine = value("filter-engine");
+    var shown = 0;
     rows.forEach(function (r) {
       var visible = (!text || r.lower.indexOf(text) >= 0) && (!tag || r.tags.indexOf(tag) >= 0) &&
-        (!tier || r.tier === tier) && (!category || r.category === category);
+        (!tier || r.tier === tier) && (!category || r.category === category) && (!engine || r.engine === engine);
       r.tr.hidden = !visible;
       shown += visible ? 1 : 0;
     });
     document.getElementById("shown").textContent = shown + " of " + rows.length + " tests";
   }
 
-  ["filter", "filter-tag", "filter-tier", "filter-category"].forEach(function (id) {
+  ["filter", "filter-tag", "filter-tier", "filter-category", "filter-engine"].forEach(function (id) {
     var element = document.getElementById(id);
     if (element) element.addEventListener("input", filter);
   });

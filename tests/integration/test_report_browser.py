@@ -202,3 +202,34 @@ def test_the_index_shows_the_hostile_name_as_text_and_runs_nothing(
     assert browser.evaluate("document.body.textContent.includes(" + json.dumps(HOSTILE) + ")")
     assert browser.evaluate("window.pwned === undefined")
     assert browser.evaluate("document.querySelectorAll('img').length") == 0
+
+
+@pytest.mark.parametrize("count", [1, 500])
+def test_the_grid_header_is_compact_and_rows_show_their_engine(
+    browser: DevTools, tmp_path: Path, request: pytest.FixtureRequest, count: int
+) -> None:
+    """The build header takes one short rotated row; versions and runtime are runs of equal values."""
+    rows = {"[sig-node] Pods should be submitted and removed [Conformance]": "P" * count,
+            "[sig-windows] Services should be able to create a functioning NodePort service for Windows": "F" * count}
+    properties = {name: {"engine": engine} for name, engine in zip(rows, ("native", "upstream"), strict=True)}
+    meta = {"kubernetes-version": "v1.36.3", "windows-builds": "10.0.17763,10.0.20348",
+            "container-runtime": "containerd://1.7.20"}
+    write_job(tmp_path / "results", "ci-windows", rows, metadata=meta, properties=properties)
+    report = build_report(load_history(tmp_path / "results", now=START), ReportOptions(), now=START)
+    page = write_dashboard(report, tmp_path / "dashboard").parent / "jobs" / "ci-windows" / "grid.html"
+    browser.open(page.as_uri())
+    assert browser.wait_for("document.querySelectorAll('#grid tbody tr:not(.overall)').length") == 2
+    height = browser.evaluate("document.querySelector('#grid thead').getBoundingClientRect().height")
+    assert isinstance(height, int | float) and height <= 150, f"the header is {height}px high"
+    runs = browser.evaluate("[...document.querySelectorAll('#grid thead th.run')].map(th => th.textContent)")
+    assert runs == ["v1.36.3", "10.0.17763,10.0.20348", "containerd://1.7.20"], runs
+    engines = browser.evaluate("[...document.querySelectorAll('#grid th.name')].map(th => th.dataset.engine || '')")
+    assert engines == ["", "native", "upstream"]
+    by_engine = ("(() => { const s = document.getElementById('filter-engine'); s.value = 'upstream';"
+                 " s.dispatchEvent(new Event('input')); })()")
+    browser.evaluate(by_engine)
+    assert browser.evaluate("document.getElementById('shown').textContent") == "1 of 2 tests"
+    screenshot = base64.b64decode(str(browser.call("Page.captureScreenshot", format="png")["data"]))
+    published = request.config.rootpath / "_artifacts" / "report-browser"
+    published.mkdir(parents=True, exist_ok=True)
+    (published / f"grid-header-{count}-builds.png").write_bytes(screenshot)

@@ -45,7 +45,8 @@ def test_the_string_table_stores_each_text_once() -> None:
 def test_grid_data_lists_builds_newest_first_with_their_metadata(tmp_path: Path) -> None:
     meta = {"kubernetes-version": "v1.36.3", "windows-builds": "10.0.20348"}
     ids = write_job(
-        tmp_path, "job", {"b": "KP", "a": "SF"}, metadata=meta, properties={"a": {"tags": "Serial"}}
+        tmp_path, "job", {"b": "KP", "a": "SF"}, metadata=meta,
+        properties={"a": {"tags": "Serial", "engine": "upstream"}},
     )
     (job,) = load_history(tmp_path, now=START).jobs
 
@@ -65,5 +66,7 @@ def test_grid_data_lists_builds_newest_first_with_their_metadata(tmp_path: Path)
     assert isinstance(strings, list)
     assert [row[0] for row in rows] == ["a", "b"]
     assert strings[rows[0][1]] == "Serial"
-    assert [run[0] for run in decode(rows[0][4], strings)] == ["S", "F"]
-    assert decode(rows[1][4], strings)[0][4] == "1/2"
+    assert strings[rows[0][4]] == "upstream" and strings[rows[1][4]] == ""
+    assert [run[0] for run in decode(rows[0][5], strings)] == ["S", "F"]
+    assert decode(rows[1][5], strings)[0][4] == "1/2"
+    assert all(len(b["s"]) == len("11-24 10:31") for b in builds)
