@@ -64,6 +64,7 @@ class RowInfo:
     plan_items: tuple[str, ...] = ()
     excluded: str = ""  # the exclusion's reason when the test matched one
     engine: str = ""  # native (winsuite's port) or upstream (e2e.test); "" when the results do not say
+    case: str = ""  # the windows-operational-readiness test case(s) that selected it, " | "-separated
 
 
 @dataclass(slots=True)

@@ -69,6 +69,7 @@ def row_info(key: str, properties: dict[str, str]) -> RowInfo:
         plan_items=_split(properties.get("plan-items", "")),
         excluded=properties.get("excluded", ""),
         engine=properties.get("engine", ""),
+        case=properties.get("ops-readiness-case", ""),
     )
 
 

@@ -12,9 +12,12 @@ from markupsafe import Markup
 
 from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import TabReport
+from winsuite_reports.categories import HISTORY
+from winsuite_reports.categories import categories
 from winsuite_reports.flakiness import IGNORE_FAILURES_IN_A_ROW
 from winsuite_reports.grid import grid_data
 from winsuite_reports.model import Build
+from winsuite_reports.model import Status
 from winsuite_reports.readiness import RowState
 from winsuite_reports.svg import trend_chart
 
@@ -83,6 +86,8 @@ def _write_tab(
         **common,
     )
     _write(env, "flaky.html.j2", page_dir / "flaky.html", ignore_in_a_row=IGNORE_FAILURES_IN_A_ROW, **common)
+    _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job),
+           history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP), **common)
     _write(env, "diff.html.j2", page_dir / "diff.html", **common)
 
 

@@ -233,3 +233,26 @@ def test_the_grid_header_is_compact_and_rows_show_their_engine(
     published = request.config.rootpath / "_artifacts" / "report-browser"
     published.mkdir(parents=True, exist_ok=True)
     (published / f"grid-header-{count}-builds.png").write_bytes(screenshot)
+
+
+def test_the_category_view_shows_categories_and_cases(
+    browser: DevTools, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    rows = {"[sig-node] Pods should get a host IP": "PPPF", "[sig-node] Pods should support retrieving logs": "PPPP",
+            "[sig-windows] Services should be able to create a functioning NodePort service": "SSSS"}
+    case = {"category": "Core.Pods", "ops-readiness-case": "Ability to schedule a pod and read its logs"}
+    properties = {name: case for name in list(rows)[:2]}
+    properties[list(rows)[2]] = {"category": "Core.Network"}
+    write_job(tmp_path / "results", "ci-windows", rows, properties=properties)
+    report = build_report(load_history(tmp_path / "results", now=START), ReportOptions(), now=START)
+    page = write_dashboard(report, tmp_path / "dashboard").parent / "jobs" / "ci-windows" / "categories.html"
+    browser.open(page.as_uri())
+    assert browser.wait_for("document.querySelectorAll('table.cases').length") == 2
+    cases = browser.evaluate("[...document.querySelectorAll('table.cases td:first-child')].map(td => td.textContent)")
+    assert cases == ["[sig-windows] Services should be able to create a functioning NodePort service",
+                     "Ability to schedule a pod and read its logs (2 tests)"]
+    assert browser.evaluate("document.querySelectorAll('table.cases td.history span').length") == 8
+    screenshot = base64.b64decode(str(browser.call("Page.captureScreenshot", format="png")["data"]))
+    published = request.config.rootpath / "_artifacts" / "report-browser"
+    published.mkdir(parents=True, exist_ok=True)
+    (published / "categories.png").write_bytes(screenshot)

@@ -1,0 +1,75 @@
+"""The KEP-2578 category view of a tab: pass and fail per operational-readiness category and test case, for the
+newest build and through the recent history, as windows-operational-readiness' reporter groups them.
+
+A row's category and case come from its results (the `category` and `ops-readiness-case` properties); a row of
+winsuite's catalog without a case is its own case, named by the test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from winsuite_reports.model import NO_RESULT
+from winsuite_reports.model import Build
+from winsuite_reports.model import Job
+from winsuite_reports.model import Status
+from winsuite_reports.status import coalesce
+
+UNCATEGORIZED = "(no category)"
+HISTORY = 10  # builds shown per case, newest first
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One test case (or uncased test) of a category: its verdict in each recent build, newest first."""
+
+    name: str
+    tests: list[str]
+    history: list[Status]  # PASS, FAIL, FLAKY, SKIP or NO_RESULT per build
+
+    @property
+    def latest(self) -> Status:
+        return self.history[0] if self.history else Status.NO_RESULT
+
+    @property
+    def pass_rate(self) -> float | None:
+        ran = [s for s in self.history if s in (Status.PASS, Status.FAIL, Status.FLAKY)]
+        return sum(s is Status.PASS for s in ran) / len(ran) if ran else None
+
+
+@dataclass(frozen=True)
+class CategoryResult:
+    name: str
+    cases: list[CaseResult]
+
+    def count(self, status: Status) -> int:
+        """Cases with this verdict in the newest build."""
+        return sum(case.latest is status for case in self.cases)
+
+
+def case_status(build: Build, rows: list[str]) -> Status:
+    """A case's verdict in one build: FAIL if any of its tests failed, FLAKY if any flaked, PASS if all that ran
+    passed, SKIP if none ran but some were skipped, NO_RESULT when the build has none of them."""
+    cells = [build.cells.get(row, NO_RESULT) for row in rows]
+    ran = [coalesce(c.status, ignore_running=True) for c in cells if c.status not in (Status.SKIP, Status.NO_RESULT)]
+    if Status.FAIL in ran:
+        return Status.FAIL
+    if Status.FLAKY in ran:
+        return Status.FLAKY
+    if ran:
+        return Status.PASS
+    return Status.SKIP if any(c.status is Status.SKIP for c in cells) else Status.NO_RESULT
+
+
+def categories(job: Job, history: int = HISTORY) -> list[CategoryResult]:
+    """The tab's rows grouped by category, then by test case; categories and cases sorted by name."""
+    grouped: dict[str, dict[str, list[str]]] = {}
+    for key, info in job.rows.items():
+        for category in (c.strip() for c in (info.category or UNCATEGORIZED).split(",")):
+            cases = grouped.setdefault(category, {})
+            for case in (c.strip() for c in (info.case or key).split(" | ")):
+                cases.setdefault(case, []).append(key)
+    builds = [b for b in job.builds if not b.running][:history]
+    return [CategoryResult(category, [CaseResult(name, rows, [case_status(b, rows) for b in builds])
+                                      for name, rows in sorted(cases.items())])
+            for category, cases in sorted(grouped.items())]
