@@ -71,6 +71,7 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
             "k": build.meta("kubernetes-version", "job-version", "revision") or "missing",
             "w": build.meta("windows-builds") or "—",
             "r": build.meta("container-runtime") or "—",
+            "n": f"{build_href(build)}/{build.meta('node-logs')}" if build.meta("node-logs") else "",
         }
         for build in job.builds
     ]

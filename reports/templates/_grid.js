@@ -68,6 +68,25 @@
     return tr;
   }
 
+  // A build's node logs (kubelet, runtime, kube-proxy per node), when the run collected them.
+  function nodeLogsHeader(count) {
+    var tr = document.createElement("tr");
+    label(tr, "Node logs");
+    for (var col = 0; col < count; col++) {
+      var h = document.createElement("th");
+      h.className = "logs";
+      if (builds[col].n) {
+        var a = document.createElement("a");
+        a.href = builds[col].n;
+        a.textContent = "▤";
+        a.title = "node logs of build " + builds[col].id;
+        h.appendChild(a);
+      }
+      tr.appendChild(h);
+    }
+    return tr;
+  }
+
   // What rarely changes from build to build (versions, runtime): one horizontal cell per run of equal values.
   function runsHeader(text, key, count) {
     var tr = document.createElement("tr");
@@ -94,6 +113,7 @@
     [["Kubernetes", "k"], ["Windows build", "w"], ["Runtime", "r"]].forEach(function (h) {
       head.appendChild(runsHeader(h[0], h[1], count));
     });
+    if (builds.slice(0, count).some(function (b) { return b.n; })) head.appendChild(nodeLogsHeader(count));
     body.appendChild(row("Overall", data.overall, count, "overall", ""));
     rows.forEach(function (r) { r.tr = row(r.name, r.runs, count, "", r.engine); body.appendChild(r.tr); });
     table.replaceChildren(head, body);

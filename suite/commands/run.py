@@ -26,6 +26,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--results-root", metavar="DIR", default="_artifacts",
                         help="root of the prow layout when --artifacts is not given (default: _artifacts)")
     parser.add_argument("--build-id", help="build id (default: the start time, YYYYMMDDHHMMSS)")
+    parser.add_argument("--collect-node-logs", choices=("on-failure", "always", "never"), default=None,
+                        help="collect each node's kubelet, container runtime and kube-proxy logs of the run's time "
+                             "window into artifacts/nodes/<node>/ (default: on-failure)")
     parser.add_argument("--ops-readiness", metavar="DIR_OR_FILE", nargs="+",
                         help="run what these windows-operational-readiness specifications select "
                              "(specifications/*/spec.yaml), rows labelled with their category and test case")

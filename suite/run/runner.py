@@ -33,6 +33,7 @@ from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import build_run_config
 from winsuite.policy.selection import Selector
 from winsuite.run import dashboard
+from winsuite.run import node_logs
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.base import RunningPhase
 from winsuite.run.engines.native import INTERRUPT_GRACE_SECONDS
@@ -86,6 +87,8 @@ class Runner:
         self.upstream: UpstreamEngine | None = None  # set once the run knows its cluster
         self.rerun: Rerun | None = None  # the build whose failed tests this run runs again
         self.ops: OpsRun | None = None  # the windows-operational-readiness cases the run's selection comes from
+        self.node_logs = "on-failure"  # when node logs are collected (node_logs.MODES)
+        self.node_logs_dir = ""  # where they are, relative to the build directory, once collected
         self.log: TextIO = open(os.devnull, "w")  # noqa: SIM115  # replaced by build-log.txt in run()
 
     @classmethod
@@ -101,6 +104,7 @@ class Runner:
         layout = layout_of(run, args.results_root, args.build_id)
         runner = cls(run, layout, job_flags(args), list(args.pytest_args or []), args.cases)
         runner.rerun, runner.ops = rerun, ops
+        runner.node_logs = getattr(args, "collect_node_logs", None) or "on-failure"
         return runner
 
     # -- the run ---------------------------------------------------------------------------------------
@@ -144,9 +148,28 @@ class Runner:
         finally:
             self._set_interruptible(False)  # cleanup and results are written whatever arrives now
             if session is not None:
+                self._collect_node_logs(session, started)
                 self._cleanup_namespaces(session.connection)
                 self._collect_cluster_logs(session.connection)
         return self._finish(facts, result=None)
+
+    def _collect_node_logs(self, session: RunSession, started: float) -> None:
+        """--collect-node-logs: each node's kubelet, runtime and kube-proxy logs of the run's window, after a run
+        with failures (the default) or always."""
+        attempts = [a for r in self.records.values() for a in r.attempts]
+        failed = any(v in ("failed", "interrupted") for v in map(verdict, final_attempts(attempts).values()))
+        if self.node_logs == "never" or (self.node_logs == "on-failure" and not failed and not self.abort_reason):
+            return
+        try:
+            collected = node_logs.collect(session.connection.api, session.facts, self.layout.artifacts, started,
+                                          time.time())
+        except Exception as err:  # collecting logs must not hide the run's result
+            self._say(f"winsuite: warning: node logs not collected: {err}", stream=sys.stderr)
+            return
+        self.node_logs_dir = f"{self.layout.artifacts.relative_to(self.layout.build_dir)}/{node_logs.NODES_DIR}/"
+        for node in collected:
+            gaps = "".join(f"\n    not collected: {why}" for why in node.missing)
+            self._say(f"node logs of {node.node}: {', '.join(node.written) or 'none'}{gaps}")
 
     def _connect_and_discover(self) -> RunSession:
         self._say(f"connecting to the cluster ({self.run_config.job.cluster.type})")
@@ -354,6 +377,8 @@ class Runner:
             metadata["interrupted"] = self.abort_reason
         if error:
             metadata["error"] = error
+        if self.node_logs_dir:
+            metadata["node-logs"] = self.node_logs_dir
         prow.write_finished(self.layout.build_dir, passed=result == "SUCCESS", result=result, metadata=metadata)
         if self.layout.job_dir is not None:
             prow.write_latest_build(self.layout.job_dir, self.layout.build_id)

@@ -213,14 +213,17 @@ def test_the_grid_header_is_compact_and_rows_show_their_engine(
             "[sig-windows] Services should be able to create a functioning NodePort service for Windows": "F" * count}
     properties = {name: {"engine": engine} for name, engine in zip(rows, ("native", "upstream"), strict=True)}
     meta = {"kubernetes-version": "v1.36.3", "windows-builds": "10.0.17763,10.0.20348",
-            "container-runtime": "containerd://1.7.20"}
+            "container-runtime": "containerd://1.7.20", "node-logs": "artifacts/nodes/"}
     write_job(tmp_path / "results", "ci-windows", rows, metadata=meta, properties=properties)
     report = build_report(load_history(tmp_path / "results", now=START), ReportOptions(), now=START)
     page = write_dashboard(report, tmp_path / "dashboard").parent / "jobs" / "ci-windows" / "grid.html"
     browser.open(page.as_uri())
     assert browser.wait_for("document.querySelectorAll('#grid tbody tr:not(.overall)').length") == 2
     height = browser.evaluate("document.querySelector('#grid thead').getBoundingClientRect().height")
-    assert isinstance(height, int | float) and height <= 150, f"the header is {height}px high"
+    assert isinstance(height, int | float) and height <= 170, f"the header is {height}px high"
+    links = browser.evaluate("[...document.querySelectorAll('#grid th.logs a')].map(a => a.href)")
+    assert isinstance(links, list) and len(links) == min(count, 50)
+    assert all(str(link).endswith("/artifacts/nodes/") for link in links)
     runs = browser.evaluate("[...document.querySelectorAll('#grid thead th.run')].map(th => th.textContent)")
     assert runs == ["v1.36.3", "10.0.17763,10.0.20348", "containerd://1.7.20"], runs
     engines = browser.evaluate("[...document.querySelectorAll('#grid th.name')].map(th => th.dataset.engine || '')")

@@ -70,3 +70,4 @@ def test_grid_data_lists_builds_newest_first_with_their_metadata(tmp_path: Path)
     assert [run[0] for run in decode(rows[0][5], strings)] == ["S", "F"]
     assert decode(rows[1][5], strings)[0][4] == "1/2"
     assert all(len(b["s"]) == len("11-24 10:31") for b in builds)
+    assert all(b["n"] == "" for b in builds)  # no node logs collected

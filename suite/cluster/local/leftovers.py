@@ -16,6 +16,7 @@ from winsuite.cluster.local.processes import pids_with_argument
 from winsuite.cluster.local.realnode import hostdirs
 from winsuite.cluster.local.realnode import iptables
 from winsuite.cluster.local.realnode import network
+from winsuite.cluster.local.realnode import nodelogs
 from winsuite.cluster.local.state import ClusterState
 from winsuite.cluster.local.state import Layout
 
@@ -108,4 +109,5 @@ def after_down(layout: Layout, state: ClusterState) -> list[str]:
     ]
     found += [f"directory {path} left" for path in hostdirs.existing() if path not in before.dirs_before]
     found += [f"cgroup {path} left" for path in _kubepods_cgroups()]
+    found += [f"node log link {path} left" for path in nodelogs.left(layout.log)]
     return found

@@ -67,6 +67,9 @@ def render_config(paths: KubeletPaths, healthz_port: int) -> dict[str, Any]:
         "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%"},
         "serializeImagePulls": False,
         "protectKernelDefaults": False,
+        # The node log query (/api/v1/nodes/<node>/proxy/logs/?query=kubelet) that node logs are collected with.
+        "enableSystemLogHandler": True,
+        "enableSystemLogQuery": True,
     }
 
 

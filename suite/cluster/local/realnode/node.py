@@ -24,6 +24,7 @@ from winsuite.cluster.local.realnode import iptables
 from winsuite.cluster.local.realnode import kubelet
 from winsuite.cluster.local.realnode import kubeproxy
 from winsuite.cluster.local.realnode import network
+from winsuite.cluster.local.realnode import nodelogs
 from winsuite.cluster.local.state import Layout
 from winsuite.cluster.local.state import RealNodeState
 
@@ -88,6 +89,9 @@ def start(node: RealNode, report: Reporter, started: list[Process]) -> None:
             node.layout.log("kubelet"),
         )
     )
+
+    for problem in nodelogs.offer(node.layout.log):
+        report(f"  node log query: {problem}")
 
     proxy_config = node.layout.config / "kube-proxy.yaml"
     proxy_text = yaml.safe_dump(kubeproxy.render_config(node.kubeconfig("kube-proxy"), node.name, node.ports))

@@ -20,6 +20,7 @@ from winsuite.cluster.local.realnode import hostdirs
 from winsuite.cluster.local.realnode import iptables
 from winsuite.cluster.local.realnode import kubeproxy
 from winsuite.cluster.local.realnode import network
+from winsuite.cluster.local.realnode import nodelogs
 from winsuite.cluster.local.realnode.node import RealNode
 from winsuite.cluster.local.state import RealNodeState
 
@@ -134,6 +135,7 @@ def clean_host(node: RealNode, before: RealNodeState, report: Reporter) -> list[
     network.write_sysctls(before.sysctls_before)
     _attempt(problems, "remove kubelet cgroups", _remove_cgroups)
     _attempt(problems, "remove container log links", _remove_log_links, node.kubelet_paths.pod_logs)
+    _attempt(problems, "remove the node's log links", nodelogs.withdraw, node.layout.log)
     kept = hostdirs.remove_created(before.dirs_before)
     if kept:
         problems.append(f"kept directories that are not empty: {', '.join(kept)}")
