@@ -45,6 +45,10 @@ class Build:
     path: Path
 
     @property
+    def started(self) -> dict[str, Any]:
+        return dict(json.loads((self.path / "started.json").read_text()))
+
+    @property
     def finished(self) -> dict[str, Any]:
         return dict(json.loads((self.path / "finished.json").read_text()))
 
