@@ -82,16 +82,17 @@ def collect_service(api: client.ApiClient, node: str, service: str, since: datet
     """(the service's log lines of the window, "") or (None, why not)."""
     try:
         text = _get(api, node, service, since, until)
-        if FILE_OPTIONS_REFUSED in text:
-            text = in_window(_get(api, node, service, None, None), since, until)
+        from_file = FILE_OPTIONS_REFUSED in text
+        if from_file:
+            text = _get(api, node, service, None, None)
     except ApiException as err:
         return None, _api_reason(err)
     stripped = text.strip()
-    if stripped.startswith(NOT_FOUND) or (stripped.endswith(f"{NOT_FOUND} {service}") and len(stripped) < 200):
+    if stripped == f"{NOT_FOUND} {service}":
         return None, f"the node has no journal unit and no /var/log file for {service}"
     if stripped == f"error: {NO_JOURNAL}":
         return None, "the node's journal is not available"
-    return text, ""
+    return (in_window(text, since, until) if from_file else text), ""
 
 
 def _get(api: client.ApiClient, node: str, service: str, since: datetime.datetime | None,
