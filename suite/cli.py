@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "winsuite.commands.list",
     "winsuite.commands.plan",
     "winsuite.commands.images",
+    "winsuite.commands.prepull",
     "winsuite.commands.exclusions",
     "winsuite.commands.cleanup",
     "winsuite.commands.cluster",

@@ -9,10 +9,6 @@ from winsuite.commands._output import print_table
 from winsuite.commands._output import warn
 from winsuite.commands._types import Subparsers
 from winsuite.policy import options
-from winsuite.policy.images import ImageUnavailable
-
-# The sandbox image every pod needs, whatever the test declares.
-ALWAYS = ("pause",)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -27,31 +23,16 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from winsuite.policy.catalog import collect
+    from winsuite.policy.prepull_list import resolve_all
+    from winsuite.policy.prepull_list import used_images
     from winsuite.policy.run_config import build_run_config
-    from winsuite.policy.selection import Outcome
 
     get = vars(args).get
     config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
     for message in config.repo_list.warnings:
         warn(message)
-    used = set(ALWAYS)
-    for entry in collect():
-        if config.policy.decide(entry.spec.full_name, entry.spec.tags).outcome is Outcome.RUN:
-            used |= set(entry.spec.images)
-    images = config.images
-    builds: list[str | None] = [None]
-    if config.target_os == "windows":
-        builds = list(args.windows_build or images.windows_builds())
-    rows = []
-    for build in builds:
-        for image_id in sorted(used):
-            try:
-                ref = images.resolve(image_id, config.repo_list, target_os=config.target_os, windows_build=build)
-            except ImageUnavailable as err:
-                ref, note = "", str(err)
-            else:
-                note = ""
-            rows.append({"build": build or config.target_os, "image": image_id, "reference": ref, "note": note})
+    rows = [{"build": r.build or config.target_os, "image": r.image_id, "reference": r.reference, "note": r.note}
+            for r in resolve_all(config, used_images(config, collect()), args.windows_build)]
     if args.format == "json":
         print_json({"job": config.job.name, "targetOS": config.target_os, "images": rows})
     elif args.format == "refs":

@@ -73,6 +73,7 @@ class JobSpec:
     run_excluded: bool = False
     engine: str = "auto"
     label_filter: str = ""
+    prepull: bool = False  # pull the selection's images on the nodes before the tests
     e2e_test: str | None = None  # an e2e.test binary to use (default: built for the server's version)
 
     @property
@@ -191,7 +192,7 @@ _TOP_LEVEL: dict[str, Reader] = {
     "focus": _regex_list, "skip": _regex_list, "parallelism": _positive_int,
     "flakeAttempts": _positive_int, "timeouts": _timeouts, "placement": _placement, "cni": _string,
     "artifacts": _string, "runExcluded": _boolean, "engine": _one_of(ENGINES), "e2eTest": _string,
-    "labelFilter": _label_filter,
+    "labelFilter": _label_filter, "prepull": _boolean,
 }
 _FIELD_OF = {
     "releaseBlocking": "release_blocking", "nodeOS": "node_os", "repoList": "repo_list",

@@ -69,6 +69,8 @@ EXECUTION_OPTIONS = (
     Option("--test-timeout", "per-test timeout, e.g. 15m (job timeouts.test)", "test_timeout",
            convert=parse_duration, metavar="DURATION"),
     Option("--runtime-class", "runtimeClassName given to every test pod", "runtime_class"),
+    Option("--prepull", "pull the selection's images on the nodes before the tests, one DaemonSet per target OS and "
+           "Windows build (job field prepull)", "prepull", action="store_true"),
     Option("--e2e-test", "upstream e2e.test binary for upstream specs (default: built for the server's version; "
            "env WINSUITE_E2E_TEST)", "e2e_test", metavar="PATH"),
 )

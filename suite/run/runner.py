@@ -29,11 +29,13 @@ from winsuite.policy import options
 from winsuite.policy.catalog import DEFAULT_PACKAGE
 from winsuite.policy.catalog import collect
 from winsuite.policy.jobs import apply_overrides
+from winsuite.policy.prepull_list import to_prepull
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import build_run_config
 from winsuite.policy.selection import Selector
 from winsuite.run import dashboard
 from winsuite.run import node_logs
+from winsuite.run import prepull
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.base import RunningPhase
 from winsuite.run.engines.native import INTERRUPT_GRACE_SECONDS
@@ -199,6 +201,22 @@ class Runner:
                 self._say(f"winsuite: {count} upstream spec(s) skipped: {reason}")
         return plan
 
+    def _prepull(self, session: RunSession, deadline: float) -> list[Attempt]:
+        """--prepull: the selection's images pulled on the nodes that will run the tests; a row per DaemonSet."""
+        config = self.run_config
+        images = to_prepull(config, collect(self.cases), session.facts)
+        pulls = prepull.pull_sets(config.target_os, images)
+        self._say(f"prepull: {len(images)} image reference(s) in {len(pulls)} DaemonSet(s)")
+        self._set_interruptible(True)  # a signal stops the prepull, which still removes its DaemonSets
+        try:
+            rows = prepull.prepull(session.connection.api, pulls, config.placement, config.run_id,
+                                   timeout=min(prepull.TIMEOUT, max(1.0, deadline - time.time())), report=self._say)
+        finally:
+            self._set_interruptible(False)
+        for row in rows:
+            self._say(f"{row.name}: {row.outcome.value}{': ' + row.details if row.details else ''}")
+        return rows
+
     def _focus_on_ops_cases(self, names: list[str], facts: ClusterFacts) -> None:
         """--ops-readiness: the run (and its phases) select exactly what the cases that apply select."""
         assert self.ops is not None
@@ -214,8 +232,9 @@ class Runner:
     def _run_phases(self, session: RunSession, started: float) -> None:
         upstream = self.upstream = UpstreamEngine(self.run_config, self.layout.artifacts, self.log, self._say)
         plan = self._plan(session, upstream)
-        progress = Progress(sum(p.total for p in plan.values()))
         deadline = started + self.run_config.job.run_timeout
+        prepull_rows = self._prepull(session, deadline) if self.run_config.job.prepull else []
+        progress = Progress(sum(p.total for p in plan.values()))
         phases = [PhaseSpec(1, "parallel", self.run_config.job.parallelism), PhaseSpec(2, "serial", 1)]
         # Every phase's upstream specs run in one ginkgo run, in the first phase that has any: ginkgo runs the
         # [Serial] ones alone, after the others, and one e2e.test start-up (node checks) serves them all. Their
@@ -228,6 +247,7 @@ class Runner:
             progress.set_phase(f"phase {spec.number} ({spec.name}, {spec.workers} worker(s)): "
                                f"{phase_plan.total} tests")
             record = self.records[spec.number] = PhaseRecord()
+            record.attempts, prepull_rows = prepull_rows, []  # the prepull's rows go with the first phase
             if phase_plan.native:
                 native = self._native_phase(spec)
                 self._set_interruptible(False)  # from here a signal stops the phase, which then writes its results
