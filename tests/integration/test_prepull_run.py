@@ -46,7 +46,7 @@ def test_an_image_that_does_not_exist_fails_the_prepull_naming_node_and_image(
     repo_list = tmp_path / "repo-list.yaml"
     repo_list.write_text("promoterE2eRegistry: winsuite.invalid/e2e-test-images\ngcRegistry: winsuite.local\n")
     done = subprocess.run([*WINSUITE, "prepull", "--kubeconfig", str(real_node.kubeconfig), "--node-os", "linux",
-                           "--repo-list", str(repo_list), "--focus", "Simple pod should support exec using resource/name",
+                           "--repo-list", str(repo_list), "--focus", "Simple pod should support exec using resource",
                            "--timeout", "3m"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600,
                           check=False)
     output = done.stdout + done.stderr
