@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 
 from winsuite.commands._types import Subparsers
 from winsuite.policy import options
@@ -29,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from winsuite.run import prepull
     from winsuite.run.results.model import Outcome
 
+    # SIGTERM (a CI job cancelled) stops the pulls like SIGINT does: the DaemonSets are still removed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     get = vars(args).get
     config = build_run_config(options.job_ref(get),
                               options.overrides(get, options.SELECTION_OPTIONS + options.CLUSTER_OPTIONS))
