@@ -30,6 +30,7 @@ from winsuite import cases
 from winsuite.authoring import windows_pods
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.facts import NodeFacts
+from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import specs_of_function
 from winsuite.authoring.target import Target
@@ -39,8 +40,9 @@ from winsuite.policy.images import load_image_catalog
 
 GOLDEN = Path(__file__).parent / "golden" / "windows_pods"
 WINDOWS_TIERS = ("winsuite.cases.windows.", "winsuite.cases.substitute.")
-# Tests of the adapted tier whose own code branches on Windows.
-WITH_WINDOWS_BRANCH = ("winsuite.cases.adapted.test_persistent_volumes", "winsuite.cases.adapted.test_service_types")
+# What makes a test's pods differ on Windows: its own code, or a function of its module, branching on the target
+# OS, or one of the helpers that do (restricted and non-root security contexts, file modes).
+WINDOWS_BRANCH = re.compile(r"target\.os\b|target_os|\.restricted\(|run_as_non_root\(|file_mode_regex\(|\"windows\"")
 CATALOG = load_image_catalog()
 
 
@@ -70,8 +72,18 @@ def _tests() -> list[tuple[str, Callable[..., Any]]]:
             if name.startswith("test_") and fn.__module__ == module.__name__ and specs_of_function(fn)]
 
 
-def _in_scope(qualified: str) -> bool:
-    return qualified.startswith(WINDOWS_TIERS) or qualified.rsplit(".", 1)[0] in WITH_WINDOWS_BRANCH
+def _in_scope(qualified: str, fn: Callable[..., Any]) -> bool:
+    """A test of the Windows tiers, or one with a Windows branch that may run on Windows (not [LinuxOnly])."""
+    if qualified.startswith(WINDOWS_TIERS):
+        return True
+    if all(spec.has(LinuxOnly) for spec, _ in specs_of_function(fn)):
+        return False
+    module = inspect.getmodule(fn)
+    branching = {name for name, helper in inspect.getmembers(module, inspect.isfunction)
+                 if helper.__module__ == fn.__module__ and not name.startswith("test_")
+                 and WINDOWS_BRANCH.search(inspect.getsource(helper))}
+    source = inspect.getsource(fn)
+    return bool(WINDOWS_BRANCH.search(source)) or any(re.search(rf"\b{name}\(", source) for name in branching)
 
 
 def _table_values(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -158,7 +170,7 @@ def test_windows_pods_match_their_golden(spec: Spec, declared: windows_pods.Wind
 
 def test_every_windows_test_declares_its_pods() -> None:
     undeclared = [f"{inspect.getsourcefile(fn)}:{fn.__code__.co_firstlineno}: {qualified}"
-                  for qualified, fn in _tests() if _in_scope(qualified) and windows_pods.declared(fn) is None]
+                  for qualified, fn in _tests() if _in_scope(qualified, fn) and windows_pods.declared(fn) is None]
     assert not undeclared, "declare @windows_pods(...) or @no_pods(...) for:\n" + "\n".join(undeclared)
 
 

@@ -17,6 +17,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import retry
 
@@ -70,6 +71,18 @@ def consume_in_volume(api: client.ApiClient, namespace: str, target: Target, *, 
     """doConfigMapE2EWithoutMappings / doConfigMapE2EWithMappings (without fsGroup)."""
     create_config_map(api, namespace, "configmap-test-volume")
     path = f"{MOUNT}/path/to/data-2" if mapped else f"{MOUNT}/data-1"
+    value = DATA["data-2" if mapped else "data-1"]
+    containers.expect_output(api, namespace, volume_pod(target, as_user=as_user, mode=mode, mapped=mapped), [
+        re.escape(f'content of file "{path}": {value}'), containers.file_mode_regex(path, mode)], regex=True)
+
+
+UPSTREAM = "test/e2e/common/storage/configmap_volume.go:"
+
+
+def volume_pod(target: Target, *, as_user: bool = False, mode: int | None = None,
+               mapped: bool = False) -> containers.Manifest:
+    """The mounttest pod of doConfigMapE2EWithoutMappings / WithMappings, placed."""
+    path = f"{MOUNT}/path/to/data-2" if mapped else f"{MOUNT}/data-1"
     volume: dict[str, object] = {}
     if mapped:
         volume["items"] = [{"key": "data-2", "path": "path/to/data-2", **({"mode": mode} if mode else {})}]
@@ -79,9 +92,7 @@ def consume_in_volume(api: client.ApiClient, namespace: str, target: Target, *, 
                         **volume)
     if as_user:
         pod = containers.run_as_non_root(pod, target.os)
-    value = DATA["data-2" if mapped else "data-1"]
-    containers.expect_output(api, namespace, target.place(pod), [
-        re.escape(f'content of file "{path}": {value}'), containers.file_mode_regex(path, mode)], regex=True)
+    return target.place(pod)
 
 
 @cm_env.it("should be consumable via environment variable", NodeConformance, Conformance,
@@ -128,6 +139,7 @@ def test_empty_key(api: client.ApiClient, namespace: str) -> None:
     assert raised.value.status == 422, f"expected 422 Invalid, got {raised.value.status}: {raised.value.body}"
 
 
+@windows_pods(lambda target: [volume_pod(target)], upstream=UPSTREAM + "47-55,589-628")
 @cm_volume.it("should be consumable from pods in volume", NodeConformance, Conformance,
               twin="[sig-storage] ConfigMap should be consumable from pods in volume [NodeConformance] "
                    "[Conformance]",
@@ -145,6 +157,7 @@ def test_volume_default_mode(api: client.ApiClient, namespace: str, target: Targ
     consume_in_volume(api, namespace, target, mode=0o400)
 
 
+@windows_pods(lambda target: [volume_pod(target, as_user=True)], upstream=UPSTREAM + "74-87,589-628")
 @cm_volume.it("should be consumable from pods in volume as non-root", NodeConformance, Conformance,
               twin="[sig-storage] ConfigMap should be consumable from pods in volume as non-root "
                    "[NodeConformance] [Conformance]",
@@ -153,6 +166,7 @@ def test_volume_as_non_root(api: client.ApiClient, namespace: str, target: Targe
     consume_in_volume(api, namespace, target, as_user=True)
 
 
+@windows_pods(lambda target: [volume_pod(target, mapped=True)], upstream=UPSTREAM + "89-97,630-680")
 @cm_volume.it("should be consumable from pods in volume with mappings", NodeConformance, Conformance,
               twin="[sig-storage] ConfigMap should be consumable from pods in volume with mappings "
                    "[NodeConformance] [Conformance]",
@@ -170,6 +184,7 @@ def test_volume_with_mappings_and_mode(api: client.ApiClient, namespace: str, ta
     consume_in_volume(api, namespace, target, mapped=True, mode=0o400)
 
 
+@windows_pods(lambda target: [volume_pod(target, mapped=True, as_user=True)], upstream=UPSTREAM + "109-117,630-680")
 @cm_volume.it("should be consumable from pods in volume with mappings as non-root", NodeConformance,
               Conformance,
               twin="[sig-storage] ConfigMap should be consumable from pods in volume with mappings as "

@@ -18,6 +18,7 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import nodes
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -39,6 +40,13 @@ AUTO_TOLERATED = frozenset({
     "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable", "node.kubernetes.io/disk-pressure",
     "node.kubernetes.io/memory-pressure", "node.kubernetes.io/pid-pressure", "node.kubernetes.io/unschedulable",
 })
+
+
+def complex_daemon_set(target: Target) -> dict[str, Any]:
+    """The daemon set placed only on nodes labelled blue, besides the target OS's selector."""
+    manifest = new_daemon_set(target)
+    manifest["spec"]["template"]["spec"]["nodeSelector"][COLOR_LABEL] = "blue"
+    return manifest
 
 
 def new_daemon_set(target: Target, *, with_labels: bool = False) -> dict[str, Any]:
@@ -169,14 +177,13 @@ def test_simple_daemon(api: client.ApiClient, namespace: str, target: Target) ->
     test.wait_running_on_all_nodes(ds, manifest)
 
 
+@windows_pods(lambda target: [complex_daemon_set(target)], upstream="test/e2e/apps/daemon_set.go:207-252")
 @daemon_sets.it("should run and stop complex daemon", Conformance,
                 twin="[sig-apps] Daemon set [Serial] should run and stop complex daemon [Conformance]",
                 needs=[Capability.RUNS_CONTAINERS], images=["agnhost"], category="Core.Scheduling")
 def test_complex_daemon(api: client.ApiClient, namespace: str, target: Target) -> None:
     test = DaemonSetTest(api, namespace, target)
-    manifest = new_daemon_set(target)
-    manifest["spec"]["template"]["spec"]["nodeSelector"][COLOR_LABEL] = "blue"
-    ds = test.create(manifest)
+    ds = test.create(complex_daemon_set(target))
     wait_for_daemon_pods(api, namespace, ds.metadata.uid, [], "no daemon pods while no node is blue")
 
     with labelled_node(api, target) as node_name:

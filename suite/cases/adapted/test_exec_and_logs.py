@@ -24,6 +24,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import waits
@@ -93,6 +94,8 @@ def read_websocket(api: client.ApiClient, path: str, protocol: str) -> bytes:
         socket.close()
 
 
+@windows_pods(lambda target: [busybox_pod(target, "pod-exec-websocket", "echo container is alive; sleep 600")],
+              upstream="test/e2e/common/node/pods.go:540-620")
 @pods_.it("should support remote command execution over websockets", NodeConformance, Conformance,
           twin="[sig-node] Pods should support remote command execution over websockets [NodeConformance] "
                "[Conformance]",
@@ -110,6 +113,8 @@ def test_exec_over_websockets(api: client.ApiClient, namespace: str, target: Tar
     waits.poll("'remote execution test' from exec over websockets", exec_echo, timeout=EXEC_TIMEOUT)
 
 
+@windows_pods(lambda target: [busybox_pod(target, "pod-logs-websocket", "echo container is alive; sleep 10000")],
+              upstream="test/e2e/common/node/pods.go:622-690")
 @pods_.it("should support retrieving logs from the container over websockets", NodeConformance, Conformance,
           twin="[sig-node] Pods should support retrieving logs from the container over websockets "
                "[NodeConformance] [Conformance]",

@@ -15,6 +15,7 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -26,6 +27,30 @@ HOST_IP_TIMEOUT = 120.0  # testHostIP's hostIPTimeout
 POD_DELETE_TIMEOUT = 120.0  # framework.PodDeleteTimeout is 5m; a pause pod goes in seconds
 READINESS_TIMEOUT = 60.0
 SYNC_LOOP_FREQUENCY = 10.0  # the kubelet's status sync: long enough for a wrong Ready to show
+
+
+def collection_pods(target: Target, names: list[str]) -> list[dict[str, Any]]:
+    """The pods DeleteCollection removes, labelled type=Testing."""
+    made = []
+    for name in names:
+        pod = containers.pod(name, [containers.container("token-test", target.image("agnhost"))],
+                             labels={"type": "Testing"}, terminationGracePeriodSeconds=1, restartPolicy="Never")
+        made.append(target.place(containers.restricted(pod, target.os)))
+    return made
+
+
+def patch_status_pod(target: Target, name: str) -> dict[str, Any]:
+    pod = containers.pod(name, [containers.container("agnhost", target.image("agnhost"))],
+                         labels={"e2e": name}, terminationGracePeriodSeconds=1)
+    return target.place(containers.restricted(pod, target.os))
+
+
+def readiness_gates_pod(target: Target, name: str, *gates: str) -> dict[str, Any]:
+    busybox = containers.container("pod-readiness-gate", target.image("busybox"),
+                                   command=["/bin/sh", "-c", "echo container is alive; sleep 10000"])
+    pod = containers.pod(name, [busybox], labels={"test": "pod-readiness-gate"},
+                         readinessGates=[{"conditionType": gate} for gate in gates])
+    return target.place(containers.restricted(pod, target.os))
 
 
 def pause_pod(target: Target, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -44,6 +69,7 @@ def patch(api: client.ApiClient, namespace: str, name: str, body: dict[str, Any]
     return retry.call(call, name, namespace, body)
 
 
+@windows_pods(lambda target: [pause_pod(target, "pod-hostip")], upstream="test/e2e/common/node/pods.go:208-228")
 @pods_.it("should get a host IP", NodeConformance, Conformance,
           twin="[sig-node] Pods should get a host IP [NodeConformance] [Conformance]",
           needs=[Capability.RUNS_CONTAINERS], images=["pause"], category="Core.Scheduling")
@@ -55,6 +81,8 @@ def test_pod_host_ip(api: client.ApiClient, namespace: str, target: Target) -> N
     ipaddress.ip_address(pod.status.host_ip)  # raises on anything but an IP address
 
 
+@windows_pods(lambda target: [pause_pod(target, "pod-submit-remove", {"name": "foo", "time": "1"})],
+              upstream="test/e2e/common/node/pods.go:230-346")
 @pods_.it("should be submitted and removed", NodeConformance, Conformance,
           twin="[sig-node] Pods should be submitted and removed [NodeConformance] [Conformance]",
           needs=[Capability.RUNS_CONTAINERS], images=["pause"])
@@ -83,6 +111,8 @@ def test_pod_submitted_and_removed(api: client.ApiClient, namespace: str, target
     assert not labelled(api, namespace, selector), "the pod is still listed after its deletion"
 
 
+@windows_pods(lambda target: [pause_pod(target, "pod-update", {"name": "foo", "time": "1"})],
+              upstream="test/e2e/common/node/pods.go:348-400")
 @pods_.it("should be updated", NodeConformance, Conformance,
           twin="[sig-node] Pods should be updated [NodeConformance] [Conformance]",
           needs=[Capability.RUNS_CONTAINERS], images=["pause"])
@@ -97,6 +127,8 @@ def test_pod_updated(api: client.ApiClient, namespace: str, target: Target) -> N
     assert len(labelled(api, namespace, f"time={value}")) == 1, "the pod is not found by its updated label"
 
 
+@windows_pods(lambda target: [pause_pod(target, "pod-update-activedeadlineseconds", {"name": "foo", "time": "1"})],
+              upstream="test/e2e/common/node/pods.go:402-446")
 @pods_.it("should allow activeDeadlineSeconds to be updated", NodeConformance, Conformance,
           twin="[sig-node] Pods should allow activeDeadlineSeconds to be updated "
                "[NodeConformance] [Conformance]",
@@ -112,16 +144,15 @@ def test_pod_active_deadline_updated(api: client.ApiClient, namespace: str, targ
                     timeout=containers.POD_START_TIMEOUT)
 
 
+@windows_pods(lambda target: [readiness_gates_pod(target, "pod-ready", "k8s.io/test-condition1",
+                                                  "k8s.io/test-condition2")],
+              upstream="test/e2e/common/node/pods.go:780-842")
 @pods_.it("should support pod readiness gates", NodeConformance,
           twin="[sig-node] Pods should support pod readiness gates [NodeConformance]",
           needs=[Capability.RUNS_CONTAINERS], images=["busybox"])
 def test_pod_readiness_gates(api: client.ApiClient, namespace: str, target: Target) -> None:
     name, gate1, gate2 = "pod-ready", "k8s.io/test-condition1", "k8s.io/test-condition2"
-    busybox = containers.container("pod-readiness-gate", target.image("busybox"),
-                                   command=["/bin/sh", "-c", "echo container is alive; sleep 10000"])
-    pod = containers.pod(name, [busybox], labels={"test": "pod-readiness-gate"},
-                         readinessGates=[{"conditionType": gate1}, {"conditionType": gate2}])
-    running = containers.start(api, namespace, target.place(containers.restricted(pod, target.os)))
+    running = containers.start(api, namespace, readiness_gates_pod(target, name, gate1, gate2))
     assert not containers.is_ready(running), "the pod is Ready before any readiness gate is True"
 
     def set_gate(gate: str, status: str) -> None:
@@ -142,16 +173,15 @@ def test_pod_readiness_gates(api: client.ApiClient, namespace: str, target: Targ
                     timeout=READINESS_TIMEOUT)
 
 
+@windows_pods(lambda target: collection_pods(target, ["test-pod-1", "test-pod-2", "test-pod-3"]),
+              upstream="test/e2e/common/node/pods.go:853-901")
 @pods_.it("should delete a collection of pods", Conformance,
           twin="[sig-node] Pods should delete a collection of pods [Conformance]",
           needs=[Capability.RUNS_CONTAINERS], images=["agnhost"])
 def test_pod_delete_collection(api: client.ApiClient, namespace: str, target: Target) -> None:
     names = ["test-pod-1", "test-pod-2", "test-pod-3"]
-    for name in names:
-        pod = containers.pod(name, [containers.container("token-test", target.image("agnhost"))],
-                             labels={"type": "Testing"}, terminationGracePeriodSeconds=1,
-                             restartPolicy="Never")
-        pods.create(api, namespace, target.place(containers.restricted(pod, target.os)))
+    for pod in collection_pods(target, names):
+        pods.create(api, namespace, pod)
     for name in names:
         pods.wait_for_pod(api, namespace, name, state="Ready", timeout=containers.POD_START_TIMEOUT)
 
@@ -161,14 +191,14 @@ def test_pod_delete_collection(api: client.ApiClient, namespace: str, target: Ta
                                 what="the collection of pods to be deleted", timeout=POD_DELETE_TIMEOUT)
 
 
+@windows_pods(lambda target: [patch_status_pod(target, "pod-patch-status")],
+              upstream="test/e2e/common/node/pods.go:1091-1135")
 @pods_.it("should patch a pod status", Conformance,
           twin="[sig-node] Pods should patch a pod status [Conformance]",
           needs=[Capability.RUNS_CONTAINERS], images=["agnhost"])
 def test_pod_patch_status(api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "pod-patch-status"
-    pod = containers.pod(name, [containers.container("agnhost", target.image("agnhost"))],
-                         labels={"e2e": name}, terminationGracePeriodSeconds=1)
-    containers.start(api, namespace, target.place(containers.restricted(pod, target.os)))
+    containers.start(api, namespace, patch_status_pod(target, name))
 
     patched = patch(api, namespace, name, {"metadata": {"annotations": {"patchedstatus": "true"}},
                                            "status": {"message": "Patched by e2e test", "reason": "E2E"}},

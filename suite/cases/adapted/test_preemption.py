@@ -21,6 +21,7 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -87,6 +88,28 @@ def remove_extended_resource(core: client.CoreV1Api, node_name: str, resource: s
                                   lambda node: core.replace_node_status(node_name, node), remove)
 
 
+def execution_path_replica_sets(target: Target, hostname: str) -> list[dict[str, Any]]:
+    """ReplicaSets rs-pod1..3 of one pause pod each, on the node, using 200, 300 and 450 of its fake CPU."""
+    made = []
+    for i, amount in ((1, "200"), (2, "300"), (3, "450")):
+        manifest = pause_pod(target, f"pod{i}", f"p{i}", {FAKE_CPU: amount})
+        manifest["spec"]["nodeSelector"]["kubernetes.io/hostname"] = hostname
+        labels = {"name": f"pod{i}"}
+        made.append({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": f"rs-pod{i}"},
+                     "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                              "template": {"metadata": {"labels": labels}, "spec": manifest["spec"]}}})
+    return made
+
+
+def execution_path_preemptor(target: Target, hostname: str) -> dict[str, Any]:
+    preemptor = pause_pod(target, "pod4", "p4", {FAKE_CPU: "500"})
+    preemptor["spec"]["nodeSelector"]["kubernetes.io/hostname"] = hostname
+    return preemptor
+
+
+UPSTREAM = "test/e2e/scheduling/preemption.go:"
+
+
 def worker_nodes(target: Target) -> list[str]:
     """GetReadySchedulableNodes, for the target OS: the nodes its pods land on and containers run on."""
     names = [n.name for n in target.facts.nodes if n.os == target.os and n.runs_containers]
@@ -106,14 +129,18 @@ def pause_pod(target: Target, name: str, priority: str, resources: dict[str, str
     return target.place(containers.restricted(manifest, target.os))
 
 
-def fill_nodes(api: client.ApiClient, namespace: str, target: Target, node_names: list[str]) -> list[Any]:
+def filling_pods(target: Target, node_names: list[str]) -> list[dict[str, Any]]:
     """Two pods per node using 2 of its 5 extended resources each; the very first has low priority."""
-    created: list[Any] = []
+    made: list[dict[str, Any]] = []
     for i, node in enumerate(node_names):
         for j in range(2):
-            priority = LOW if not created else MEDIUM
-            manifest = pause_pod(target, f"pod{i}-{j}-{priority}", priority, {EXTENDED_RESOURCE: "2"}, node=node)
-            created.append(pods.create(api, namespace, manifest))
+            priority = LOW if not made else MEDIUM
+            made.append(pause_pod(target, f"pod{i}-{j}-{priority}", priority, {EXTENDED_RESOURCE: "2"}, node=node))
+    return made
+
+
+def fill_nodes(api: client.ApiClient, namespace: str, target: Target, node_names: list[str]) -> list[Any]:
+    created = [pods.create(api, namespace, manifest) for manifest in filling_pods(target, node_names)]
     for pod in created:
         pods.wait_for_pod(api, namespace, pod.metadata.name, state="Running", timeout=POD_START_TIMEOUT)
     return created
@@ -131,6 +158,9 @@ def assert_only_first_preempted(api: client.ApiClient, namespace: str, victims: 
         assert live.metadata.deletion_timestamp is None, f"pod {pod.metadata.name} was preempted too"
 
 
+@windows_pods(lambda target: [*filling_pods(target, ["win-0"]),
+                             pause_pod(target, "preemptor-pod", HIGH, {EXTENDED_RESOURCE: "2"})],
+              upstream=UPSTREAM + "128-216")
 @preemption.it("validates basic preemption works", Conformance,
                twin="[sig-scheduling] SchedulerPreemption [Serial] validates basic preemption works [Conformance]",
                needs=[Capability.RUNS_CONTAINERS], images=["pause"], category="Core.Scheduling")
@@ -144,6 +174,9 @@ def test_basic_preemption(api: client.ApiClient, namespace: str, target: Target)
         assert_only_first_preempted(api, namespace, victims)
 
 
+@windows_pods(lambda target: [*filling_pods(target, ["win-0"]),
+                             pause_pod(target, "critical-pod", "system-cluster-critical", {EXTENDED_RESOURCE: "2"})],
+              upstream=UPSTREAM + "218-317")
 @preemption.it("validates lower priority pod preemption by critical pod", Conformance,
                twin="[sig-scheduling] SchedulerPreemption [Serial] validates lower priority pod preemption by "
                     "critical pod [Conformance]",
@@ -165,6 +198,9 @@ def test_preemption_by_critical_pod(api: client.ApiClient, namespace: str, targe
                     raise
 
 
+@windows_pods(lambda target: [pause_pod(target, "victim-pod", LOW, {EXTENDED_RESOURCE: "1"}, node="win-0",
+                                       finalizers=[FINALIZER])],
+              upstream=UPSTREAM + "482-545")
 @preemption.it("validates pod disruption condition is added to the preempted pod", Conformance,
                twin="[sig-scheduling] SchedulerPreemption [Serial] validates pod disruption condition is added to "
                     "the preempted pod [Conformance]",
@@ -188,6 +224,8 @@ def test_disruption_condition(api: client.ApiClient, namespace: str, target: Tar
                 {"op": "remove", "path": "/metadata/finalizers"}], _content_type="application/json-patch+json")
 
 
+@windows_pods(lambda target: [*execution_path_replica_sets(target, "win-0"), execution_path_preemptor(target, "win-0")],
+              upstream=UPSTREAM + "759-870")
 @preemption.describe("PreemptionExecutionPath").it(
     "runs ReplicaSets to verify preemption running path", Conformance,
     twin="[sig-scheduling] SchedulerPreemption [Serial] PreemptionExecutionPath runs ReplicaSets to verify "
@@ -201,21 +239,13 @@ def test_preemption_execution_path(api: client.ApiClient, namespace: str, target
     with priority_classes(api, {f"p{i}": i for i in range(1, 5)}), \
             extended_resource(api, [node], FAKE_CPU, "1000"), \
             EventStream(core.list_namespaced_pod, namespace=namespace, resource_version=version) as created:
-        for i, amount in ((1, "200"), (2, "300"), (3, "450")):
-            manifest = pause_pod(target, f"pod{i}", f"p{i}", {FAKE_CPU: amount})
-            manifest["spec"]["nodeSelector"]["kubernetes.io/hostname"] = hostname
-            labels = {"name": f"pod{i}"}
-            rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": f"rs-pod{i}"},
-                  "spec": {"replicas": 1, "selector": {"matchLabels": labels},
-                           "template": {"metadata": {"labels": labels}, "spec": manifest["spec"]}}}
+        for i, rs in enumerate(execution_path_replica_sets(target, hostname), start=1):
             retry.call(workloads.apps(api).create_namespaced_replica_set, namespace, rs)
             workloads.wait_for_object(workloads.apps(api).list_namespaced_replica_set, name=f"rs-pod{i}",
                                       namespace=namespace, what=f"replica set rs-pod{i} to have 1 available pod",
                                       condition=lambda r: r.status.available_replicas == 1,
                                       timeout=POD_START_TIMEOUT)
-        preemptor = pause_pod(target, "pod4", "p4", {FAKE_CPU: "500"})
-        preemptor["spec"]["nodeSelector"]["kubernetes.io/hostname"] = hostname
-        pods.create(api, namespace, preemptor)
+        pods.create(api, namespace, execution_path_preemptor(target, hostname))
         pods.wait_for_pod(api, namespace, "pod4", state="Scheduled", timeout=POD_START_TIMEOUT)
 
         # Pods of rs-pod1 and rs-pod2 are preempted once each and recreated; rs-pod3's pod stays.

@@ -19,6 +19,7 @@ from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import namespaces
 from winsuite.k8s import retry
@@ -180,17 +181,23 @@ def test_volume_same_name_elsewhere(api: client.ApiClient, namespace: str, targe
         namespaces.delete(api, other)
 
 
+@windows_pods(lambda target: [twice_mounted_pod(target)],
+              upstream="test/e2e/common/storage/secrets_volume.go:125-160")
 @sec_volume.it("should be consumable in multiple volumes in a pod", NodeConformance, Conformance,
                twin="[sig-storage] Secrets should be consumable in multiple volumes in a pod "
                     "[NodeConformance] [Conformance]",
                needs=NEEDS, images=["agnhost"], category="Core.Storage")
 def test_volume_twice_in_a_pod(api: client.ApiClient, namespace: str, target: Target) -> None:
     create_secret(api, namespace, "secret-test")
-    path = f"{MOUNT}/data-1"
-    pod = mounttest_pod(target, "secret-test", path)
+    expect_content_and_mode(api, namespace, twice_mounted_pod(target), f"{MOUNT}/data-1", None)
+
+
+def twice_mounted_pod(target: Target) -> containers.Manifest:
+    """The secret mounted read-only at two paths of one pod."""
+    pod = mounttest_pod(target, "secret-test", f"{MOUNT}/data-1")
     pod["spec"]["volumes"].append({"name": f"{VOLUME}-2", "secret": {"secretName": "secret-test"}})
     for mount in pod["spec"]["containers"][0]["volumeMounts"]:
         mount["readOnly"] = True
     pod["spec"]["containers"][0]["volumeMounts"].append(
         containers.volume_mount(f"{VOLUME}-2", f"{MOUNT}-2", read_only=True))
-    expect_content_and_mode(api, namespace, target.place(pod), path, None)
+    return target.place(pod)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from kubernetes import client
 
@@ -12,6 +13,7 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
+from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import services
@@ -24,15 +26,27 @@ EXPECTED = ["FOOSERVICE_SERVICE_HOST=", "FOOSERVICE_SERVICE_PORT=", "FOOSERVICE_
 ATTEMPTS = 3  # the kubelet may learn of the Service only after the client pod was created
 
 
+def server_pod(target: Target, name: str) -> dict[str, Any]:
+    srv = containers.container("srv", target.image("agnhost"), ports=[{"containerPort": 9376}])
+    return target.place(containers.restricted(containers.pod(name, [srv], labels={"name": name}), target.os))
+
+
+def client_pod(target: Target, name: str) -> dict[str, Any]:
+    """The pod that prints its environment, where the Service's variables must be."""
+    env = containers.container("env3cont", target.image("busybox"), command=["sh", "-c", "env"])
+    pod = containers.pod(name, [env], labels={"name": name}, restartPolicy="Never")
+    return target.place(containers.restricted(pod, target.os))
+
+
+@windows_pods(lambda target: [server_pod(target, "server-envvars-1"), client_pod(target, "client-envvars-1")],
+              upstream="test/e2e/common/node/pods.go:448-538")
 @pods_.it("should contain environment variables for services", NodeConformance, Conformance,
           twin="[sig-node] Pods should contain environment variables for services [NodeConformance] [Conformance]",
           needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["agnhost", "busybox"],
           category="Core.Network")
 def test_service_environment_variables(api: client.ApiClient, namespace: str, target: Target) -> None:
     server = f"server-envvars-{uuid.uuid4()}"
-    srv = containers.container("srv", target.image("agnhost"), ports=[{"containerPort": 9376}])
-    server_pod = containers.pod(server, [srv], labels={"name": server})
-    containers.start(api, namespace, target.place(containers.restricted(server_pod, target.os)), state="Ready")
+    containers.start(api, namespace, server_pod(target, server), state="Ready")
     # The Service name makes the variables' names, so it cannot be unique to the run.
     services.create(api, namespace, {"metadata": {"name": "fooservice", "labels": {"name": "fooservice"}},
                                      "spec": {"ports": [{"port": 8765, "targetPort": 8080}],
@@ -40,11 +54,8 @@ def test_service_environment_variables(api: client.ApiClient, namespace: str, ta
     failures = []
     for _ in range(ATTEMPTS):
         client_name = f"client-envvars-{uuid.uuid4()}"
-        env = containers.container("env3cont", target.image("busybox"), command=["sh", "-c", "env"])
-        client_pod = containers.pod(client_name, [env], labels={"name": client_name}, restartPolicy="Never")
         try:
-            containers.expect_output(api, namespace, target.place(containers.restricted(client_pod, target.os)),
-                                     EXPECTED)
+            containers.expect_output(api, namespace, client_pod(target, client_name), EXPECTED)
             return
         except AssertionError as err:
             failures.append(str(err))
