@@ -68,7 +68,7 @@ def test_the_dashboard_shows_every_testcase_of_a_real_run(results: Path, tmp_pat
     assert match is not None
     data = json.loads(match.group(1))
 
-    shown = {row[0]: data["codes"][row[4][0]] for row in data["rows"]}
+    shown = {row[0]: data["codes"][row[5][0]] for row in data["rows"]}
     assert shown == expected
     overall = data["codes"][data["overall"][0]]
     assert overall == ("P" if finished["passed"] else "F")
