@@ -154,8 +154,3 @@ _META = frozenset("\\.+*?()|[]{}^$")
 def quote_meta(text: str) -> str:
     """Go's regexp.QuoteMeta: `text` as a regex matching it literally (ginkgo's --focus takes it as is)."""
     return "".join("\\" + c if c in _META else c for c in text)
-
-
-def exactly(names: list[str]) -> str:
-    """A Go regex matching exactly these full names, and nothing else."""
-    return "^(?:" + "|".join(quote_meta(n) for n in names) + ")$"

@@ -22,6 +22,7 @@ from winsuite.policy.regex import Alternatives
 from winsuite.policy.regex import GoRegex
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
+from winsuite.policy.regex import quote_meta
 from winsuite_reports.conventions import SUITE_NAME
 
 # What e2e.test skips when it is given neither focus nor skip (test/e2e/framework/test_context.go).
@@ -57,6 +58,11 @@ def _compile(patterns: Sequence[str], flag: str) -> GoRegex | None:
         return compile_re2("|".join(patterns))
     except RegexError as err:
         raise UsageError(f"{flag} values joined with '|': {err.problem}") from None
+
+
+def exact_focus(names: list[str]) -> str:
+    """A --focus that selects exactly these full names: ginkgo matches "<suite description> <spec text>"."""
+    return f"^{quote_meta(SUITE_NAME)} (?:" + "|".join(quote_meta(n) for n in names) + ")$"
 
 
 class Selector:

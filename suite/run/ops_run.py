@@ -12,7 +12,7 @@ from winsuite.errors import UsageError
 from winsuite.policy.ops_readiness import CaseSelection
 from winsuite.policy.ops_readiness import OpsCase
 from winsuite.policy.ops_readiness import select
-from winsuite.policy.regex import exactly
+from winsuite.policy.selection import exact_focus
 from winsuite.run.results.model import OPS_CASE_PROPERTY
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
@@ -41,7 +41,7 @@ class OpsRun:
         """The run's focus: exactly the tests the cases that apply to this cluster select."""
         self.selections = select(self.cases, names, kubernetes_version=facts.server_version,
                                  provider=provider_of(facts))
-        return exactly(sorted({n for s in self.selections if s.not_applicable is None for n in s.names}))
+        return exact_focus(sorted({n for s in self.selections if s.not_applicable is None for n in s.names}))
 
     def label(self, name: str, attempts: list[Attempt]) -> list[Attempt]:
         """Rows with the category and case(s) that selected them; the first phase's file also gets a row per

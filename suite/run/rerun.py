@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from winsuite.errors import UsageError
-from winsuite.policy.regex import exactly
+from winsuite.policy.selection import exact_focus
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.model import Status
 from winsuite_reports.prow import read_build
@@ -37,7 +37,7 @@ class Rerun:
 
     @property
     def focus(self) -> str:
-        return exactly(self.names)
+        return exact_focus(self.names)
 
     @property
     def job_file(self) -> str | None:

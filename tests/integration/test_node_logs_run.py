@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.real_node]
 
 
 def test_a_failing_run_collects_the_real_node_logs_of_its_window(real_node: EmbeddedCluster, tmp_path: Path) -> None:
-    done = subprocess.run(run_args(real_node, tmp_path, "--node-os", "linux", "--focus", "fails with"),
+    done = subprocess.run(run_args(real_node, tmp_path, "--node-os", "linux", "--focus", "fails after a pod"),
                           cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600, check=False)
     output = done.stdout + done.stderr
     assert done.returncode == ExitCode.TESTS_FAILED, output

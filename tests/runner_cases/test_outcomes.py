@@ -72,3 +72,14 @@ def test_serial(api: client.ApiClient, namespace: str, target: Target) -> None:
 def test_waits_alone(api: client.ApiClient, namespace: str, target: Target) -> None:
     pods.create(api, namespace, pending_pod(target, "waits-alone"))
     pods.wait_for_pod(api, namespace, "waits-alone", state="Ready", timeout=600)
+
+
+@runner.it("fails after a pod of its own ran on a node", needs=[Capability.RUNS_CONTAINERS], images=["busybox"])
+def test_fails_after_a_pod_ran(api: client.ApiClient, namespace: str, target: Target) -> None:
+    """The node did work for this test (its kubelet logged it) before the test failed."""
+    busybox = {"name": "busybox", "image": target.image("busybox"), "command": ["sh", "-c", "echo ran"]}
+    pod = target.place({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ran"},
+                        "spec": {"containers": [busybox], "restartPolicy": "Never"}})
+    pods.create(api, namespace, pod)
+    pods.wait_for_pod(api, namespace, "ran", state="Succeeded", timeout=120)
+    raise AssertionError("deliberate failure after a pod ran")

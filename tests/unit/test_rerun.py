@@ -11,8 +11,9 @@ import pytest
 
 from winsuite.errors import UsageError
 from winsuite.policy.regex import compile_re2
-from winsuite.policy.regex import exactly
 from winsuite.policy.regex import quote_meta
+from winsuite.policy.selection import Selector
+from winsuite.policy.selection import exact_focus
 from winsuite.run.rerun import find_build
 from winsuite.run.rerun import load_rerun
 
@@ -64,19 +65,20 @@ def test_failed_flaky_and_interrupted_tests_are_rerun_and_nothing_else(tmp_path:
     assert rerun.names == sorted([FAILED, FLAKY, INTERRUPTED])
 
 
-def test_the_focus_matches_exactly_those_names(tmp_path: Path) -> None:
+def test_the_focus_selects_exactly_those_names_as_ginkgo_matches_them(tmp_path: Path) -> None:
     rerun = load_rerun(str(build(tmp_path)), tmp_path)
-    regex = compile_re2(rerun.focus)
-    assert all(regex.search(name) for name in rerun.names)
-    assert not regex.search(PASSED) and not regex.search(SKIPPED)
-    assert not regex.search(FLAKY + " [Serial]") and not regex.search("x" + FAILED)
+    selector = Selector((rerun.focus,))
+    assert all(selector.selects(name) for name in rerun.names)
+    assert not selector.selects(PASSED) and not selector.selects(SKIPPED)
+    assert not selector.selects(FLAKY + " [Serial]") and not selector.selects("x " + FAILED)
 
 
 @pytest.mark.parametrize("text", ["a.b", "(a+b)*?", "[Slow] x{2}|y", "^$\\", "a b\\c", "<b>&\"</b>"])
 def test_quote_meta_matches_the_text_literally(text: str) -> None:
     assert quote_meta("a.b") == "a\\.b"
-    assert compile_re2(exactly([text])).search(text)
-    assert not compile_re2(exactly([text])).search(text + "!")
+    assert compile_re2(f"^{quote_meta(text)}$").search(text)
+    assert Selector((exact_focus([text]),)).selects(text)
+    assert not Selector((exact_focus([text]),)).selects(text + "!")
 
 
 def test_a_build_id_is_found_under_the_results_root(tmp_path: Path) -> None:
