@@ -14,6 +14,7 @@ import yaml
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.policy import strict_yaml
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
 
@@ -198,7 +199,7 @@ def _scope(raw: Any, source: str, inherited: Scope = Scope()) -> Scope:
 def read_exclusion_file(path: Path) -> list[Exclusion]:
     """All entries of one file; entries with an invalid regex carry `.problem` instead of failing."""
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = strict_yaml.load(path.read_text())
     except OSError as err:
         raise UsageError(f"cannot read exclusion list {path}: {err.strerror}") from err
     except yaml.YAMLError as err:

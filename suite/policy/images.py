@@ -15,6 +15,7 @@ from winsuite import messages
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.paths import test_images_dir
+from winsuite.policy import strict_yaml
 
 OSES = ("linux", "windows")
 
@@ -141,7 +142,7 @@ def _image_from_yaml(image_id: str, raw: Any, path: Path, registries: dict[str, 
 @functools.cache
 def load_image_catalog(path: Path | None = None) -> ImageCatalog:
     path = path or test_images_dir() / "catalog.yaml"
-    raw = _require(yaml.safe_load(path.read_text()), path, "", dict)
+    raw = _require(strict_yaml.load(path.read_text()), path, "", dict)
     registries = {str(k): str(v) for k, v in _require(raw.get("registries"), path, "registries", dict).items()}
     versions = {}
     for name, version in _require(raw.get("windowsVersions"), path, "windowsVersions", dict).items():
@@ -180,7 +181,7 @@ def load_repo_list(source: str | Path, catalog: ImageCatalog | None = None) -> R
     catalog = catalog or load_image_catalog()
     source = str(source)
     try:
-        raw = yaml.safe_load(_read_repo_list_text(source)) or {}
+        raw = strict_yaml.load(_read_repo_list_text(source)) or {}
     except yaml.YAMLError as err:
         raise DataError(source, "", f"not valid YAML ({err.__class__.__name__})") from err
     if not isinstance(raw, dict):

@@ -18,6 +18,7 @@ from winsuite.cluster.base import ClusterSpec
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.paths import jobs_dir
+from winsuite.policy import strict_yaml
 from winsuite.policy.label_filter import LabelFilterError
 from winsuite.policy.label_filter import parse_label_filter
 from winsuite.policy.regex import RegexError
@@ -218,7 +219,7 @@ def resolve_job_path(name_or_path: str | None) -> Path:
 def load_job(path: Path) -> JobSpec:
     source = str(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = strict_yaml.load(path.read_text())
     except OSError as err:
         raise UsageError(f"cannot read job {source}: {err.strerror}") from err
     except yaml.YAMLError as err:

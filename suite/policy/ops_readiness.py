@@ -24,6 +24,7 @@ import yaml
 
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.policy import strict_yaml
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
 
@@ -110,7 +111,7 @@ def _read_spec(path: Path) -> list[OpsCase]:
     try:
         if path.stat().st_size > MAX_SPEC_BYTES:
             raise DataError(source, "", f"larger than {MAX_SPEC_BYTES} bytes")
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = strict_yaml.load(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise UsageError(f"cannot read {source}: {err.strerror}") from err
     except UnicodeDecodeError as err:

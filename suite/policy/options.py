@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from winsuite.errors import UsageError
 from winsuite.policy.jobs import ENGINES
 from winsuite.policy.jobs import NODE_OSES
 from winsuite.policy.jobs import parse_duration
@@ -98,6 +99,9 @@ def overrides(get: Callable[[str], Any], options: tuple[Option, ...] = RUN_OPTIO
     result: dict[str, Any] = {}
     for option in options:
         value = get(option.dest)
+        if option.flag == "--kubeconfig" and value is not None and not str(value).strip():
+            raise UsageError("--kubeconfig: an empty path; name the kubeconfig file (winsuite never falls back to "
+                             "$KUBECONFIG or ~/.kube/config)")
         if option.field is None or value in (None, False, []):
             continue
         if option.convert is not None:

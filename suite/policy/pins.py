@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-import yaml
-
 from winsuite.errors import DataError
 from winsuite.paths import PACKAGE_DIR
+from winsuite.policy import strict_yaml
 
 PINS_FILE = PACKAGE_DIR / "pins.yaml"
 
@@ -34,7 +33,7 @@ class Pins:
 
 @functools.cache
 def load_pins() -> Pins:
-    raw = yaml.safe_load(PINS_FILE.read_text())
+    raw = strict_yaml.load(PINS_FILE.read_text())
     try:
         return Pins(
             kubernetes=str(raw["kubernetes"]),

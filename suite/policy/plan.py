@@ -12,6 +12,7 @@ import yaml
 
 from winsuite.errors import DataError
 from winsuite.paths import plan_dir
+from winsuite.policy import strict_yaml
 
 TIERS = ("adapted", "substitute", "windows-specific", "api-compatibility", "will-never-work")
 _ITEM_KEYS = ("id", "title", "source", "tests", "exclusions")
@@ -79,7 +80,7 @@ def _item(raw: Any, tier: str, path: Path, index: int) -> Item:
 
 def read_plan_file(path: Path) -> list[Item]:
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = strict_yaml.load(path.read_text())
     except yaml.YAMLError as err:
         raise DataError(path, "", f"not valid YAML ({err})".replace("\n", " ")) from err
     if not isinstance(raw, dict) or raw.get("tier") not in TIERS:
