@@ -9,11 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.errors import DataError
-from winsuite.errors import UsageError
 from winsuite.policy import strict_yaml
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
@@ -198,12 +195,7 @@ def _scope(raw: Any, source: str, inherited: Scope = Scope()) -> Scope:
 
 def read_exclusion_file(path: Path) -> list[Exclusion]:
     """All entries of one file; entries with an invalid regex carry `.problem` instead of failing."""
-    try:
-        raw = strict_yaml.load(path.read_text())
-    except OSError as err:
-        raise UsageError(f"cannot read exclusion list {path}: {err.strerror}") from err
-    except yaml.YAMLError as err:
-        raise DataError(path, "", f"not valid YAML ({err})".replace("\n", " ")) from err
+    raw = strict_yaml.read(path, "exclusion list")
     if not isinstance(raw, dict) or raw.get("apiVersion") != API_VERSION or raw.get("kind") != KIND:
         raise DataError(path, "apiVersion/kind", f"expected apiVersion: {API_VERSION} and kind: {KIND}")
     unknown = sorted(set(raw) - {"apiVersion", "kind", "scope", "exclusions"})

@@ -9,8 +9,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from winsuite import messages
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
@@ -167,23 +165,17 @@ def _read_repo_list_text(source: str) -> str:
     if source.startswith(("http://", "https://")):  # upstream accepts a URL too
         try:
             with urllib.request.urlopen(source, timeout=30) as response:
-                return str(response.read().decode())
-        except OSError as err:
-            raise UsageError(f"cannot read repo list {source}: {err}") from err
-    try:
-        return Path(source).read_text()
-    except OSError as err:
-        raise UsageError(f"cannot read repo list {source}: {err.strerror}") from err
+                return str(response.read(strict_yaml.MAX_BYTES).decode("utf-8", errors="replace"))
+        except (OSError, ValueError) as err:
+            raise UsageError(f"cannot read repo list (KUBE_TEST_REPO_LIST) {source}: {err}") from err
+    return strict_yaml.read_text(Path(source), "repo list (KUBE_TEST_REPO_LIST)")
 
 
 def load_repo_list(source: str | Path, catalog: ImageCatalog | None = None) -> RepoList:
     """Read a KUBE_TEST_REPO_LIST file (either key generation) over the catalog's default registries."""
     catalog = catalog or load_image_catalog()
     source = str(source)
-    try:
-        raw = strict_yaml.load(_read_repo_list_text(source)) or {}
-    except yaml.YAMLError as err:
-        raise DataError(source, "", f"not valid YAML ({err.__class__.__name__})") from err
+    raw = strict_yaml.parse(_read_repo_list_text(source), source) or {}
     if not isinstance(raw, dict):
         raise DataError(source, "", "a repo list is a mapping of registry keys to registries")
     for key, value in raw.items():

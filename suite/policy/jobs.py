@@ -9,8 +9,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from winsuite.authoring.targeting import DEFAULT_WINDOWS_TAINT
 from winsuite.authoring.targeting import Taint
 from winsuite.cluster.base import CLUSTER_TYPES
@@ -218,12 +216,7 @@ def resolve_job_path(name_or_path: str | None) -> Path:
 
 def load_job(path: Path) -> JobSpec:
     source = str(path)
-    try:
-        raw = strict_yaml.load(path.read_text())
-    except OSError as err:
-        raise UsageError(f"cannot read job {source}: {err.strerror}") from err
-    except yaml.YAMLError as err:
-        raise DataError(source, "", f"not valid YAML ({err})".replace("\n", " ")) from err
+    raw = strict_yaml.read(path, "job")
     values = _mapping(raw, source, "", _TOP_LEVEL)
     if values.get("apiVersion") != API_VERSION or values.get("kind") != KIND:
         raise DataError(source, "apiVersion/kind", f"expected apiVersion: {API_VERSION} and kind: {KIND}")

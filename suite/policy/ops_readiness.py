@@ -20,8 +20,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.policy import strict_yaml
@@ -29,7 +27,6 @@ from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
 
 SPEC_FILE = "spec.yaml"
-MAX_SPEC_BYTES = 1 << 20
 _TOP_KEYS = ("category", "testCases")
 _CASE_KEYS = ("description", "focus", "skip", "kubernetesVersions", "skipProviders")
 
@@ -108,16 +105,7 @@ def select(cases: list[OpsCase], names: Iterable[str], *, kubernetes_version: st
 
 def _read_spec(path: Path) -> list[OpsCase]:
     source = str(path)
-    try:
-        if path.stat().st_size > MAX_SPEC_BYTES:
-            raise DataError(source, "", f"larger than {MAX_SPEC_BYTES} bytes")
-        raw = strict_yaml.load(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise UsageError(f"cannot read {source}: {err.strerror}") from err
-    except UnicodeDecodeError as err:
-        raise DataError(source, "", f"not UTF-8 text (byte {err.start})") from err
-    except (yaml.YAMLError, ValueError) as err:
-        raise DataError(source, "", f"not valid YAML ({err})".replace("\n", " ")) from err
+    raw = strict_yaml.read(path, "specification")
     if not isinstance(raw, dict):
         raise DataError(source, "", "expected a mapping with category and testCases")
     _known_keys(raw, source, "", _TOP_KEYS)

@@ -8,8 +8,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from winsuite.errors import DataError
 from winsuite.paths import plan_dir
 from winsuite.policy import strict_yaml
@@ -79,10 +77,7 @@ def _item(raw: Any, tier: str, path: Path, index: int) -> Item:
 
 
 def read_plan_file(path: Path) -> list[Item]:
-    try:
-        raw = strict_yaml.load(path.read_text())
-    except yaml.YAMLError as err:
-        raise DataError(path, "", f"not valid YAML ({err})".replace("\n", " ")) from err
+    raw = strict_yaml.read(path, "plan file")
     if not isinstance(raw, dict) or raw.get("tier") not in TIERS:
         raise DataError(path, "tier", f"expected one of {', '.join(TIERS)}")
     items = raw.get("items")

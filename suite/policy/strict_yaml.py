@@ -1,12 +1,22 @@
-"""YAML read strictly, as the data files' READMEs promise: a key given twice in one mapping is an error (PyYAML
-would keep the last one silently)."""
+"""YAML data files read strictly and safely, as the data files' READMEs promise: a key given twice in one mapping
+is an error (PyYAML would keep the last one silently), and whatever is wrong with a file — not a regular file
+(a FIFO would block forever), unreadable, too large, not UTF-8, not YAML, a value YAML cannot construct, nesting
+or aliases past a limit — is one line naming the file, never a traceback."""
 
 from __future__ import annotations
 
+import stat
+from pathlib import Path
 from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
+
+from winsuite.errors import DataError
+from winsuite.errors import UsageError
+
+MAX_BYTES = 4 << 20
+MAX_ALIASES = 1000  # a real data file has a handful; an alias bomb has millions
 
 
 class DuplicateKey(ConstructorError):
@@ -22,6 +32,16 @@ class DuplicateKey(ConstructorError):
 
 
 class _StrictLoader(yaml.SafeLoader):
+    aliases = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(None, None, f"more than {MAX_ALIASES} aliases", mark)
+        return super().compose_node(parent, index)
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
@@ -39,3 +59,44 @@ class _StrictLoader(yaml.SafeLoader):
 def load(text: str) -> Any:
     """The document in `text` (yaml.safe_load's types); yaml.YAMLError on bad YAML or a duplicate key."""
     return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
+
+
+def parse(text: str, source: str) -> Any:
+    """The document in `text`; DataError naming `source` for anything wrong with it."""
+    try:
+        return load(text)
+    except yaml.MarkedYAMLError as err:
+        where = f" (line {err.problem_mark.line + 1})" if err.problem_mark is not None else ""
+        problem = str(err) if isinstance(err, DuplicateKey) else f"{err.problem or err.context}{where}"
+        raise DataError(source, "", f"not valid YAML: {problem}") from None
+    except yaml.YAMLError as err:
+        raise DataError(source, "", f"not valid YAML: {err}".replace("\n", " ")) from None
+    except RecursionError:
+        raise DataError(source, "", "not valid YAML: nested too deeply") from None
+    except (ValueError, TypeError, KeyError, OverflowError) as err:  # e.g. a tagged value: !!int abc, a bad date
+        raise DataError(source, "", f"a value YAML cannot read: {str(err)[:200]}") from None
+
+
+def read_text(path: Path, what: str) -> str:
+    """The text of a data file, refused in one line when it is not a regular, readable, UTF-8 file of sane size."""
+    try:
+        info = path.stat()
+    except OSError as err:
+        raise UsageError(f"cannot read {what} {path}: {err.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise DataError(path, "", f"not a regular file (the {what} must be a file)")
+    if info.st_size > MAX_BYTES:
+        raise DataError(path, "", f"larger than {MAX_BYTES >> 20} MiB: not a {what}")
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise UsageError(f"cannot read {what} {path}: {err.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(path, "", f"not UTF-8 text (byte {err.start})") from None
+
+
+def read(path: Path, what: str) -> Any:
+    """A YAML data file, read and parsed strictly (see read_text and parse)."""
+    return parse(read_text(path, what), str(path))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import re
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -185,7 +186,8 @@ def test_repo_list_from_a_url(tmp_path: Path, served: str, catalog: ImageCatalog
 
 
 def test_unreachable_repo_list_url_is_a_usage_error(served: str, catalog: ImageCatalog) -> None:
-    with pytest.raises(UsageError, match=f"cannot read repo list {served}/absent.yaml: HTTP Error 404"):
+    says = f"cannot read repo list (KUBE_TEST_REPO_LIST) {served}/absent.yaml: HTTP Error 404"
+    with pytest.raises(UsageError, match=re.escape(says)):
         load_repo_list(f"{served}/absent.yaml", catalog)
 
 
