@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,12 +45,20 @@ def row_key(testcase_name: str) -> str:
 
 def read_attempts(path: Path) -> list[Attempt]:
     """Every attempt in one JUnit file; a testcase TestGrid drops (bare skip) yields nothing."""
-    if path.stat().st_size > MAX_JUNIT_BYTES:
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the reader forever
+        raise MalformedJunit(f"{path.name}: not a regular file")
+    if info.st_size > MAX_JUNIT_BYTES:
         raise MalformedJunit(f"{path.name}: too large")
+    data = path.read_bytes()
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:  # JUnit has no DTD; entities are how XML bombs expand
+        raise MalformedJunit(f"{path.name}: has a DOCTYPE or ENTITY declaration; JUnit needs neither")
     try:
-        root = ET.parse(path).getroot()
+        root = ET.fromstring(data)
     except ET.ParseError as err:
-        raise MalformedJunit(f"{path.name}: {err}") from err
+        raise MalformedJunit(f"{path.name}: {err}") from None
+    except (LookupError, ValueError, RecursionError) as err:  # e.g. encoding="bogus-enc"
+        raise MalformedJunit(f"{path.name}: {str(err)[:200] or type(err).__name__}") from None
     if root.tag not in ("testsuites", "testsuite"):
         raise MalformedJunit(f"{path.name}: root element is <{root.tag}>, not <testsuites> or <testsuite>")
     attempts = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from winsuite_reports.model import Cell
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 
+MALFORMED = "Malformed artifacts: "  # TestGrid's message on the Overall cell of such a build
 # TestGrid fails a build that has no finished.json this long after it started.
 DEADLINE_SECONDS = 24 * 3600
 
@@ -77,20 +79,49 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
+MAX_JSON_BYTES = 16 << 20  # started/finished/metadata.json are a few KiB
+LATEST_TIMESTAMP = 1 << 37  # seconds: year 6325; a larger "timestamp" is not a time
+
+
+class MalformedJson(ValueError):
+    """A JSON file of a build that is not a sane JSON object; the text says which and why."""
+
+
+def read_json_object(path: Path) -> dict[str, object]:
+    """A build's JSON object file; MalformedJson for anything else (NaN/Infinity, nesting, size, not an object)."""
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the reader forever
+        raise MalformedJson(f"{path.name}: not a regular file")
+    if info.st_size > MAX_JSON_BYTES:
+        raise MalformedJson(f"{path.name}: larger than {MAX_JSON_BYTES >> 20} MiB")
+    try:
+        data = json.loads(path.read_bytes(), parse_constant=_refuse_constant)
+    except RecursionError:
+        raise MalformedJson(f"{path.name}: nested too deeply") from None
+    except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, and the refused constants
+        raise MalformedJson(f"{path.name}: {str(err)[:200]}") from None
+    if not isinstance(data, dict):
+        raise MalformedJson(f"{path.name}: not a JSON object")
+    return data
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _read_object(path: Path, malformed: list[str], *, required: bool) -> dict[str, object] | None:
     try:
-        data = json.loads(path.read_bytes())
+        return read_json_object(path)
     except FileNotFoundError:
         if required:
             malformed.append(f"{path.name}: missing")
         return None
-    except (OSError, ValueError) as err:
-        malformed.append(f"{path.name}: {err}")
+    except OSError as err:
+        malformed.append(f"{path.name}: {err.strerror}")
         return None
-    if not isinstance(data, dict):
-        malformed.append(f"{path.name}: not a JSON object")
+    except MalformedJson as err:
+        malformed.append(str(err))
         return None
-    return data
 
 
 def _nested_metadata(document: dict[str, object] | None) -> dict[str, object]:
@@ -102,8 +133,8 @@ def _timestamp(document: dict[str, object] | None, name: str, malformed: list[st
     if document is None or document.get("timestamp") is None:
         return None
     value = document["timestamp"]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        malformed.append(f"{name}: timestamp is not a number")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < LATEST_TIMESTAMP:
+        malformed.append(f"{name}: timestamp is not a time in seconds")
         return None
     return int(value)
 
@@ -122,7 +153,7 @@ def _overall(
 ) -> Cell:
     """TestGrid's overallCell: malformed, completed, timed out or still running."""
     if malformed:
-        return Cell(Status.FAIL, "Malformed artifacts: " + ", ".join(malformed), "E")
+        return Cell(Status.FAIL, MALFORMED + ", ".join(malformed), "E")
     if finished is not None and end:
         passed = finished.get("passed")
         if isinstance(passed, bool):

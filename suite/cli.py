@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import time
+import traceback
 from collections.abc import Sequence
 
+from winsuite import paths
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
+from winsuite.errors import one_line
 
 # Each module of suite/commands/ adds its subcommand(s) with `register(subparsers)`.
 COMMAND_MODULES = (
@@ -40,13 +45,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except UsageError as err:
-        print(f"winsuite: error: {err}", file=sys.stderr)
+        print(f"winsuite: error: {one_line(str(err))}", file=sys.stderr)
         return int(err.exit_code)
     except KeyboardInterrupt:
         print("winsuite: interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:  # `winsuite list | head`
         return int(ExitCode.OK)
+    except Exception as err:  # a bug of winsuite: one line, the traceback kept for the bug report
+        print(f"winsuite: internal error: {one_line(repr(err))} (traceback in {_save_traceback()})",
+              file=sys.stderr)
+        return int(ExitCode.INTERNAL_ERROR)
+
+
+def _save_traceback() -> str:
+    """The current exception's traceback in a file of its own under the cache (or stderr if that fails)."""
+    text = traceback.format_exc()
+    try:
+        crashes = paths.cache_dir() / "crashes"
+        crashes.mkdir(parents=True, exist_ok=True)
+        path = crashes / f"{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}.txt"
+        path.write_text(text)
+        return str(path)
+    except OSError:
+        sys.stderr.write(text)
+        return "the lines above"
 
 
 if __name__ == "__main__":

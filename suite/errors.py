@@ -19,6 +19,13 @@ class ExitCode(enum.IntEnum):
     LINT_FAILED = 8
 
 
+def one_line(text: str, limit: int = 400) -> str:
+    """`text` as one line of at most `limit` characters: what the user sees of an error (a value's repr can be
+    megabytes long, and an exception's text can span lines)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 class UsageError(Exception):
     """A user mistake: printed as one line (input, location, fix), never as a traceback."""
 

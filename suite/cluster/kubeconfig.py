@@ -11,8 +11,8 @@ import yaml
 from kubernetes import client
 from kubernetes import config
 from kubernetes.client.exceptions import ApiException
-from kubernetes.config.config_exception import ConfigException
 
+from winsuite.cluster.kubeconfig_file import check_kubeconfig
 from winsuite.errors import ClusterUnreachable
 from winsuite.errors import UsageError
 
@@ -22,15 +22,20 @@ log = logging.getLogger("winsuite.cluster")
 def api_client(kubeconfig: Path | None, context: str | None = None) -> client.ApiClient:
     """An ApiClient for a kubeconfig/context, or for the in-cluster config when kubeconfig is None."""
     configuration = client.Configuration()
+    if kubeconfig is not None:
+        check_kubeconfig(kubeconfig, context)
     try:
         if kubeconfig is None:
             config.load_incluster_config(client_configuration=configuration)
         else:
             config.load_kube_config(config_file=str(kubeconfig), context=context,
                                     client_configuration=configuration)
-    except (ConfigException, OSError) as err:
+    # The file's shape was checked above; what the client still refuses (a certificate file that is not one, an
+    # exec plugin that fails) comes as any exception type, and is the user's input, not a bug of winsuite.
+    except Exception as err:
         where = "in-cluster config" if kubeconfig is None else f"kubeconfig {kubeconfig}"
-        raise UsageError(f"cannot load {where}{f' (context {context})' if context else ''}: {err}") from err
+        detail = str(err).splitlines()[0][:300] if str(err) else type(err).__name__
+        raise UsageError(f"cannot load {where}{f' (context {context})' if context else ''}: {detail}") from None
     # tenacity retries transient errors where it matters; urllib3 only follows redirects (node and pod proxies
     # answer some paths with one).
     configuration.retries = urllib3.util.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=5)

@@ -145,7 +145,7 @@ class Exclusion:
 def _entry(raw: Any, source: str, file_scope: Scope) -> Exclusion:
     if not isinstance(raw, dict):
         raise DataError(source, "", "each exclusion is a mapping with pattern or name, reason and issue")
-    unknown = sorted(set(raw) - set(_ENTRY_KEYS))
+    unknown = sorted(str(key) for key in set(raw) - set(_ENTRY_KEYS))
     if unknown:
         raise DataError(source, unknown[0], f"unknown key; known keys: {', '.join(_ENTRY_KEYS)}")
     if ("pattern" in raw) == ("name" in raw):
@@ -153,6 +153,9 @@ def _entry(raw: Any, source: str, file_scope: Scope) -> Exclusion:
     for key in ("reason", "issue"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise DataError(source, key, "required (a non-empty string)")
+    for key in ("pattern", "name", "id"):
+        if key in raw and (not isinstance(raw[key], str) or not raw[key].strip()):
+            raise DataError(source, key, "expected a non-empty string")
     expires = raw.get("expires")
     if expires is not None and not isinstance(expires, datetime.date):
         raise DataError(source, "expires", f"expected a date like 2027-01-31, got {expires!r}")
@@ -198,7 +201,7 @@ def read_exclusion_file(path: Path) -> list[Exclusion]:
     raw = strict_yaml.read(path, "exclusion list")
     if not isinstance(raw, dict) or raw.get("apiVersion") != API_VERSION or raw.get("kind") != KIND:
         raise DataError(path, "apiVersion/kind", f"expected apiVersion: {API_VERSION} and kind: {KIND}")
-    unknown = sorted(set(raw) - {"apiVersion", "kind", "scope", "exclusions"})
+    unknown = sorted(str(key) for key in set(raw) - {"apiVersion", "kind", "scope", "exclusions"})
     if unknown:
         raise DataError(path, unknown[0], "unknown key; known keys: apiVersion, kind, scope, exclusions")
     entries = raw.get("exclusions")

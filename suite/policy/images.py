@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
@@ -161,6 +162,9 @@ def load_image_catalog(path: Path | None = None) -> ImageCatalog:
     return ImageCatalog(path, images, registries, legacy, versions)
 
 
+_REGISTRY = re.compile(r"[^\s\x00-\x1f\x7f]+")  # a registry (host[:port][/path]) has no blanks or controls
+
+
 def _read_repo_list_text(source: str) -> str:
     if source.startswith(("http://", "https://")):  # upstream accepts a URL too
         try:
@@ -175,12 +179,16 @@ def load_repo_list(source: str | Path, catalog: ImageCatalog | None = None) -> R
     """Read a KUBE_TEST_REPO_LIST file (either key generation) over the catalog's default registries."""
     catalog = catalog or load_image_catalog()
     source = str(source)
-    raw = strict_yaml.parse(_read_repo_list_text(source), source) or {}
+    raw = strict_yaml.parse(_read_repo_list_text(source), source)
+    if raw is None:  # an empty file changes nothing, as upstream reads it
+        raw = {}
     if not isinstance(raw, dict):
         raise DataError(source, "", "a repo list is a mapping of registry keys to registries")
     for key, value in raw.items():
-        if not isinstance(value, str) or not value.strip():
-            raise DataError(source, str(key), "expected a registry such as registry.k8s.io/e2e-test-images")
+        if not isinstance(key, str):
+            raise DataError(source, str(key), "a registry key is a name such as promoterE2eRegistry")
+        if not isinstance(value, str) or not _REGISTRY.fullmatch(value):
+            raise DataError(source, key, "expected a registry such as registry.k8s.io/e2e-test-images")
     registries = dict(catalog.default_registries)
     registries.update({k: v for k, v in raw.items() if k in registries})
     warnings = list(_legacy_keys(raw, registries, catalog, source))

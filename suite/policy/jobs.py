@@ -34,16 +34,25 @@ DEFAULT_JOB = "embedded.yaml"
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
+MAX_DURATION = 30 * 24 * 3600.0  # seconds; longer is a typo (and past what timers and deadlines can hold)
+
+
 def parse_duration(text: str, where: str = "duration") -> float:
-    """'90m', '1h30m', '45s' or a number of seconds -> seconds."""
+    """'90m', '1h30m', '45s' or a number of seconds -> seconds (at most MAX_DURATION)."""
     text = str(text).strip()
+    if len(text) > 40:
+        raise UsageError(f"{where}: invalid duration {text[:40]!r}…; use e.g. 45s, 15m, 1h30m")
     if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    m = _DURATION.match(text)
-    if not text or m is None or not any(m.groups()):
-        raise UsageError(f"{where}: invalid duration {text!r}; use e.g. 45s, 15m, 1h30m")
-    hours, minutes, seconds = (int(g or 0) for g in m.groups())
-    return float(hours * 3600 + minutes * 60 + seconds)
+        seconds = float(text)
+    else:
+        m = _DURATION.match(text)
+        if not text or m is None or not any(m.groups()):
+            raise UsageError(f"{where}: invalid duration {text!r}; use e.g. 45s, 15m, 1h30m")
+        hours, minutes, secs = (int(g or 0) for g in m.groups())
+        seconds = float(hours * 3600 + minutes * 60 + secs)
+    if seconds > MAX_DURATION:
+        raise UsageError(f"{where}: duration {text!r} is longer than {MAX_DURATION / 86400:.0f} days")
+    return seconds
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +97,28 @@ def _string(value: Any, path: str, field: str) -> str:
     if not isinstance(value, str):
         raise DataError(path, field, f"expected a string, got {value!r}")
     return value
+
+
+def _path(value: Any, path: str, field: str) -> str:
+    text = _string(value, path, field)
+    if not text or "\0" in text:
+        raise DataError(path, field, "expected a file path (non-empty, no NUL)")
+    return text
+
+
+def _path_list(value: Any, path: str, field: str) -> tuple[str, ...]:
+    paths = _string_list(value, path, field)
+    for i, item in enumerate(paths):
+        _path(item, path, f"{field}[{i}]")
+    return paths
+
+
+def _job_name(value: Any, path: str, field: str) -> str:
+    """A job's name is a directory of the results root (prow's layout): no separators, no dot-dot."""
+    text = _string(value, path, field)
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", text):
+        raise DataError(path, field, f"expected a job name of letters, digits, '.', '_' and '-', got {text[:60]!r}")
+    return text
 
 
 def _boolean(value: Any, path: str, field: str) -> bool:
@@ -148,7 +179,7 @@ def _one_of(allowed: tuple[str, ...]) -> Reader:
 def _mapping(value: Any, path: str, field: str, readers: Mapping[str, Reader]) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise DataError(path, field, "expected a mapping")
-    unknown = sorted(set(value) - set(readers))
+    unknown = sorted(str(key) for key in set(value) - set(readers))
     if unknown:
         raise DataError(path, f"{field}.{unknown[0]}" if field else unknown[0],
                         f"unknown key; known keys: {', '.join(readers)}")
@@ -157,7 +188,7 @@ def _mapping(value: Any, path: str, field: str, readers: Mapping[str, Reader]) -
 
 def _cluster(value: Any, path: str, field: str) -> ClusterSpec:
     raw = _mapping(value, path, field, {
-        "type": _one_of(CLUSTER_TYPES), "name": _string, "kubeconfig": _string,
+        "type": _one_of(CLUSTER_TYPES), "name": _string, "kubeconfig": _path,
         "context": _string, "realNode": _boolean,
     })
     if "realNode" in raw:
@@ -185,12 +216,12 @@ def _placement(value: Any, path: str, field: str) -> dict[str, Any]:
 
 # Top-level keys: reader, and the JobSpec field(s) they fill.
 _TOP_LEVEL: dict[str, Reader] = {
-    "apiVersion": _string, "kind": _string, "name": _string, "description": _string,
+    "apiVersion": _string, "kind": _string, "name": _job_name, "description": _string,
     "dashboard": _string, "tab": _string, "interval": _duration, "releaseBlocking": _boolean,
-    "cluster": _cluster, "nodeOS": _one_of(NODE_OSES), "repoList": _string, "exclusions": _string_list,
+    "cluster": _cluster, "nodeOS": _one_of(NODE_OSES), "repoList": _path, "exclusions": _path_list,
     "focus": _regex_list, "skip": _regex_list, "parallelism": _positive_int,
     "flakeAttempts": _positive_int, "timeouts": _timeouts, "placement": _placement, "cni": _string,
-    "artifacts": _string, "runExcluded": _boolean, "engine": _one_of(ENGINES), "e2eTest": _string,
+    "artifacts": _path, "runExcluded": _boolean, "engine": _one_of(ENGINES), "e2eTest": _path,
     "labelFilter": _label_filter, "prepull": _boolean,
 }
 _FIELD_OF = {

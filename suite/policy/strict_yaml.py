@@ -73,8 +73,10 @@ def parse(text: str, source: str) -> Any:
         raise DataError(source, "", f"not valid YAML: {err}".replace("\n", " ")) from None
     except RecursionError:
         raise DataError(source, "", "not valid YAML: nested too deeply") from None
-    except (ValueError, TypeError, KeyError, OverflowError) as err:  # e.g. a tagged value: !!int abc, a bad date
-        raise DataError(source, "", f"a value YAML cannot read: {str(err)[:200]}") from None
+    # PyYAML's constructors fail on a tagged value (!!int abc) or a bad date (2026-13-45) with whatever exception
+    # their code meets (ValueError, KeyError, AttributeError, OverflowError…): all of them are about the file.
+    except Exception as err:
+        raise DataError(source, "", f"a value YAML cannot read: {str(err)[:200] or type(err).__name__}") from None
 
 
 def read_text(path: Path, what: str) -> str:
@@ -83,6 +85,8 @@ def read_text(path: Path, what: str) -> str:
         info = path.stat()
     except OSError as err:
         raise UsageError(f"cannot read {what} {path}: {err.strerror}") from None
+    except ValueError:  # a NUL in the path
+        raise UsageError(f"cannot read {what} {str(path)!r}: not a file name") from None
     if not stat.S_ISREG(info.st_mode):
         raise DataError(path, "", f"not a regular file (the {what} must be a file)")
     if info.st_size > MAX_BYTES:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
 from winsuite.errors import UsageError
+from winsuite.errors import one_line
 from winsuite.policy.plan import load_plan
 from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.analysis import build_report
 from winsuite_reports.model import PlanItem
 from winsuite_reports.model import ReportError
+from winsuite_reports.prow import MALFORMED
 from winsuite_reports.render import DEFAULT_GRID_COLUMNS
 from winsuite_reports.render import write_dashboard
 from winsuite_reports.results import load_history
@@ -31,6 +34,11 @@ def report_of(root: Path, options: ReportOptions, *, max_builds: int = 0, skip: 
     history = load_history(root, max_builds=max_builds, skip=skip)
     if not history.jobs:
         raise UsageError(f"--results {root}: {NO_BUILDS}")
+    for job in history.jobs:  # shown as TestGrid shows them (an E column); said here so nobody misses one
+        for build in job.builds:
+            if build.overall.message.startswith(MALFORMED):
+                print(f"winsuite report: warning: {job.path / build.id}: {one_line(build.overall.message)}",
+                      file=sys.stderr)
     try:
         return build_report(history, options, now=time.time(), plan_items=plan_items())
     except ReportError as err:

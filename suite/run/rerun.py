@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import time
 from pathlib import Path
 from typing import Any
 
+from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.errors import one_line
 from winsuite.policy.selection import exact_focus
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.model import Status
+from winsuite_reports.prow import MALFORMED
 from winsuite_reports.prow import read_build
+from winsuite_reports.prow import read_json_object
 
 # What a build's metadata (started.json) records of how it ran -> the `winsuite run` argument it fills in.
 RECORDED = {"node-os": "winsuite_node_os", "engine": "winsuite_engine", "flake-attempts": "winsuite_flake_attempts",
@@ -86,14 +89,18 @@ def find_build(ref: str, results_root: Path) -> Path:
 def load_rerun(ref: str, results_root: Path) -> Rerun:
     build_dir = find_build(ref, results_root)
     build = read_build(build_dir, now=time.time(), rows={})
+    if build.overall.message.startswith(MALFORMED):  # rerunning part of what failed would hide the rest
+        raise DataError(build_dir, "", f"--rerun-failed: {one_line(build.overall.message)}")
     names = sorted(key for key, cell in build.cells.items() if cell.status in RERUN_STATUSES or cell.interrupted)
     return Rerun(build_dir, names, _metadata(build_dir))
 
 
 def _metadata(build_dir: Path) -> dict[str, Any]:
     try:
-        started = json.loads((build_dir / STARTED).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise UsageError(f"--rerun-failed: cannot read {build_dir / STARTED}: {err}") from err
-    metadata = started.get("metadata") if isinstance(started, dict) else None
+        started = read_json_object(build_dir / STARTED)
+    except OSError as err:
+        raise UsageError(f"--rerun-failed: cannot read {build_dir / STARTED}: {err.strerror}") from None
+    except ValueError as err:
+        raise DataError(build_dir, "", f"--rerun-failed: {err}") from None
+    metadata = started.get("metadata")
     return dict(metadata) if isinstance(metadata, dict) else {}

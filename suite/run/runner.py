@@ -20,6 +20,7 @@ from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.connect import Connection
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
+from winsuite.errors import one_line
 from winsuite.k8s.namespaces import delete_run_namespaces
 from winsuite.k8s.namespaces import wait_for_namespaces_gone
 from winsuite.k8s.waits import WaitTimeout
@@ -138,14 +139,14 @@ class Runner:
             self._say(f"\nwinsuite: {self.abort_reason or 'interrupted'}; writing the results")
             self.abort_reason = self.abort_reason or "interrupted"
         except UsageError as err:
-            self._say(f"winsuite: error: {err}", stream=sys.stderr)
+            self._say(f"winsuite: error: {one_line(str(err))}", stream=sys.stderr)
             self._finish(facts, result="FAILURE", error=str(err))
             return err.exit_code
         except Exception as err:  # a bug: say so in one line, keep the traceback in the build log
             self.log.write(traceback.format_exc())
-            self._say(f"winsuite: internal error: {err!r} (traceback in {self.layout.build_log})",
+            self._say(f"winsuite: internal error: {one_line(repr(err))} (traceback in {self.layout.build_log})",
                       stream=sys.stderr)
-            self._finish(facts, result="FAILURE", error=f"internal error: {err!r}")
+            self._finish(facts, result="FAILURE", error=f"internal error: {one_line(repr(err))}")
             return ExitCode.INTERNAL_ERROR
         finally:
             self._set_interruptible(False)  # cleanup and results are written whatever arrives now

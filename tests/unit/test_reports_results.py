@@ -88,9 +88,15 @@ def test_a_build_without_finished_json_runs_for_24_hours_then_fails(tmp_path: Pa
         (
             "finished.json",
             '{"timestamp": "yesterday", "passed": true}',
-            "finished.json: timestamp is not a number",
+            "finished.json: timestamp is not a time in seconds",
         ),
+        ("started.json", '{"timestamp": Infinity}', "started.json: Infinity is not JSON"),
+        ("started.json", '{"timestamp": 1e300}', "started.json: timestamp is not a time in seconds"),
+        ("started.json", '{"metadata": ' + "[" * 5000 + "]" * 5000 + "}", "started.json: nested too deeply"),
         ("artifacts/junit_02.xml", "<testsuites><testcase", "junit_02.xml"),
+        ("artifacts/junit_02.xml", '<?xml version="1.0" encoding="bogus-enc"?><testsuites/>', "junit_02.xml"),
+        ("artifacts/junit_02.xml", '<!DOCTYPE t [<!ENTITY a "b">]><testsuites>&a;</testsuites>',
+         "junit_02.xml: has a DOCTYPE or ENTITY declaration"),
     ],
 )
 def test_malformed_artifacts_fail_the_build_with_an_e(

@@ -1,0 +1,415 @@
+"""Malformed inputs for every kind of file winsuite reads, made by mutating the project's own examples, and the
+CLI command that reads each kind. Shared by the hypothesis suite (tests/unit/test_fuzz_inputs.py) and
+bench/fuzz_inputs.py.
+
+A case is `certainly_bad` when no reading of the schema could accept it (undecodable bytes, a duplicate key, a
+value YAML cannot build, nesting or aliases past the limits, not a regular file, a string field turned into a
+list or mapping); for those an exit code of 0 is a defect. Other mutations (random byte edits, a dropped key)
+may well leave a valid file, and only have to end cleanly."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import ipaddress
+import json
+import os
+import random
+import re
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from winsuite import paths
+from winsuite_reports import synthetic
+from winsuite_reports.conventions import FINISHED
+from winsuite_reports.conventions import METADATA
+from winsuite_reports.conventions import STARTED
+
+CLOSED_SERVER = "https://127.0.0.1:1"  # nothing listens there: a valid kubeconfig fails fast with exit 6
+SPECIAL = ("fifo", "directory", "missing", "huge")
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    kind: str
+    mutation: str
+    certainly_bad: bool
+    data: bytes = b""  # the mutated file's bytes, unless `mutation` is one of SPECIAL
+    target: str = ""  # for results: which file of the build was mutated
+
+
+@dataclasses.dataclass(frozen=True)
+class Kind:
+    """One kind of input: its example files, and how the CLI is pointed at a file of it."""
+
+    name: str
+    seeds: Callable[[], list[bytes]]
+    argv: Callable[[Path, Path], list[str]]  # (the input's path, a scratch directory) -> winsuite arguments
+    allowed_exits: frozenset[int]
+    env: Callable[[Path], dict[str, str]] = lambda path: {}
+    strict_keys: bool = True  # an unknown top-level key is an error (kubeconfigs and repo lists ignore them)
+    empty_ok: bool = False  # an empty document is valid (an empty repo list changes nothing, as upstream reads it)
+    list_fields: frozenset[str] = frozenset()  # string fields that also take a list
+
+
+# --- seeds: the project's own files, with relative paths made absolute so a copy elsewhere still resolves ---
+
+def _job_seeds() -> list[bytes]:
+    jobs = paths.jobs_dir()
+    seeds = []
+    for name in ("embedded.yaml", "embedded-linux.yaml", "sig-windows-parallel.yaml"):
+        text = (jobs / name).read_text()
+        text = text.replace("../test_images/", f"{paths.test_images_dir()}/")
+        text = re.sub(r"(?m)^(\s*- )exclusions/", rf"\1{jobs}/exclusions/", text)
+        seeds.append(text.encode())
+    return seeds
+
+
+def _files(directory: Path, pattern: str) -> Callable[[], list[bytes]]:
+    return lambda: [path.read_bytes() for path in sorted(directory.glob(pattern))]
+
+
+def _kubeconfig_seeds() -> list[bytes]:
+    def doc(user: dict[str, Any], cluster: dict[str, Any]) -> bytes:
+        return yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "fuzz",
+            "clusters": [{"name": "fuzz", "cluster": {"server": CLOSED_SERVER, **cluster}}],
+            "users": [{"name": "fuzz", "user": user}],
+            "contexts": [{"name": "fuzz", "context": {"cluster": "fuzz", "user": "fuzz", "namespace": "default"}}],
+        }, sort_keys=False).encode()
+
+    return [
+        doc({"token": "fuzz-token"}, {"insecure-skip-tls-verify": True}),
+        doc({"username": "admin", "password": "secret"}, {"certificate-authority-data": "Zm9vYmFy"}),
+        doc({"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "/bin/false",
+                      "args": ["token"], "env": [{"name": "A", "value": "b"}]}}, {"tls-server-name": "fuzz"}),
+    ]
+
+
+def _results_seeds() -> list[bytes]:
+    return [b""]  # a results case mutates one file of a build written by `build_results` instead
+
+
+def build_results(root: Path) -> Path:
+    """A job with one stored build of every cell kind (passed, failed, skipped, flaky) under `root`."""
+    job = root / "fuzz-job"
+    build = synthetic.write_build(
+        job, 1_790_000_000, {"[sig-node] a passes": "P", "[sig-node] b fails": "F", "[sig-node] c skips": "S"},
+        metadata={"node-os": "linux", "engine": "native", "parallelism": 1},
+        properties={"[sig-node] a passes": {"tier": "adapted", "tags": "NodeConformance"}},
+    )
+    return job / build
+
+
+RESULT_FILES = (STARTED, FINISHED, f"artifacts/{METADATA}", "artifacts/junit_01.xml")
+
+
+def _closed_kubeconfig(scratch: Path) -> Path:
+    path = scratch / "closed.kubeconfig"
+    if not path.exists():
+        path.write_bytes(_kubeconfig_seeds()[0])
+    return path
+
+
+KINDS: dict[str, Kind] = {
+    "job": Kind("job", _job_seeds, lambda p, s: ["list", "--job", str(p), "--format", "names"],
+                frozenset({0, 4, 5}), list_fields=frozenset({"focus", "skip", "exclusions"})),
+    "exclusions": Kind("exclusions", _files(Path(paths.jobs_dir(), "exclusions"), "*.yaml"),
+                       lambda p, s: ["exclusions", "lint", str(p)], frozenset({0, 4, 8})),
+    "repo-list": Kind("repo-list", _files(Path(paths.test_images_dir(), "repo-lists"), "*.yaml"),
+                      lambda p, s: ["images", "--repo-list", str(p), "--format", "refs"],
+                      frozenset({0, 4, 5}), strict_keys=False, empty_ok=True),
+    "repo-list-env": Kind("repo-list-env", _files(Path(paths.test_images_dir(), "repo-lists"), "*.yaml"),
+                          lambda p, s: ["images", "--format", "refs"], frozenset({0, 4, 5}),
+                          env=lambda p: {"KUBE_TEST_REPO_LIST": str(p)}, strict_keys=False, empty_ok=True),
+    "kubeconfig": Kind("kubeconfig", _kubeconfig_seeds, lambda p, s: ["cleanup", "--kubeconfig", str(p), "--dry-run"],
+                       frozenset({4, 6}), strict_keys=False),
+    "ops-readiness": Kind("ops-readiness",
+                          _files(Path(__file__).parents[1] / "fixtures/ops-readiness/specifications", "*/spec.yaml"),
+                          lambda p, s: ["list", "--ops-readiness", str(p), "--format", "names"],
+                          frozenset({0, 4, 5}), list_fields=frozenset({"focus", "skip"})),
+    "results-report": Kind("results-report", _results_seeds,
+                           lambda p, s: ["report", "--results", str(p.parent), "--format", "markdown"],
+                           frozenset({0})),
+    "results-rerun": Kind("results-rerun", _results_seeds,
+                          lambda p, s: ["run", "--rerun-failed", str(p), "--kubeconfig", str(_closed_kubeconfig(s)),
+                                        "--artifacts", str(s / "rerun-artifacts")],
+                          frozenset({0, 4, 5, 6})),  # 0: a build with nothing to rerun
+}
+
+
+# --- mutations ---------------------------------------------------------------------------------------------
+
+BAD_VALUES = ("!!int abc", "!!bool maybe", "2026-13-45", "!!float x", "!!timestamp nope", "!!binary '@@@'",
+              "!!python/object:os.system x", "&a [*a]")
+ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8))
+_TOP_KEY = re.compile(rb"(?m)^([A-Za-z][\w-]*):(?: .*)?$")
+_KEY_VALUE = re.compile(rb"(?m)^(\s*(?:- )?[A-Za-z][\w-]*): (\S.*)$")
+
+
+def mutate(kind: Kind, rng: random.Random) -> Case:
+    """One malformed input of `kind`, chosen and built from `rng` (deterministic for a seeded rng)."""
+    if kind.name.startswith("results"):
+        return _mutate_results(kind, rng)
+    seed = rng.choice(kind.seeds())
+    name = rng.choice(_TEXT_MUTATIONS + _STRUCTURAL + SPECIAL)
+    if name in SPECIAL:
+        return Case(kind.name, name, True)
+    if name in _STRUCTURAL:
+        return _structural(kind, name, seed, rng)
+    data, bad = _TEXT[name](seed, rng)
+    return Case(kind.name, name, bad, data)
+
+
+def _insert(data: bytes, rng: random.Random, piece: bytes) -> bytes:
+    at = rng.randrange(len(data) + 1)
+    return data[:at] + piece + data[at:]
+
+
+def _latin1(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
+    return _insert(seed, rng, b"caf\xe9"), True
+
+
+def _nul(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
+    return _insert(seed, rng, b"a\0b"), True
+
+
+def _duplicate_key(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
+    keys = _TOP_KEY.findall(seed)
+    if not keys:
+        return seed + b"\nx: 1\nx: 2\n", True
+    return seed.rstrip(b"\n") + b"\n" + rng.choice(keys) + b": duplicate\n", True
+
+
+def _bad_value(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
+    lines = list(_KEY_VALUE.finditer(seed))
+    value = rng.choice(BAD_VALUES).encode()
+    if not lines:
+        return seed + b"\nbad: " + value + b"\n", True
+    line = rng.choice(lines)
+    return seed[: line.start(2)] + value + seed[line.end(2):], True
+
+
+def _deep(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
+    depth = rng.choice((200, 2000, 20000))
+    lines = list(_KEY_VALUE.finditer(seed))
+    value = b"[" * depth + b"x" + b"]" * depth
+    if not lines:
+        return seed + b"\ndeep: " + value + b"\n", True
+    line = rng.choice(lines)
+    return seed[: line.start(2)] + value + seed[line.end(2):], depth > 200
+
+
+def _alias_bomb(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
+    return ALIAS_BOMB.encode(), True
+
+
+def _byte_noise(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
+    data = bytearray(seed)
+    for _ in range(rng.randint(1, 8)):
+        op = rng.randrange(3)
+        at = rng.randrange(len(data) + 1)
+        if op == 0 and at < len(data):
+            data[at] = rng.randrange(32, 127)
+        elif op == 1:
+            data[at:at] = bytes([rng.choice(b":-[]{}&*!|>'\"#%@` \t\n")])
+        else:
+            del data[at : at + rng.randint(1, 20)]
+    return bytes(data), False
+
+
+def _truncate(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
+    return seed[: rng.randrange(len(seed) + 1)], False
+
+
+def _tabs(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
+    indented = [m.start() for m in re.finditer(rb"(?m)^  \S", seed)]
+    if not indented:
+        return seed, False
+    at = rng.choice(indented)
+    return seed[:at] + b"\t" + seed[at + 2:], True  # YAML forbids tabs in indentation
+
+
+_TEXT: dict[str, Callable[[bytes, random.Random], tuple[bytes, bool]]] = {
+    "latin1": _latin1, "nul": _nul, "duplicate-key": _duplicate_key, "bad-value": _bad_value, "deep": _deep,
+    "alias-bomb": _alias_bomb, "byte-noise": _byte_noise, "truncate": _truncate, "tabs": _tabs,
+}
+_TEXT_MUTATIONS = tuple(_TEXT)
+_STRUCTURAL = ("type-swap", "drop-key", "unknown-key", "empty-document", "wrong-top-level")
+
+
+def _leaves(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path] if path else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += _leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _leaves(value, (*path, index))
+    return found
+
+
+def _get(node: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        node = node[step]
+    return node
+
+
+def _structural(kind: Kind, name: str, seed: bytes, rng: random.Random) -> Case:
+    doc = yaml.safe_load(seed)
+    if name == "empty-document":
+        return Case(kind.name, name, not kind.empty_ok, rng.choice((b"", b"# nothing\n", b"~\n", b"---\n")))
+    if name == "wrong-top-level":
+        return Case(kind.name, name, True, rng.choice((b"- a\n- b\n", b"just a string\n", b"42\n", b"[]\n")))
+    if name == "unknown-key":
+        doc["zzUnknownField"] = rng.choice((1, "x", [1], {"a": 1}))
+        return Case(kind.name, name, kind.strict_keys, _dump(doc))
+    leaves = _leaves(doc)
+    path = rng.choice(leaves)
+    parent, last = _get(doc, path[:-1]), path[-1]
+    if name == "drop-key":
+        del parent[last]
+        return Case(kind.name, name, False, _dump(doc))
+    old = parent[last]
+    new = rng.choice((None, 0, -1, 10**400, 1.5, True, "", "x", "a\0b", [], ["a"], [[["a"]]], {}, {"k": "v"},
+                      "9" * 400))
+    parent[last] = new
+    # A string turned into a list or mapping is wrong whatever the field (unless the field takes a list).
+    bad = (isinstance(old, str) and isinstance(new, dict | list)
+           and not (isinstance(new, list) and str(last) in kind.list_fields)
+           and path[0] != "metadata")
+    return Case(kind.name, f"{name}:{'.'.join(map(str, path))[:60]}", bad, _dump(doc))
+
+
+def _dump(doc: Any) -> bytes:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10**6).encode()
+
+
+def _mutate_results(kind: Kind, rng: random.Random) -> Case:
+    target = rng.choice(RESULT_FILES)
+    if target.endswith(".xml"):
+        options: dict[str, tuple[bytes, bool]] = {
+            "bogus-encoding": (b'<?xml version="1.0" encoding="bogus-enc"?><testsuites/>', True),
+            "entity-bomb": (b'<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa">'
+                            + b"".join(b'<!ENTITY %c "%s">' % (98 + i, (b"&%c;" % (97 + i)) * 10) for i in range(8))
+                            + b']><testsuites><testsuite name="&i;"/></testsuites>', True),
+            "truncated": (b'<?xml version="1.0"?><testsuites><testsuite name="x"><testcase na', True),
+            "wrong-root": (b"<html><body/></html>", True),
+            "latin1": (b'<testsuites><testsuite><testcase name="caf\xe9"/></testsuite></testsuites>', True),
+            "deep": (b"<testsuites>" + b"<a>" * 100000 + b"</a>" * 100000 + b"</testsuites>", False),
+        }
+    else:
+        timed = target in (STARTED, FINISHED)  # metadata.json has no timestamp: a number there is just a value
+        options = {
+            "infinity": (b'{"timestamp": Infinity}', True),
+            "nan": (b'{"timestamp": NaN, "passed": true}', True),
+            "huge-number": (b'{"timestamp": 1e300}', timed),
+            "negative": (b'{"timestamp": -5}', timed),
+            "deep": (b'{"metadata": ' + b"[" * 5000 + b"]" * 5000 + b"}", True),
+            "not-object": (rng.choice((b"[]", b"42", b'"x"', b"null")), True),
+            "latin1": (b'{"job": "caf\xe9"}', True),
+            "truncated": (b'{"timestamp": 17', True),
+        }
+    name = rng.choice(sorted(options) + list(SPECIAL))
+    if name in SPECIAL:  # a build without JUnit (or metadata.json, or finished.json while running) is valid
+        optional = target != STARTED and name in ("missing", "directory")
+        return Case(kind.name, name, not optional, target=target)
+    data, bad = options[name]
+    return Case(kind.name, name, bad, data, target)
+
+
+# --- a case on disk --------------------------------------------------------------------------------------
+
+def materialize(case: Case, scratch: Path) -> tuple[list[str], dict[str, str]]:
+    """Write the case under `scratch`; the winsuite arguments and environment that read it."""
+    kind = KINDS[case.kind]
+    if case.kind.startswith("results"):
+        build = build_results(scratch / "results")
+        _place(case, build / case.target)
+        return kind.argv(build, scratch), {}
+    suffix = "/spec.yaml" if case.kind == "ops-readiness" else ""
+    path = scratch / f"input-{case.kind}.yaml{suffix}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _place(case, path)
+    return kind.argv(path, scratch), kind.env(path)
+
+
+def _place(case: Case, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    if case.mutation == "fifo":
+        os.mkfifo(path)
+    elif case.mutation == "directory":
+        path.mkdir()
+    elif case.mutation == "huge":
+        path.write_bytes(b"# padding\n" * (1 << 20) + b"x: 1\n")
+    elif case.mutation != "missing":
+        path.write_bytes(case.data)
+
+
+def expected(case: Case, code: int, stderr: str) -> str | None:
+    """What is wrong with how winsuite ended on `case`, or None when it ended as it should."""
+    kind = KINDS[case.kind]
+    if "Traceback" in stderr or code == 3 or "internal error" in stderr:
+        return "traceback"
+    if code not in kind.allowed_exits:
+        return "wrong exit code"
+    if case.certainly_bad:
+        if case.kind == "results-report" and "warning" not in stderr:
+            return "bad input accepted"
+        if case.kind != "results-report" and code == 0:
+            return "bad input accepted"
+    errors = (4, 5, 6)  # exit 8 (lint problems) lists them on stdout
+    if code in errors and not any(line.startswith("winsuite") for line in stderr.splitlines()):
+        return "no one-line error"
+    return None
+
+
+def describe(case: Case) -> str:
+    return json.dumps({"kind": case.kind, "mutation": case.mutation, "target": case.target,
+                       "bad": case.certainly_bad, "head": case.data[:120].decode("latin-1")})
+
+
+def run_cli(argv: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """winsuite's main() on `argv` in this process: its exit code and what it wrote to stderr."""
+    from winsuite import cli
+
+    err = io.StringIO()
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                code = cli.main(argv)
+            except SystemExit as exit_:  # argparse
+                code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return code, err.getvalue()
+
+
+def keep_to_loopback() -> None:
+    """A mutated kubeconfig may name any host: resolve loopback addresses only, so nothing leaves the machine."""
+    resolve = socket.getaddrinfo
+
+    def loopback_only(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        try:
+            loopback = name is None or ipaddress.ip_address(name).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if not loopback:
+            raise socket.gaierror(socket.EAI_NONAME, f"{host}: not resolved (fuzzing stays on loopback)")
+        return resolve(host, *args, **kwargs)
+
+    socket.getaddrinfo = loopback_only
