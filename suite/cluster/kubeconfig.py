@@ -12,6 +12,7 @@ from kubernetes import client
 from kubernetes import config
 from kubernetes.client.exceptions import ApiException
 
+from winsuite.cluster.api_guard import GuardedApiClient
 from winsuite.cluster.kubeconfig_file import check_kubeconfig
 from winsuite.errors import ClusterUnreachable
 from winsuite.errors import UsageError
@@ -39,7 +40,7 @@ def api_client(kubeconfig: Path | None, context: str | None = None) -> client.Ap
     # tenacity retries transient errors where it matters; urllib3 only follows redirects (node and pod proxies
     # answer some paths with one).
     configuration.retries = urllib3.util.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=5)
-    return client.ApiClient(configuration)
+    return GuardedApiClient(configuration)
 
 
 def server_version(api: client.ApiClient) -> str:

@@ -17,6 +17,7 @@ from typing import TextIO
 
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.facts import ClusterFacts
+from winsuite.cluster.api_guard import GuardedApiClient
 from winsuite.cluster.connect import Connection
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
@@ -151,8 +152,14 @@ class Runner:
         finally:
             self._set_interruptible(False)  # cleanup and results are written whatever arrives now
             if session is not None:
-                self._collect_node_logs(session, started)
-                self._cleanup_namespaces(session.connection)
+                lost = self._api_lost(session.connection)
+                if lost is None:
+                    self._collect_node_logs(session, started)
+                    self._cleanup_namespaces(session.connection)
+                else:  # nothing that would wait on it: the run's namespaces are listed for later
+                    self._say(f"winsuite: warning: {lost}; node logs not collected and the run's namespaces left "
+                              f"(`winsuite cleanup --run-id {self.run_config.run_id}` deletes them once it answers)",
+                              stream=sys.stderr)
                 self._collect_cluster_logs(session.connection)
         return self._finish(facts, result=None)
 
@@ -358,27 +365,32 @@ class Runner:
             record.interrupted = record.interrupted or f"pytest exited with code {code}"
         return record
 
+    @staticmethod
+    def _api_lost(connection: Connection) -> str | None:
+        """Why the API server does not serve now (None when it does), asked with a short timeout."""
+        api = connection.api
+        return api.serving_problem() if isinstance(api, GuardedApiClient) else None
+
     def _cleanup_namespaces(self, connection: Connection) -> None:
         try:
-            left = delete_run_namespaces(connection.api, run_id=self.run_config.run_id)
-        except Exception as err:  # cleanup must not hide the run's result
-            self._say(f"winsuite: warning: failed to delete the run's namespaces: {err}", stream=sys.stderr)
-            return
+            self._delete_namespaces(connection)
+        except Exception as err:  # cleanup must not hide the run's result; what is left is listed for later
+            self._say(f"winsuite: warning: failed to delete the run's namespaces: {one_line(str(err))}; "
+                      f"`winsuite cleanup --run-id {self.run_config.run_id}` deletes them once the cluster answers",
+                      stream=sys.stderr)
+
+    def _delete_namespaces(self, connection: Connection) -> None:
+        left = delete_run_namespaces(connection.api, run_id=self.run_config.run_id)
         if left:
             self._say(f"deleting {len(left)} namespace(s) of this run that were still there")
         try:
             wait_for_namespaces_gone(connection.api, self.run_config.run_id, timeout=NAMESPACE_DELETE_TIMEOUT)
         except WaitTimeout as err:
             self._say(f"winsuite: warning: {err}", stream=sys.stderr)
-        if self.upstream is None:
-            return
-        try:
+        if self.upstream is not None:
             left = self.upstream.cleanup(connection.api, timeout=NAMESPACE_DELETE_TIMEOUT)
-        except Exception as err:  # as above: said, never hiding the result
-            self._say(f"winsuite: warning: failed to delete e2e.test's namespaces: {err}", stream=sys.stderr)
-            return
-        if left:
-            self._say(f"deleted {len(left)} namespace(s) e2e.test left: {', '.join(left)}")
+            if left:
+                self._say(f"deleted {len(left)} namespace(s) e2e.test left: {', '.join(left)}")
 
     def _collect_cluster_logs(self, connection: Connection) -> None:
         """The cluster's component logs (where the target manages them) into the build, before anything stops."""

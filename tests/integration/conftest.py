@@ -27,6 +27,7 @@ from winsuite.policy.pins import load_pins
 CLUSTER_ENV = "WINSUITE_TEST_CLUSTER"
 DEFAULT_CLUSTER = "winsuite-test"
 READY_TIMEOUT = 180.0
+DISRUPTION_FIXTURE = "disrupted_cluster"  # stops parts of the cluster and starts it again
 TEARDOWN_FIXTURE = "stopped_cluster"
 
 
@@ -41,8 +42,10 @@ def _missing_prerequisite() -> str | None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that take the session cluster down run last (a stable sort keeps the rest in order)."""
-    items.sort(key=lambda item: TEARDOWN_FIXTURE in getattr(item, "fixturenames", ()))
+    """Tests that disrupt the session cluster run after the others, and the one that takes it down runs last
+    (a stable sort keeps the rest in order)."""
+    order = {DISRUPTION_FIXTURE: 1, TEARDOWN_FIXTURE: 2}
+    items.sort(key=lambda item: max((order.get(name, 0) for name in getattr(item, "fixturenames", ())), default=0))
 
 
 @pytest.fixture(scope="session")
@@ -65,6 +68,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluste
         if load(target.layout) is not None:  # logs first: teardown removes them
             target.collect_logs(tmp_path_factory.getbasetemp() / "embedded-cluster-logs")
         target.close()
+
+
+@pytest.fixture
+def disrupted_cluster(cluster: EmbeddedCluster) -> EmbeddedCluster:
+    """The session's cluster for a test that stops parts of it and starts it again: only one this session
+    started (a cluster that was running before is somebody's, and is left alone)."""
+    if not cluster.started_by_session:
+        pytest.skip(f"cluster {cluster.name} was running before this session; it is not disrupted")
+    return cluster
 
 
 @pytest.fixture

@@ -35,6 +35,23 @@ def http_probe(url: str, expect: str, ca: Path | None = None) -> Callable[[], bo
     return probe
 
 
+def readyz_problem(server: str, ca: Path, timeout: float = 2.0) -> str | None:
+    """None when the API server answers GET /readyz with ok within `timeout`; else what it did instead (a process
+    can be alive and not serving: stopped, or wedged in its shutdown)."""
+    context = ssl.create_default_context(cafile=str(ca)) if server.startswith("https") else None
+    try:
+        with urllib.request.urlopen(f"{server}/readyz", timeout=timeout, context=context) as response:
+            body = response.read(4096).decode(errors="replace").strip()
+    except urllib.error.HTTPError as err:
+        return f"/readyz answered {err.code}"
+    except TimeoutError:
+        return f"/readyz did not answer within {timeout:g}s"
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        return f"/readyz: {'no answer in time' if isinstance(reason, TimeoutError) else reason}"
+    return None if body == "ok" else f"/readyz answered {body[:80]!r}"
+
+
 def wait_until(proc: Process, ready: Callable[[], bool], *, what: str, timeout: float) -> float:
     """Poll `ready` (a health endpoint or socket: nothing to watch) until true; returns the seconds taken.
 

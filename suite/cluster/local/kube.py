@@ -20,14 +20,19 @@ _watch: Any = watch
 _config: Any = kube_config
 
 
+REQUEST_TIMEOUT = 10  # seconds: the local API server answers in milliseconds, or is not serving
+
+
 def api(kubeconfig_path: Path) -> client.CoreV1Api:
     return client.CoreV1Api(_config.new_client_from_config(config_file=str(kubeconfig_path)))
 
 
 def _stream(list_call: Any, version: str, timeout: float, **selectors: str) -> Iterator[dict[str, Any]]:
     """Watch events after `version`, ending at the server-side timeout."""
+    # The client-side timeout ends a watch on a server that stopped answering (stopped, or wedged).
     events: Iterator[dict[str, Any]] = _watch.Watch().stream(
-        list_call, resource_version=version, timeout_seconds=max(1, int(timeout)), **selectors
+        list_call, resource_version=version, timeout_seconds=max(1, int(timeout)),
+        _request_timeout=max(1, int(timeout)) + REQUEST_TIMEOUT, **selectors
     )
     return events
 
@@ -118,11 +123,11 @@ def delete_pods_on_node(core: client.CoreV1Api, node_name: str, timeout: float) 
     Returns the pods still present at the deadline (the caller then removes their containers directly).
     """
     selector = f"spec.nodeName={node_name}"
-    listing: Any = core.list_pod_for_all_namespaces(field_selector=selector)
+    listing: Any = core.list_pod_for_all_namespaces(field_selector=selector, _request_timeout=REQUEST_TIMEOUT)
     remaining = {(pod.metadata.namespace, pod.metadata.name) for pod in listing.items}
     for namespace, name in remaining:
         try:
-            core.delete_namespaced_pod(name, namespace, grace_period_seconds=1)
+            core.delete_namespaced_pod(name, namespace, grace_period_seconds=1, _request_timeout=REQUEST_TIMEOUT)
         except client.ApiException as err:
             if err.status != 404:
                 raise

@@ -25,6 +25,7 @@ from winsuite.cluster.local.config import REAL_NODE_PORTS
 from winsuite.cluster.local.config import ClusterConfig
 from winsuite.cluster.local.health import crashed
 from winsuite.cluster.local.health import http_probe
+from winsuite.cluster.local.health import readyz_problem
 from winsuite.cluster.local.health import wait_until
 from winsuite.cluster.local.locks import file_lock
 from winsuite.cluster.local.ports import choose
@@ -65,7 +66,8 @@ def up(
         existing = load(layout)
         if existing is not None:
             dead = [proc for proc in existing.processes if not alive(proc)]
-            if not dead:
+            not_serving = None if dead else _api_not_serving(layout, existing)
+            if not dead and not_serving is None:
                 node = (
                     "with the real node"
                     if existing.real_node
@@ -73,7 +75,9 @@ def up(
                 )
                 report(f"cluster {name} is already running ({existing.server}, {node}); reusing it")
                 return existing, False
-            if len(dead) == len(existing.processes):
+            if not_serving is not None:
+                report(f"cluster {name}: {not_serving}; replacing it")
+            elif len(dead) == len(existing.processes):
                 # Every process gone at once is a restarted machine or a killed session, not a crash:
                 # one line instead of every component's log tail.
                 report(f"cluster {name}: none of its processes is running any more; replacing it")
@@ -85,6 +89,23 @@ def up(
         elif layout.root.exists():
             shutil.rmtree(layout.root)  # an up interrupted before it recorded anything
         return _start(layout, config, report, bin_dir), True
+
+
+READY_RETRY_SECONDS = 10.0  # an API server restarting (or busy) gets this long before it is called broken
+
+
+def _api_not_serving(layout: Layout, state: ClusterState, patience: float = READY_RETRY_SECONDS) -> str | None:
+    """What is wrong when the API server's process is alive but does not serve (None when it serves)."""
+    apiserver = state.process("kube-apiserver")
+    deadline = time.monotonic() + patience
+    while True:
+        problem = readyz_problem(state.server, layout.pki / "ca.crt")
+        if problem is None:
+            return None
+        if time.monotonic() >= deadline:
+            pid = f" (pid {apiserver.pid})" if apiserver is not None else ""
+            return f"kube-apiserver{pid} is running but not serving: {problem}"
+        time.sleep(1.0)
 
 
 def _failed_up_logs(layout: Layout) -> Path:
@@ -210,12 +231,15 @@ def _down_locked(layout: Layout, state: ClusterState | None, report: Reporter) -
     if state is not None:
         node = realnode.RealNode(layout, {k: Path(v) for k, v in state.bins.items()}, state.ports)
         if state.real_node is not None:
+            # Pods are deleted through the API only when it serves now: a dead, stopped or wedged API server
+            # gets no requests that would wait on it; the kubelet's containers are then removed directly.
             apiserver = state.process("kube-apiserver")
-            api_up = apiserver is not None and alive(apiserver)
+            api_up = apiserver is not None and alive(apiserver) and _api_not_serving(layout, state, 0) is None
             problems += teardown.stop_workloads(node, state.processes, api_up, report)
         for proc in reversed(state.processes):
             try:
-                stop(proc)
+                if stop(proc):
+                    report(f"  {proc.name} (pid {proc.pid}) did not stop on SIGTERM: killed")
             except RuntimeError as err:
                 problems.append(str(err))
         if state.real_node is not None:

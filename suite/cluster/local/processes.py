@@ -83,18 +83,21 @@ def wait_exit(proc: Process, timeout: float) -> bool:
     return bool(ready) or not alive(proc)
 
 
-def stop(proc: Process, grace: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL after `grace` seconds; only the recorded pid, never a name."""
+def stop(proc: Process, grace: float = 10.0) -> bool:
+    """SIGTERM, then SIGKILL after `grace` seconds; only the recorded pid, never a name. True when it took
+    SIGKILL (a process wedged in its shutdown, or stopped with SIGSTOP: SIGCONT lets it act on the SIGTERM)."""
     for sig, timeout in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
         if not alive(proc):
             _reap(proc.pid)
-            return
+            return sig == signal.SIGKILL
         try:
             os.kill(proc.pid, sig)
+            if sig == signal.SIGTERM:
+                os.kill(proc.pid, signal.SIGCONT)
         except ProcessLookupError:
-            return
+            return False
         if wait_exit(proc, timeout):
-            return
+            return sig == signal.SIGKILL
     raise RuntimeError(f"failed to stop {proc.name} (pid {proc.pid}): still running after SIGKILL")
 
 

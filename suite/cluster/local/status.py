@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from winsuite.cluster.local.health import crashed
+from winsuite.cluster.local.health import readyz_problem
 from winsuite.cluster.local.processes import Process
 from winsuite.cluster.local.processes import alive
 from winsuite.cluster.local.state import ClusterState
@@ -19,11 +20,12 @@ class Status:
     state: ClusterState | None
     dead: list[Process]
     nodes: dict[str, str]  # node -> Ready / NotReady, read from the API when it answers
+    not_serving: str | None = None  # the API server's process is alive but /readyz is not ok: why
 
     @property
     def running(self) -> bool:
         """A state with no process (an `up` that stopped before starting anything) is not a running cluster."""
-        return self.state is not None and bool(self.state.processes) and not self.dead
+        return self.state is not None and bool(self.state.processes) and not self.dead and not self.not_serving
 
 
 def _node_readiness(layout: Layout) -> dict[str, str]:
@@ -47,8 +49,10 @@ def inspect(name: str) -> Status:
         return Status(layout, None, [], {})
     dead = [proc for proc in state.processes if not alive(proc)]
     apiserver = state.process("kube-apiserver")
-    nodes = _node_readiness(layout) if apiserver is not None and apiserver not in dead else {}
-    return Status(layout, state, dead, nodes)
+    if apiserver is None or apiserver in dead:
+        return Status(layout, state, dead, {})
+    not_serving = readyz_problem(state.server, layout.pki / "ca.crt")
+    return Status(layout, state, dead, {} if not_serving else _node_readiness(layout), not_serving)
 
 
 def render(status: Status) -> list[str]:
@@ -64,7 +68,12 @@ def render(status: Status) -> list[str]:
     ]
     for proc in state.processes:
         condition = "exited" if proc in status.dead else "running"
+        if proc.name == "kube-apiserver" and status.not_serving:
+            condition = "running, not serving"
         lines.append(f"  {proc.name:<24} pid {proc.pid:<8} {condition:<8} {proc.log}")
+    if status.not_serving:
+        lines.append(f"  kube-apiserver is not serving: {status.not_serving} "
+                     f"(`winsuite cluster down --name {name}` stops it; `cluster up` replaces it)")
     lines += [f"  node {node:<19} {readiness}" for node, readiness in sorted(status.nodes.items())]
     lines += [str(crashed(proc)) for proc in status.dead]
     return lines

@@ -23,6 +23,7 @@ from winsuite.cluster.local.realnode import network
 from winsuite.cluster.local.realnode import nodelogs
 from winsuite.cluster.local.realnode.node import RealNode
 from winsuite.cluster.local.state import RealNodeState
+from winsuite.errors import one_line
 
 POD_DELETION_TIMEOUT = 30.0
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -44,12 +45,17 @@ def stop_workloads(node: RealNode, processes: list[Process], api_up: bool, repor
     if api_up and any(
         proc.name == "kubelet" and alive(proc) for proc in processes
     ):  # else nobody would finish them
-        left = kube.delete_pods_on_node(kube.api(node.layout.kubeconfig), node.name, POD_DELETION_TIMEOUT)
+        try:
+            left = kube.delete_pods_on_node(kube.api(node.layout.kubeconfig), node.name, POD_DELETION_TIMEOUT)
+        except Exception as err:  # the API went away meanwhile: best effort, containers are removed directly
+            report(f"  could not delete the node's pods through the API ({one_line(str(err), 160)}); "
+                   "removing their containers directly")
+            left = []
         if left:
             report(f"  pods the kubelet did not finish in {POD_DELETION_TIMEOUT:.0f}s: {', '.join(left)}")
     for proc in processes:
         if proc.name in NODE_COMPONENTS:
-            _attempt(problems, f"stop {proc.name}", stop, proc)
+            _attempt(problems, f"stop {proc.name}", _stop_reporting, proc, report)
     runtime = node.containerd
     daemon = next((proc for proc in processes if proc.name == "containerd"), None)
     if daemon is not None:
@@ -60,6 +66,11 @@ def stop_workloads(node: RealNode, processes: list[Process], api_up: bool, repor
         if shim is not None:
             _attempt(problems, f"stop shim {pid}", stop, shim, 2.0)
     return problems
+
+
+def _stop_reporting(proc: Process, report: Reporter) -> None:
+    if stop(proc):
+        report(f"  {proc.name} (pid {proc.pid}) did not stop on SIGTERM: killed")
 
 
 def _mount_points() -> list[str]:

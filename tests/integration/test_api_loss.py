@@ -1,0 +1,112 @@
+"""The API server going away: a run that ends on its own with its results, a cluster that `down` stops whatever
+its API server's state, and `up` that never reuses a cluster that does not serve. These take the session's
+cluster down and up again, so they run after every other test but the teardown one (see conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.runner_support import WINSUITE
+from tests.integration.runner_support import only_build
+from tests.integration.runner_support import run_namespaces
+from tests.integration.runner_support import start
+from tests.integration.runner_support import wait_for_event
+from winsuite.cluster.local import leftovers
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.cluster.local.state import ClusterState
+from winsuite.errors import ExitCode
+
+pytestmark = pytest.mark.cluster
+
+RUN_TIMEOUT = 150.0
+FOCUS = ("--focus", "passes when|waits for a pod that never")
+WAITING = "[It] [sig-testing] winsuite runner waits for a pod that never gets Ready [Slow]"
+
+
+def _apiserver_pid(cluster: EmbeddedCluster) -> int:
+    proc = cluster.target.state().process("kube-apiserver")
+    assert proc is not None
+    return proc.pid
+
+
+def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*WINSUITE, *args], capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def _up_again(cluster: EmbeddedCluster) -> None:
+    up = _cli("cluster", "up", "--name", cluster.name)
+    assert up.returncode == 0 and "Traceback" not in up.stdout + up.stderr, up.stdout + up.stderr
+    cluster.target.started = True  # the session stops what it (re)started
+    cluster.__dict__.pop("api", None)  # a new cluster: new certificates and ports
+
+
+def test_a_hung_api_server_ends_the_run_and_down_stops_the_killed_one(disrupted_cluster: EmbeddedCluster,
+                                                                      tmp_path: Path) -> None:
+    cluster = disrupted_cluster
+    pid = _apiserver_pid(cluster)
+    process = start(cluster, tmp_path / "hung", *FOCUS, "--run-timeout", f"{RUN_TIMEOUT:.0f}s")
+    try:
+        wait_for_event(tmp_path / "hung", "junit_01.xml", "start", timeout=300,
+                       predicate=lambda event: "test_waits" in event["nodeid"])
+        os.kill(pid, signal.SIGSTOP)
+        stopped_at = time.monotonic()
+        output, _ = process.communicate(timeout=RUN_TIMEOUT + 240)
+        took = time.monotonic() - stopped_at
+    finally:
+        if process.poll() is None:
+            process.kill()
+    # The run ends on its own (by its run timeout at the latest, and cleanup does not wait on the dead server).
+    assert took < RUN_TIMEOUT + 60, f"the run took {took:.0f}s after the API server stopped\n{output}"
+    assert process.returncode in (ExitCode.TESTS_FAILED, ExitCode.TIMED_OUT), output
+    assert "Traceback" not in output, output
+    build = only_build(tmp_path / "hung")
+    assert build.finished["passed"] is False
+    waiting = [row for row in build.rows() if row.name == WAITING]
+    assert waiting and waiting[-1].status == "failed", output
+    cause = waiting[-1].message
+    assert "has not answered" in cause or "run timeout" in cause, cause
+    assert "cluster.local" not in cause and "winsuite cleanup --run-id" in output, output
+
+    # Alive but not serving: status says so, and exits as for an unreachable cluster.
+    status = _cli("cluster", "status", "--name", cluster.name, timeout=60)
+    assert status.returncode == ExitCode.CLUSTER_UNREACHABLE and "not serving" in status.stdout, status.stdout
+
+    # Killed: down stops everything else, with no traceback, and leaves nothing on the host.
+    state: ClusterState = cluster.target.state()
+    os.kill(pid, signal.SIGKILL)
+    down = _cli("cluster", "down", "--name", cluster.name)
+    assert down.returncode == 0 and "Traceback" not in down.stdout + down.stderr, down.stdout + down.stderr
+    assert leftovers.after_down(cluster.target.layout, state) == []
+
+    # Up again: the same focus passes (and the run leaves no namespace).
+    _up_again(cluster)
+    rerun = start(cluster, tmp_path / "again", "--focus", "passes when")
+    output, _ = rerun.communicate(timeout=300)
+    assert rerun.returncode == ExitCode.OK, output
+    again = only_build(tmp_path / "again")
+    assert [row.status for row in again.rows()] == ["passed"]
+    assert run_namespaces(cluster, again.finished["metadata"]["run-id"]) == []
+
+
+def test_up_replaces_a_cluster_whose_api_server_does_not_serve(disrupted_cluster: EmbeddedCluster) -> None:
+    cluster = disrupted_cluster
+    before = cluster.target.state()
+    pid = _apiserver_pid(cluster)
+    os.kill(pid, signal.SIGSTOP)  # alive, holding its port, answering nothing
+    up = _cli("cluster", "up", "--name", cluster.name)
+    text = up.stdout + up.stderr
+    assert up.returncode == 0 and "Traceback" not in text, text
+    assert f"kube-apiserver (pid {pid}) is running but not serving" in text, text
+    assert "replacing it" in text and "did not stop on SIGTERM: killed" in text, text
+    assert leftovers.after_down(cluster.target.layout, before) == []
+    cluster.target.started = True
+    cluster.__dict__.pop("api", None)
+    assert _apiserver_pid(cluster) != pid
+    status = _cli("cluster", "status", "--name", cluster.name, timeout=60)
+    assert status.returncode == 0 and "not serving" not in status.stdout, status.stdout
