@@ -100,5 +100,6 @@ class GuardedApiClient(client.ApiClient):  # type: ignore[misc]
             return str(err)
         except (*TRANSPORT_ERRORS, ApiException) as err:
             return f"the Kubernetes API server at {self.configuration.host} does not answer: {_reason(err)}"
-        body = response.data.decode(errors="replace").strip() if response.data else ""
+        data = response.read()
+        body = data.decode(errors="replace").strip() if isinstance(data, bytes) else ""
         return None if body == "ok" else f"the Kubernetes API server at {self.configuration.host} says {body[:80]!r}"

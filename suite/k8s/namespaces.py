@@ -52,6 +52,12 @@ def delete_run_namespaces(api: client.ApiClient, run_id: str | None = None, dry_
     return names
 
 
+def of_run(api: client.ApiClient, run_id: str) -> set[str]:
+    """Every namespace of one run, terminating ones included."""
+    listing = retry.call(client.CoreV1Api(api).list_namespace, label_selector=f"{RUN_ID_LABEL}={run_id}")
+    return {ns.metadata.name for ns in listing.items}
+
+
 def e2e_namespaces(api: client.ApiClient) -> set[str]:
     """The namespaces upstream e2e.test created (and has not deleted yet)."""
     listed = retry.call(client.CoreV1Api(api).list_namespace, label_selector=E2E_FRAMEWORK_LABEL).items

@@ -22,6 +22,7 @@ from winsuite.cluster.connect import Connection
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite.errors import one_line
+from winsuite.k8s import namespaces
 from winsuite.k8s.namespaces import delete_run_namespaces
 from winsuite.k8s.namespaces import wait_for_namespaces_gone
 from winsuite.k8s.waits import WaitTimeout
@@ -35,6 +36,7 @@ from winsuite.policy.prepull_list import to_prepull
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import build_run_config
 from winsuite.policy.selection import Selector
+from winsuite.run import credential_scan
 from winsuite.run import dashboard
 from winsuite.run import node_logs
 from winsuite.run import prepull
@@ -93,6 +95,8 @@ class Runner:
         self.ops: OpsRun | None = None  # the windows-operational-readiness cases the run's selection comes from
         self.node_logs = "on-failure"  # when node logs are collected (node_logs.MODES)
         self.node_logs_dir = ""  # where they are, relative to the build directory, once collected
+        self.connection: Connection | None = None  # the cluster, once connected
+        self.api_lost: str | None = None  # why the API server did not serve at the end of the run
         self.log: TextIO = open(os.devnull, "w")  # noqa: SIM115  # replaced by build-log.txt in run()
 
     @classmethod
@@ -134,6 +138,7 @@ class Runner:
         try:
             self._set_interruptible(True)
             session = self._connect_and_discover()
+            self.connection = session.connection
             facts = session.facts
             self._run_phases(session, started)
         except KeyboardInterrupt:
@@ -152,7 +157,7 @@ class Runner:
         finally:
             self._set_interruptible(False)  # cleanup and results are written whatever arrives now
             if session is not None:
-                lost = self._api_lost(session.connection)
+                lost = self.api_lost = self._api_lost(session.connection)
                 if lost is None:
                     self._collect_node_logs(session, started)
                     self._cleanup_namespaces(session.connection)
@@ -415,10 +420,13 @@ class Runner:
             metadata["error"] = error
         if self.node_logs_dir:
             metadata["node-logs"] = self.node_logs_dir
+        metadata["credential-scan"] = self._credential_scan(self.layout.build_dir)
         prow.write_finished(self.layout.build_dir, passed=result == "SUCCESS", result=result, metadata=metadata)
         if self.layout.job_dir is not None:
             prow.write_latest_build(self.layout.job_dir, self.layout.build_id)
         dashboard = self._dashboard()
+        if dashboard is not None and self._dashboard_dir().is_dir():
+            self._credential_scan(self._dashboard_dir())
         self._say(summarize(attempts, build_dir=self.layout.build_dir, result=result,
                             interrupted=self.abort_reason, dashboard=dashboard))
         self.log.close()
@@ -430,11 +438,46 @@ class Runner:
             return ExitCode.NO_TESTS_SELECTED
         return ExitCode.TESTS_FAILED if failed else ExitCode.OK
 
+    def _credential_scan(self, root: Path) -> str:
+        """Redact the cluster's credentials wherever the run wrote them under `root`; what the metadata says."""
+        credentials = credential_scan.service_account_credentials()
+        gap = "the cluster's Secrets were not looked for (no connection)"
+        if self.connection is not None:
+            credentials += credential_scan.kubeconfig_credentials(self.connection.kubeconfig)
+            if self.api_lost is None:
+                try:
+                    own = namespaces.of_run(self.connection.api, self.run_config.run_id)
+                except Exception as err:  # the scan still covers the kubeconfig's credentials
+                    gap = f"the cluster's Secrets were not looked for ({one_line(str(err), 120)})"
+                else:
+                    secrets, gap_or_none = credential_scan.cluster_secret_credentials(self.connection.api, own)
+                    credentials += secrets
+                    gap = gap_or_none or ""
+            else:
+                gap = "the cluster's Secrets were not looked for (the API server does not answer)"
+        self.log.flush()
+        files, findings = credential_scan.scan([root], credentials)
+        self.log.close()  # the build log may have been rewritten: append to the file now in its place
+        self.log = self.layout.build_log.open("a", encoding="utf-8")
+        where = root.name if root != self.layout.build_dir else "the build"
+        if not findings:
+            self._say(f"credential scan of {where}: {files} files, nothing found" + (f"; {gap}" if gap else ""))
+            return "clean"
+        total = sum(finding.occurrences for finding in findings)
+        self._say(f"winsuite: warning: credential scan of {where}: redacted {total} occurrence(s): "
+                  + "; ".join(f"{finding.path} ({finding.source})" for finding in findings), stream=sys.stderr)
+        return f"redacted {total}"
+
+    def _dashboard_dir(self) -> Path:
+        """Where the dashboard of the run's results root goes (a run without a job directory writes none)."""
+        job_dir = self.layout.job_dir or self.layout.build_dir
+        return job_dir.parent.parent / "_dashboard"
+
     def _dashboard(self) -> str | None:
         if self.layout.job_dir is None:
             return None
         root = self.layout.job_dir.parent
-        output = root.parent / "_dashboard"
+        output = self._dashboard_dir()
         command = f"winsuite report --results {root} --output {output}"
         try:
             self._say(dashboard.write(dashboard.report_of(root, ReportOptions(), skip=output), output))

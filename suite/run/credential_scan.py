@@ -1,0 +1,166 @@
+"""The scan every run ends with: no credential of the cluster in what the run publishes.
+
+Published are the build directory (JUnit, diagnostics, logs, node logs, the build log) and the dashboard. The
+credentials looked for: every token, password and private key of the kubeconfig (all its users, files they
+name included), the service-account token of a run inside the cluster, and the value of every Secret in the
+cluster outside the run's own namespaces. Each is looked for as it is, base64-encoded, and line by line for
+multi-line values (a PEM key printed in JSON keeps its lines); an occurrence is replaced with <redacted> where
+it is found, and the scan says what it replaced and where. Values shorter than MIN_BYTES are not looked for:
+"admin" or "true" would match everywhere and protect nothing."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from winsuite.policy import strict_yaml
+
+MIN_BYTES = 8
+MAX_FILE_BYTES = 256 << 20
+REDACTED = b"<redacted>"
+SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
+# Fields of a kubeconfig user (and of its auth-provider config) that hold credentials.
+USER_SECRETS = ("token", "password", "client-key-data")
+USER_SECRET_FILES = ("tokenFile", "client-key")
+PROVIDER_SECRETS = ("id-token", "refresh-token", "access-token", "client-secret")
+
+
+@dataclasses.dataclass(frozen=True)
+class Credential:
+    value: bytes
+    source: str  # where it comes from, never the value: "kubeconfig users[0].user.token"
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    path: Path
+    source: str
+    occurrences: int
+
+
+def kubeconfig_credentials(path: Path) -> list[Credential]:
+    """Every credential of every user of a kubeconfig (a file that cannot be read yields none)."""
+    try:
+        doc = strict_yaml.read(path, "kubeconfig")
+    except Exception:  # the run reported the kubeconfig's problem already; there is nothing to look for
+        return []
+    found: list[Credential] = []
+    users = doc.get("users") if isinstance(doc, dict) else None
+    for index, entry in enumerate(users if isinstance(users, list) else []):
+        user = entry.get("user") if isinstance(entry, dict) else None
+        if not isinstance(user, dict):
+            continue
+        where = f"kubeconfig users[{index}].user"
+        for field in USER_SECRETS:
+            if isinstance(user.get(field), str):
+                found.append(Credential(user[field].encode(), f"{where}.{field}"))
+                if field.endswith("-data"):
+                    found += _decoded(user[field], f"{where}.{field}")
+        for field in USER_SECRET_FILES:
+            if isinstance(user.get(field), str):
+                found += _file(Path(path.parent, user[field]), f"{where}.{field}")
+        provider = user.get("auth-provider")
+        config = provider.get("config") if isinstance(provider, dict) else None
+        for field in PROVIDER_SECRETS:
+            if isinstance(config, dict) and isinstance(config.get(field), str):
+                found.append(Credential(config[field].encode(), f"{where}.auth-provider.config.{field}"))
+    return found
+
+
+def service_account_credentials() -> list[Credential]:
+    return _file(SERVICE_ACCOUNT_TOKEN, "the service-account token")
+
+
+def cluster_secret_credentials(api: Any, own_namespaces: set[str]) -> tuple[list[Credential], str | None]:
+    """The values of the cluster's Secrets outside `own_namespaces`; (values, why none could be read)."""
+    from kubernetes import client
+
+    try:
+        listing: Any = client.CoreV1Api(api).list_secret_for_all_namespaces(_request_timeout=30)
+    except Exception as err:  # forbidden, or the server is gone: the scan covers the kubeconfig's
+        return [], f"the cluster's Secrets could not be listed ({type(err).__name__}: {str(err)[:120]})"
+    found: list[Credential] = []
+    for secret in listing.items:
+        namespace, name = secret.metadata.namespace, secret.metadata.name
+        if namespace in own_namespaces:
+            continue
+        for key, encoded in (secret.data or {}).items():
+            found.append(Credential(encoded.encode(), f"Secret {namespace}/{name} key {key} (base64)"))
+            found += _decoded(encoded, f"Secret {namespace}/{name} key {key}")
+    return found, None
+
+
+def _decoded(encoded: str, source: str) -> list[Credential]:
+    try:
+        return [Credential(base64.b64decode(encoded, validate=True), source)]
+    except (binascii.Error, ValueError):
+        return []
+
+
+def _file(path: Path, source: str) -> list[Credential]:
+    try:
+        return [Credential(path.read_bytes()[:1 << 16], source)]
+    except OSError:
+        return []
+
+
+def needles(credentials: Iterable[Credential]) -> dict[bytes, str]:
+    """What to look for: each value, its base64 form, and each line of a multi-line value; no short ones."""
+    found: dict[bytes, str] = {}
+    for credential in credentials:
+        value = credential.value.strip()
+        forms = [value, base64.b64encode(value)]
+        forms += [line.strip() for line in value.splitlines() if not line.startswith(b"-----")]
+        for form in forms:
+            if len(form) >= MIN_BYTES:
+                found.setdefault(form, credential.source)
+    return found
+
+
+def scan(roots: Iterable[Path], credentials: Iterable[Credential]) -> tuple[int, list[Finding]]:
+    """Look through every file under `roots` and redact what is found; (files scanned, findings)."""
+    wanted = sorted(needles(credentials).items(), key=lambda item: -len(item[0]))  # longest first
+    files = 0
+    findings: list[Finding] = []
+    for root in roots:
+        for path in _files(root):
+            files += 1
+            if wanted:
+                findings += _scan_file(path, wanted)
+    return files, findings
+
+
+def _files(root: Path) -> Iterable[Path]:
+    if root.is_file():
+        yield root
+        return
+    for directory, _, names in os.walk(root):  # symlinks are not followed: they point at what is not ours
+        for name in sorted(names):
+            path = Path(directory, name)
+            if path.is_file() and not path.is_symlink():
+                yield path
+
+
+def _scan_file(path: Path, wanted: list[tuple[bytes, str]]) -> list[Finding]:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return []
+        data = path.read_bytes()
+    except OSError:
+        return []
+    findings = []
+    for needle, source in wanted:
+        count = data.count(needle)
+        if count:
+            data = data.replace(needle, REDACTED)
+            findings.append(Finding(path, source, count))
+    if findings:
+        temporary = path.with_name(f".{path.name}.redacting")
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    return findings

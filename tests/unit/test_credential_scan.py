@@ -1,0 +1,78 @@
+"""The credential scan: planted credentials of a kubeconfig and of the cluster's Secrets are found in every form
+a run could write them, redacted in place, and named by where they come from, never by value."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import yaml
+
+from winsuite.run import credential_scan
+from winsuite.run.credential_scan import Credential
+
+TOKEN = "planted-token-0123456789abcdef"
+PASSWORD = "planted-password-XYZ"
+KEY = ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7planted\n"
+       "c2VjcmV0LWtleS1saW5lLXR3by1wbGFudGVkLWZvci10ZXN0aW5n\n-----END PRIVATE KEY-----\n")
+SECRET_VALUE = b"cluster-secret-value-42"
+
+
+def _kubeconfig(tmp_path: Path) -> Path:
+    path = tmp_path / "kubeconfig"
+    (tmp_path / "token-file").write_text("file-token-abcdefgh")
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:6443"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [
+            {"name": "u", "user": {"token": TOKEN, "client-key-data": base64.b64encode(KEY.encode()).decode()}},
+            {"name": "basic", "user": {"username": "admin", "password": PASSWORD, "tokenFile": "token-file"}},
+        ],
+    }))
+    return path
+
+
+def test_planted_credentials_are_redacted_in_every_form(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    (build / "artifacts" / "a-test").mkdir(parents=True)
+    leaks = {
+        "build-log.txt": f"connecting with Authorization: Bearer {TOKEN}\n",
+        "artifacts/junit_01.xml": f'<testsuites><testcase name="x"><failure message="{PASSWORD}"/></testcase>'
+                                  "</testsuites>",
+        "artifacts/a-test/pods.yaml": json.dumps({"key": KEY}),  # a PEM key with its newlines escaped
+        "artifacts/a-test/env.log": "TOKEN_B64=" + base64.b64encode(TOKEN.encode()).decode() + "\n",
+        "artifacts/a-test/secret.log": f"value: {SECRET_VALUE.decode()} and file-token-abcdefgh\n",
+    }
+    for name, text in leaks.items():
+        (build / name).write_text(text)
+    clean = build / "artifacts" / "metadata.json"
+    clean.write_text('{"job": "admin", "user": "true"}')  # short values are not credentials to look for
+
+    credentials = credential_scan.kubeconfig_credentials(_kubeconfig(tmp_path))
+    credentials.append(Credential(SECRET_VALUE, "Secret default/app key password"))
+    files, findings = credential_scan.scan([build], credentials)
+
+    assert files == len(leaks) + 1
+    assert {finding.path.relative_to(build).as_posix() for finding in findings} == set(leaks)
+    for name in leaks:
+        text = (build / name).read_text()
+        assert "<redacted>" in text
+        for planted in (TOKEN, PASSWORD, "c2VjcmV0LWtleS1saW5lLXR3by1wbGFudGVkLWZvci10ZXN0aW5n", "file-token-abcdefgh",
+                        SECRET_VALUE.decode(), base64.b64encode(TOKEN.encode()).decode()):
+            assert planted not in text, f"{planted} left in {name}"
+    assert clean.read_text() == '{"job": "admin", "user": "true"}'
+    sources = " ".join(finding.source for finding in findings)
+    assert "users[0].user.token" in sources and "users[1].user.password" in sources
+    assert "users[1].user.tokenFile" in sources and "Secret default/app key password" in sources
+    assert TOKEN not in sources and PASSWORD not in sources  # a finding names where, never what
+
+
+def test_nothing_to_find_leaves_every_file_as_it_was(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "a.txt").write_text("an ordinary log line\n")
+    files, findings = credential_scan.scan([build], credential_scan.kubeconfig_credentials(_kubeconfig(tmp_path)))
+    assert (files, findings) == (1, [])
+    assert (build / "a.txt").read_text() == "an ordinary log line\n"
