@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import reprlib
 
 
 class ExitCode(enum.IntEnum):
@@ -17,6 +18,16 @@ class ExitCode(enum.IntEnum):
     CLUSTER_UNREACHABLE = 6
     TIMED_OUT = 7
     LINT_FAILED = 8
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 4, 4, 60, 60
+
+
+def shown(value: object) -> str:
+    """A value of the user's file as an error shows it: repr, bounded in depth and length (a value made of YAML
+    aliases can stand for millions of elements, and its full repr would never end)."""
+    return _REPR.repr(value)
 
 
 def one_line(text: str, limit: int = 400) -> str:

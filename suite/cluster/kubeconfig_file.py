@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from winsuite.errors import DataError
+from winsuite.errors import shown
 from winsuite.policy import strict_yaml
 
 Check = Callable[[Any], None]
@@ -57,7 +58,7 @@ class _Problems:
 
 
 def _kind(value: Any) -> str:
-    return "nothing" if value is None else f"a {type(value).__name__} ({str(value)[:40]!r})"
+    return "nothing" if value is None else f"a {type(value).__name__} ({shown(value)})"
 
 
 def _string(value: Any) -> None:

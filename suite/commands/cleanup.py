@@ -19,13 +19,17 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from winsuite.cluster.connect import connect
+    from winsuite.k8s import run_leases
     from winsuite.k8s.namespaces import delete_run_namespaces
     from winsuite.policy.jobs import resolve_job
 
     get = vars(args).get
     job = resolve_job(options.job_ref(get), os.environ, options.overrides(get, options.CLUSTER_OPTIONS))
     cluster = connect(job.cluster, start_embedded=False)
-    deleted = delete_run_namespaces(cluster.api, run_id=args.run_id, dry_run=args.dry_run)
+    active = frozenset() if args.run_id else frozenset(run_leases.active_runs(cluster.api))
+    for run_id in sorted(active):
+        print(f"left alone: namespaces of run {run_id}, which is active (its Lease default/winsuite-run-{run_id})")
+    deleted = delete_run_namespaces(cluster.api, run_id=args.run_id, dry_run=args.dry_run, spare_runs=active)
     verb = "would delete" if args.dry_run else "deleted"
     for name in deleted:
         print(f"{verb} namespace {name}")

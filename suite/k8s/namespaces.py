@@ -41,11 +41,14 @@ def delete(api: client.ApiClient, name: str) -> None:
             raise
 
 
-def delete_run_namespaces(api: client.ApiClient, run_id: str | None = None, dry_run: bool = False) -> list[str]:
-    """Delete the namespaces of one run (or of every winsuite run) not already going; return their names."""
+def delete_run_namespaces(api: client.ApiClient, run_id: str | None = None, dry_run: bool = False,
+                          spare_runs: frozenset[str] = frozenset()) -> list[str]:
+    """Delete the namespaces of one run (or of every winsuite run but `spare_runs`) not already going; return
+    their names."""
     selector = f"{RUN_ID_LABEL}={run_id}" if run_id else RUN_ID_LABEL
     namespaces = retry.call(client.CoreV1Api(api).list_namespace, label_selector=selector).items
-    names = [ns.metadata.name for ns in namespaces if ns.status.phase != "Terminating"]
+    names = [ns.metadata.name for ns in namespaces
+             if ns.status.phase != "Terminating" and ns.metadata.labels.get(RUN_ID_LABEL) not in spare_runs]
     if not dry_run:
         for name in names:
             delete(api, name)

@@ -11,6 +11,7 @@ from typing import Any
 
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.errors import DataError
+from winsuite.errors import shown
 from winsuite.policy import strict_yaml
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
@@ -158,7 +159,7 @@ def _entry(raw: Any, source: str, file_scope: Scope) -> Exclusion:
             raise DataError(source, key, "expected a non-empty string")
     expires = raw.get("expires")
     if expires is not None and not isinstance(expires, datetime.date):
-        raise DataError(source, "expires", f"expected a date like 2027-01-31, got {expires!r}")
+        raise DataError(source, "expires", f"expected a date like 2027-01-31, got {shown(expires)}")
     entry = Exclusion(
         source=source, reason=raw["reason"].strip(), issue=raw["issue"].strip(),
         pattern=raw.get("pattern"), name=raw.get("name"), id=raw.get("id"),
@@ -185,7 +186,7 @@ def _scope(raw: Any, source: str, inherited: Scope = Scope()) -> Scope:
             version_in_range("v1.0.0", given["kubernetes"])
         except ValueError:
             raise DataError(source, "scope.kubernetes",
-                            f"invalid version range {raw['kubernetes']!r}; use e.g. '>=1.31, <1.37'") from None
+                            f"invalid version range {shown(raw['kubernetes'])}; use e.g. '>=1.31, <1.37'") from None
     for key, field in _SCOPE_LISTS.items():
         value = raw.get(key)
         if value is None:

@@ -13,6 +13,7 @@ from typing import Any
 from winsuite import messages
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.errors import shown
 from winsuite.paths import test_images_dir
 from winsuite.policy import strict_yaml
 
@@ -125,7 +126,7 @@ def _image_from_yaml(image_id: str, raw: Any, path: Path, registries: dict[str, 
         return Image(id=image_id, os=oses, windows=windows, reference=str(raw["reference"]))
     key = raw.get("registry")
     if key not in registries:
-        raise DataError(path, f"{field}.registry", f"unknown registry key {key!r}; known: {', '.join(registries)}")
+        raise DataError(path, f"{field}.registry", f"unknown registry key {shown(key)}; known: {', '.join(registries)}")
     for required in ("name", "version"):
         if required not in raw:
             raise DataError(path, f"{field}.{required}", "required")

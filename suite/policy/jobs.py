@@ -15,6 +15,7 @@ from winsuite.cluster.base import CLUSTER_TYPES
 from winsuite.cluster.base import ClusterSpec
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.errors import shown
 from winsuite.paths import jobs_dir
 from winsuite.policy import strict_yaml
 from winsuite.policy.label_filter import LabelFilterError
@@ -95,7 +96,7 @@ Reader = Callable[[Any, str, str], Any]
 
 def _string(value: Any, path: str, field: str) -> str:
     if not isinstance(value, str):
-        raise DataError(path, field, f"expected a string, got {value!r}")
+        raise DataError(path, field, f"expected a string, got {shown(value)}")
     return value
 
 
@@ -117,19 +118,19 @@ def _job_name(value: Any, path: str, field: str) -> str:
     """A job's name is a directory of the results root (prow's layout): no separators, no dot-dot."""
     text = _string(value, path, field)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}", text):
-        raise DataError(path, field, f"expected a job name of letters, digits, '.', '_' and '-', got {text[:60]!r}")
+        raise DataError(path, field, f"expected a job name of letters, digits, '.', '_' and '-', got {shown(text)}")
     return text
 
 
 def _boolean(value: Any, path: str, field: str) -> bool:
     if not isinstance(value, bool):
-        raise DataError(path, field, f"expected true or false, got {value!r}")
+        raise DataError(path, field, f"expected true or false, got {shown(value)}")
     return value
 
 
 def _positive_int(value: Any, path: str, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise DataError(path, field, f"expected a whole number >= 1, got {value!r}")
+        raise DataError(path, field, f"expected a whole number >= 1, got {shown(value)}")
     return value
 
 
@@ -137,7 +138,7 @@ def _duration(value: Any, path: str, field: str) -> float:
     try:
         return parse_duration(str(value), field)
     except UsageError:
-        raise DataError(path, field, f"invalid duration {value!r}; use e.g. 45s, 15m, 1h30m") from None
+        raise DataError(path, field, f"invalid duration {shown(value)}; use e.g. 45s, 15m, 1h30m") from None
 
 
 def _string_list(value: Any, path: str, field: str) -> tuple[str, ...]:
@@ -154,7 +155,7 @@ def _regex_list(value: Any, path: str, field: str) -> tuple[str, ...]:
         try:
             compile_re2(pattern)
         except RegexError as err:
-            raise DataError(path, f"{field}[{i}]", f"{pattern!r}: {err.problem} (offset {err.pos})") from None
+            raise DataError(path, f"{field}[{i}]", f"{shown(pattern)}: {err.problem} (offset {err.pos})") from None
     return patterns
 
 
@@ -170,7 +171,7 @@ def _label_filter(value: Any, path: str, field: str) -> str:
 def _one_of(allowed: tuple[str, ...]) -> Reader:
     def read(value: Any, path: str, field: str) -> str:
         if value not in allowed:
-            raise DataError(path, field, f"got {value!r}; allowed: {', '.join(allowed)}")
+            raise DataError(path, field, f"got {shown(value)}; allowed: {', '.join(allowed)}")
         return str(value)
 
     return read
@@ -310,7 +311,7 @@ def _coerce(field: str, value: Any, where: str) -> Any:
         try:
             return _positive_int(int(value), where, field)
         except (TypeError, ValueError):
-            raise DataError(where, field, f"expected a whole number >= 1, got {value!r}") from None
+            raise DataError(where, field, f"expected a whole number >= 1, got {shown(value)}") from None
     if field in ("test_timeout", "run_timeout"):
         return value if isinstance(value, float) else parse_duration(str(value), f"{where}: {field}")
     return value

@@ -23,6 +23,7 @@ from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.k8s import namespaces
+from winsuite.k8s import run_leases
 from winsuite.k8s.namespaces import delete_run_namespaces
 from winsuite.k8s.namespaces import wait_for_namespaces_gone
 from winsuite.k8s.waits import WaitTimeout
@@ -139,6 +140,7 @@ class Runner:
             self._set_interruptible(True)
             session = self._connect_and_discover()
             self.connection = session.connection
+            self._register(session.connection)
             facts = session.facts
             self._run_phases(session, started)
         except KeyboardInterrupt:
@@ -370,6 +372,14 @@ class Runner:
             record.interrupted = record.interrupted or f"pytest exited with code {code}"
         return record
 
+    def _register(self, connection: Connection) -> None:
+        """Hold the run's Lease, so other runs' cleanup leaves this run's objects alone."""
+        try:
+            run_leases.register(connection.api, self.run_config.run_id, self.run_config.job.run_timeout)
+        except Exception as err:  # e.g. no right to create Leases: the run goes on, only less protected
+            self._say(f"winsuite: warning: the run's Lease was not created ({one_line(str(err), 160)}); "
+                      "a concurrent run's cleanup could not tell this run is active", stream=sys.stderr)
+
     @staticmethod
     def _api_lost(connection: Connection) -> str | None:
         """Why the API server does not serve now (None when it does), asked with a short timeout."""
@@ -392,10 +402,14 @@ class Runner:
             wait_for_namespaces_gone(connection.api, self.run_config.run_id, timeout=NAMESPACE_DELETE_TIMEOUT)
         except WaitTimeout as err:
             self._say(f"winsuite: warning: {err}", stream=sys.stderr)
+        run_leases.withdraw(connection.api, self.run_config.run_id)
         if self.upstream is not None:
-            left = self.upstream.cleanup(connection.api, timeout=NAMESPACE_DELETE_TIMEOUT)
+            others = run_leases.active_runs(connection.api)
+            left = self.upstream.cleanup(connection.api, timeout=NAMESPACE_DELETE_TIMEOUT, other_runs=others)
             if left:
                 self._say(f"deleted {len(left)} namespace(s) e2e.test left: {', '.join(left)}")
+            elif others:
+                self._say(f"e2e.test namespaces left for the last of the active runs to delete: {', '.join(others)}")
 
     def _collect_cluster_logs(self, connection: Connection) -> None:
         """The cluster's component logs (where the target manages them) into the build, before anything stops."""

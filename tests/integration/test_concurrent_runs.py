@@ -1,0 +1,47 @@
+"""Two runs on one cluster at once: each keeps to its own namespaces, rows and cleanup, and both pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from tests.integration.runner_support import only_build
+from tests.integration.runner_support import run_namespaces
+from tests.integration.runner_support import start
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.errors import ExitCode
+from winsuite.k8s import run_leases
+
+pytestmark = pytest.mark.cluster
+
+FOCUS = (r"Downward API should provide pod name, namespace and IP address|Pods should get a host IP"
+         r"|ConfigMap should be consumable from pods in volume \[NodeConformance\]")
+
+
+def test_two_concurrent_runs_pass_alike_and_leave_nothing(real_node: EmbeddedCluster, tmp_path: Path) -> None:
+    runs = [start(real_node, tmp_path / name, "--cases", "winsuite.cases", "--node-os", "linux", "--focus", FOCUS)
+            for name in ("first", "second")]
+    outputs = []
+    for process in runs:
+        try:
+            output, _ = process.communicate(timeout=900)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        outputs.append(output)
+        assert process.returncode == ExitCode.OK, output
+    builds = [only_build(tmp_path / name) for name in ("first", "second")]
+    verdicts = [sorted((row.name, row.status) for row in build.rows()) for build in builds]
+    assert len(verdicts[0]) == 3 and all(status == "passed" for _, status in verdicts[0]), verdicts[0]
+    assert verdicts[0] == verdicts[1]
+    run_ids = [build.finished["metadata"]["run-id"] for build in builds]
+    assert run_ids[0] != run_ids[1]
+    for run_id in run_ids:
+        assert run_namespaces(real_node, run_id) == []
+    leases = client.CoordinationV1Api(real_node.api).list_namespaced_lease(run_leases.NAMESPACE)
+    assert not [lease.metadata.name for lease in leases.items if lease.metadata.name.startswith(run_leases.PREFIX)]
+    # Each run's namespaces were its own: no test namespace of one run shows up in the other's diagnostics or log.
+    for output, other in zip(outputs, reversed(run_ids), strict=True):
+        assert other not in output
