@@ -142,7 +142,7 @@ def _image_from_yaml(image_id: str, raw: Any, path: Path, registries: dict[str, 
 @functools.cache
 def load_image_catalog(path: Path | None = None) -> ImageCatalog:
     path = path or test_images_dir() / "catalog.yaml"
-    raw = _require(strict_yaml.load(path.read_text()), path, "", dict)
+    raw = _require(strict_yaml.read(path, "image catalog"), path, "", dict)
     registries = {str(k): str(v) for k, v in _require(raw.get("registries"), path, "registries", dict).items()}
     versions = {}
     for name, version in _require(raw.get("windowsVersions"), path, "windowsVersions", dict).items():

@@ -33,7 +33,7 @@ class Pins:
 
 @functools.cache
 def load_pins() -> Pins:
-    raw = strict_yaml.load(PINS_FILE.read_text())
+    raw = strict_yaml.read(PINS_FILE, "pins file")
     try:
         return Pins(
             kubernetes=str(raw["kubernetes"]),

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 from pathlib import Path
 
 from winsuite.errors import UsageError
 from winsuite.paths import upstream_names_file
+from winsuite.policy import strict_yaml
 
 # "    k8s.io/kubernetes@v1.36.3/test/e2e/apps/job.go:123: [sig-apps] Job should …"
 _LIST_TESTS_LINE = re.compile(r"^\s*\S+\.go:\d+: (.+)$")
@@ -27,13 +29,15 @@ def parse_list_tests(text: str) -> list[str]:
 
 def read_names_file(path: str | Path) -> list[str]:
     """A names file, plain or gzip-compressed (.gz)."""
+    if not str(path).endswith(".gz"):
+        return parse_list_tests(strict_yaml.read_text(Path(path), "names file"))
+    if not Path(path).is_file():  # a FIFO would block the reader forever
+        raise UsageError(f"cannot read names file {path}: not a regular file")
     try:
-        if str(path).endswith(".gz"):
-            with gzip.open(path, "rt") as handle:
-                return parse_list_tests(handle.read())
-        return parse_list_tests(Path(path).read_text())
-    except OSError as err:
-        raise UsageError(f"cannot read names file {path}: {err.strerror}") from err
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            return parse_list_tests(handle.read(strict_yaml.MAX_BYTES * 8))
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as err:
+        raise UsageError(f"cannot read names file {path}: {getattr(err, 'strerror', None) or err}") from None
 
 
 def names_for_minor(kubernetes_version: str) -> list[str] | None:

@@ -31,7 +31,10 @@ def report_of(root: Path, options: ReportOptions, *, max_builds: int = 0, skip: 
     """Every stored build under `root` analysed; `skip` is a directory under root not to read (the output)."""
     if not root.is_dir():
         raise UsageError(f"--results {root}: no such directory (expected ROOT/<job>/<build>/started.json)")
-    history = load_history(root, max_builds=max_builds, skip=skip)
+    try:
+        history = load_history(root, max_builds=max_builds, skip=skip)
+    except OSError as err:  # a job or build directory this user may not read
+        raise UsageError(f"--results {root}: cannot read {err.filename or root}: {err.strerror or err}") from None
     if not history.jobs:
         raise UsageError(f"--results {root}: {NO_BUILDS}")
     for job in history.jobs:  # shown as TestGrid shows them (an E column); said here so nobody misses one
