@@ -85,8 +85,11 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=3, help="examples to print of each kind of defect")
     parser.add_argument("--deadline", type=float, default=HANG_SECONDS, help="seconds before a case is a hang")
     args = parser.parse_args()
+    with keep_to_loopback():
+        return run_cases(args)
 
-    keep_to_loopback()
+
+def run_cases(args: argparse.Namespace) -> int:
     kinds = args.kind or sorted(KINDS)
     warm_up(kinds)
     rng = random.Random(args.seed)

@@ -24,12 +24,13 @@ def check_kubeconfig(path: Path, context: str | None) -> None:
     bad = _Problems(path)
     if not isinstance(doc, dict):
         raise bad("", "expected a mapping (apiVersion: v1, kind: Config, clusters, contexts, users)")
+    for field in ("apiVersion", "kind", "current-context"):  # strings when given (kubectl decodes them so)
+        if doc.get(field) is not None and not isinstance(doc[field], str):
+            raise bad(field, f"expected a string, got {_kind(doc[field])}")
     clusters = _named_list(doc, "clusters", "cluster", _CLUSTER_FIELDS, bad)
     users = _named_list(doc, "users", "user", _USER_FIELDS, bad)
     contexts = _named_list(doc, "contexts", "context", _CONTEXT_FIELDS, bad)
     current = doc.get("current-context")
-    if current is not None and not isinstance(current, str):
-        raise bad("current-context", f"expected a context name (a string), got {_kind(current)}")
     chosen = context or current
     if not chosen:
         raise bad("current-context", "no current-context and no --context given")

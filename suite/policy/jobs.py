@@ -135,6 +135,8 @@ def _positive_int(value: Any, path: str, field: str) -> int:
 
 
 def _duration(value: Any, path: str, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):  # str() of a list could never end
+        raise DataError(path, field, f"invalid duration {shown(value)}; use e.g. 45s, 15m, 1h30m")
     try:
         return parse_duration(str(value), field)
     except UsageError:

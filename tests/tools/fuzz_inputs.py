@@ -19,6 +19,7 @@ import random
 import re
 import socket
 from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +211,21 @@ def _alias_bomb(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
     return ALIAS_BOMB.encode(), True
 
 
+def _alias_bomb_in_field(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
+    """A bomb where a value belongs: 9^8 elements through 72 aliases, under the alias limit; only printing
+    the value in full would explode."""
+    lines = list(_KEY_VALUE.finditer(seed))
+    anchors = "[" + ", ".join(["x"] * 9) + "]"
+    for level in range(1, 9):
+        anchors = "[" + ", ".join([f"&l{level - 1} {anchors}" if i == 0 else f"*l{level - 1}"
+                                   for i in range(9)]) + "]"
+    value = anchors.encode()
+    if not lines:
+        return seed + b"\nbomb: " + value + b"\n", True
+    line = rng.choice(lines)
+    return seed[: line.start(2)] + value + seed[line.end(2):], True
+
+
 def _byte_noise(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
     data = bytearray(seed)
     for _ in range(rng.randint(1, 8)):
@@ -238,7 +254,8 @@ def _tabs(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
 
 _TEXT: dict[str, Callable[[bytes, random.Random], tuple[bytes, bool]]] = {
     "latin1": _latin1, "nul": _nul, "duplicate-key": _duplicate_key, "bad-value": _bad_value, "deep": _deep,
-    "alias-bomb": _alias_bomb, "byte-noise": _byte_noise, "truncate": _truncate, "tabs": _tabs,
+    "alias-bomb": _alias_bomb, "alias-bomb-in-field": _alias_bomb_in_field, "byte-noise": _byte_noise,
+    "truncate": _truncate, "tabs": _tabs,
 }
 _TEXT_MUTATIONS = tuple(_TEXT)
 _STRUCTURAL = ("type-swap", "drop-key", "unknown-key", "empty-document", "wrong-top-level")
@@ -398,8 +415,10 @@ def run_cli(argv: list[str], env: dict[str, str]) -> tuple[int, str]:
     return code, err.getvalue()
 
 
-def keep_to_loopback() -> None:
-    """A mutated kubeconfig may name any host: resolve loopback addresses only, so nothing leaves the machine."""
+@contextlib.contextmanager
+def keep_to_loopback() -> Iterator[None]:
+    """A mutated kubeconfig may name any host: while this holds, resolve loopback addresses only, so nothing leaves
+    the machine. The resolver is restored on exit: tests that run later in the same process reach real clusters."""
     resolve = socket.getaddrinfo
 
     def loopback_only(host: Any, *args: Any, **kwargs: Any) -> Any:
@@ -413,3 +432,7 @@ def keep_to_loopback() -> None:
         return resolve(host, *args, **kwargs)
 
     socket.getaddrinfo = loopback_only
+    try:
+        yield
+    finally:
+        socket.getaddrinfo = resolve

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,9 @@ from tests.tools.fuzz_inputs import run_cli
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _loopback_only() -> None:
-    keep_to_loopback()
+def _loopback_only() -> Iterator[None]:
+    with keep_to_loopback():
+        yield
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
