@@ -6,6 +6,9 @@ import json
 import os
 import stat
 from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from winsuite_reports.conventions import FINISHED
@@ -27,8 +30,39 @@ MALFORMED = "Malformed artifacts: "  # TestGrid's message on the Overall cell of
 DEADLINE_SECONDS = 24 * 3600
 
 
+@dataclass(frozen=True, slots=True)
+class ParsedBuild:
+    """What a build's files say, independent of when they are read: the report's cache keeps exactly this.
+
+    `rows` holds the facts of every row of the build (from its first attempt); a cached build decodes them only
+    when a report meets a row for the first time, which is why they are a Mapping and not a dict."""
+
+    id: str
+    started: int
+    finished: int | None
+    outcome: Outcome | None  # None while finished.json is missing or unreadable
+    malformed: tuple[str, ...]
+    metadata: Mapping[str, object]
+    cells: dict[str, Cell]
+    excluded: dict[str, str]
+    rows: Mapping[str, RowInfo]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """finished.json's verdict fields, as TestGrid reads them."""
+
+    passed: bool | None
+    result: str
+
+
 def read_build(build_dir: Path, *, now: float, rows: dict[str, RowInfo]) -> Build:
     """Read one build; a row seen for the first time (builds are read newest first) is added to `rows`."""
+    return column(parse_build(build_dir), now=now, rows=rows)
+
+
+def parse_build(build_dir: Path) -> ParsedBuild:
+    """Read one build directory's started.json, finished.json, metadata.json and JUnit files."""
     malformed: list[str] = []
     started = _read_object(build_dir / STARTED, malformed, required=True)
     finished = _read_object(build_dir / FINISHED, malformed, required=False)
@@ -41,7 +75,8 @@ def read_build(build_dir: Path, *, now: float, rows: dict[str, RowInfo]) -> Buil
 
     attempts: dict[str, list[Cell]] = {}
     excluded: dict[str, str] = {}
-    for path in _junit_files(build_dir):
+    rows: dict[str, RowInfo] = {}
+    for path in junit_files(build_dir):
         try:
             file_attempts = read_attempts(path)
         except (MalformedJunit, OSError) as err:
@@ -54,10 +89,23 @@ def read_build(build_dir: Path, *, now: float, rows: dict[str, RowInfo]) -> Buil
             if "excluded" in attempt.properties:
                 excluded[attempt.key] = attempt.properties["excluded"]
     cells = {key: merge(cell_list) for key, cell_list in attempts.items()}
-    overall = _overall(finished, start, end, malformed, now)
+    outcome = None
+    if finished is not None:
+        passed = finished.get("passed")
+        result = finished.get("result")
+        outcome = Outcome(passed if isinstance(passed, bool) else None, str(result) if result else "")
+    return ParsedBuild(build_dir.name, start, end, outcome, tuple(malformed), metadata, cells, excluded, rows)
+
+
+def column(parsed: ParsedBuild, *, now: float, rows: dict[str, RowInfo]) -> Build:
+    """A parsed build as a grid column at time `now`; rows seen for the first time are added to `rows`."""
+    if not rows.keys() >= parsed.cells.keys():
+        for key, info in parsed.rows.items():
+            rows.setdefault(key, info)
+    overall = _overall(parsed.outcome, parsed.started, parsed.finished, parsed.malformed, now)
     if overall.status is Status.FAIL and not overall.message:
-        overall = _explain_failure(overall, metadata, cells)
-    return Build(build_dir.name, start, end, overall, metadata, cells, excluded)
+        overall = _explain_failure(overall, parsed.metadata, parsed.cells)
+    return Build(parsed.id, parsed.started, parsed.finished, overall, parsed.metadata, parsed.cells, parsed.excluded)
 
 
 def row_info(key: str, properties: dict[str, str]) -> RowInfo:
@@ -139,7 +187,7 @@ def _timestamp(document: dict[str, object] | None, name: str, malformed: list[st
     return int(value)
 
 
-def _junit_files(build_dir: Path) -> Iterator[Path]:
+def junit_files(build_dir: Path) -> Iterator[Path]:
     """Every JUnit file anywhere under the build, as TestGrid lists the whole build prefix."""
     for directory, subdirs, files in os.walk(build_dir):
         subdirs.sort()
@@ -148,20 +196,16 @@ def _junit_files(build_dir: Path) -> Iterator[Path]:
                 yield Path(directory, name)
 
 
-def _overall(
-    finished: dict[str, object] | None, start: int, end: int | None, malformed: list[str], now: float
-) -> Cell:
+def _overall(outcome: Outcome | None, start: int, end: int | None, malformed: Sequence[str], now: float) -> Cell:
     """TestGrid's overallCell: malformed, completed, timed out or still running."""
     if malformed:
         return Cell(Status.FAIL, MALFORMED + ", ".join(malformed), "E")
-    if finished is not None and end:
-        passed = finished.get("passed")
-        if isinstance(passed, bool):
-            return Cell(Status.PASS if passed else Status.FAIL)
-        result = finished.get("result")
-        if not result:
+    if outcome is not None and end:
+        if outcome.passed is not None:
+            return Cell(Status.PASS if outcome.passed else Status.FAIL)
+        if not outcome.result:
             return Cell(Status.FAIL)
-        passed = result == "SUCCESS"
+        passed = outcome.result == "SUCCESS"
         message = f'finished.json missing "passed": {str(passed).lower()}'
         return Cell(Status.PASS if passed else Status.FAIL, message, "E")
     if now > start + DEADLINE_SECONDS:
@@ -169,7 +213,7 @@ def _overall(
     return Cell(Status.RUNNING, "Build still running...", "R")
 
 
-def _explain_failure(overall: Cell, metadata: dict[str, object], cells: dict[str, Cell]) -> Cell:
+def _explain_failure(overall: Cell, metadata: Mapping[str, object], cells: dict[str, Cell]) -> Cell:
     """A failed build says why: its interrupt reason, or TestGrid's "failed outside of test results"."""
     reason = metadata.get("interrupted")
     if isinstance(reason, str) and reason:

@@ -1,0 +1,254 @@
+"""Each build's parsed files kept in one SQLite file at the results root, so that a report over a long history
+parses only the builds whose files changed since the last report.
+
+A build's entry is keyed by its path under the root and checked against a fingerprint of its files (the path, size
+and modification time of started.json, finished.json, metadata.json and every JUnit file) and of the parser's own
+source: a build rewritten, a JUnit file added and a new winsuite all miss the cache. The cache only ever saves time:
+a root that cannot be written, a corrupt or foreign cache file, or an entry that does not decode are read from the
+files as if there were no cache, and give the same dashboard byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from pathlib import Path
+
+from winsuite_reports import junit
+from winsuite_reports import prow
+from winsuite_reports.conventions import FINISHED
+from winsuite_reports.conventions import METADATA
+from winsuite_reports.conventions import STARTED
+from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.model import PASS
+from winsuite_reports.model import Cell
+from winsuite_reports.model import RowInfo
+from winsuite_reports.model import Status
+from winsuite_reports.prow import Outcome
+from winsuite_reports.prow import ParsedBuild
+from winsuite_reports.prow import junit_files
+from winsuite_reports.prow import parse_build
+
+CACHE_FILE = ".winsuite-report-cache.sqlite"
+SCHEMA = 1  # PRAGMA user_version of the file; another number means another layout: the file is made anew
+LOCK_SECONDS = 5.0  # another report writing the cache at the same time waits this long, then goes without it
+_SCHEMA_SQL = (
+    "CREATE TABLE IF NOT EXISTS builds (path TEXT PRIMARY KEY, fingerprint TEXT NOT NULL,"
+    " header TEXT NOT NULL, cells TEXT NOT NULL, rows TEXT NOT NULL)"
+)
+# Anything a stored entry could raise while decoding: it is then read from its files again.
+_UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+
+def _parser_version() -> str:
+    """The source of the modules whose output the cache stores: changing how builds are read empties it."""
+    digest = hashlib.blake2b(digest_size=8)
+    for module in (junit, prow):
+        digest.update(Path(module.__file__ or "").read_bytes())
+    digest.update(str(SCHEMA).encode())
+    return digest.hexdigest()
+
+
+def fingerprint(build_dir: Path) -> str:
+    """What a build's entry is valid for: its result files as they are now, and the parser that read them."""
+    digest = hashlib.blake2b(_PARSER_VERSION.encode(), digest_size=16)
+    for path in _result_files(build_dir):
+        try:
+            info = path.stat()
+        except OSError:
+            digest.update(f"{path}:unreadable\n".encode())
+            continue
+        digest.update(f"{path.relative_to(build_dir)}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode}\n".encode())
+    return digest.hexdigest()
+
+
+def _result_files(build_dir: Path) -> Iterator[Path]:
+    """Every file parse_build reads, in a fixed order (JUnit files as prow._junit_files lists them)."""
+    yield build_dir / STARTED
+    yield build_dir / FINISHED
+    yield artifacts_dir(build_dir) / METADATA
+    yield from junit_files(build_dir)
+
+
+class BuildCache:
+    """The cache of one results root; every failure of the cache file makes it a cache that holds nothing."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._db = _open(root / CACHE_FILE)
+        self.hits = self.misses = 0
+
+    def __enter__(self) -> BuildCache:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+    def get(self, build_dir: Path, print_: str) -> ParsedBuild | None:
+        """The stored parse of `build_dir` when its fingerprint is still `print_`."""
+        found = self._query("SELECT header, cells, rows FROM builds WHERE path = ? AND fingerprint = ?",
+                            (self._key(build_dir), print_))
+        if found:
+            try:
+                parsed = _decode(build_dir, *found[0])
+            except _UNDECODABLE:
+                parsed = None
+            if parsed is not None:
+                self.hits += 1
+                return parsed
+        self.misses += 1
+        return None
+
+    def put(self, entries: Iterable[tuple[Path, str, ParsedBuild]]) -> None:
+        """Store fresh parses (one transaction); a cache that cannot be written is left as it is."""
+        if self._db is None:
+            return
+        rows = [(self._key(path), print_, *_encode(parsed)) for path, print_, parsed in entries]
+        try:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO builds VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.Error:
+            self._db = None
+
+    def forget_others(self, job_dir: Path, keep: Iterable[Path]) -> None:
+        """Drop the entries of `job_dir`'s builds that are gone from the disk."""
+        if self._db is None:
+            return
+        prefix = self._key(job_dir)
+        kept = {self._key(path) for path in keep}
+        stored = self._query("SELECT path FROM builds WHERE substr(path, 1, ?) = ?", (len(prefix) + 1, prefix + "/"))
+        gone = [(path,) for (path,) in stored if path not in kept]
+        if gone:
+            try:
+                with self._db:
+                    self._db.executemany("DELETE FROM builds WHERE path = ?", gone)
+            except sqlite3.Error:
+                self._db = None
+
+    def _key(self, path: Path) -> str:
+        relative = os.path.relpath(path, self.root)
+        return "" if relative == "." else relative
+
+    def _query(self, sql: str, args: tuple[object, ...]) -> list[tuple[str, ...]]:
+        if self._db is None:
+            return []
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.Error:
+            self._db = None
+            return []
+
+
+def _open(path: Path) -> sqlite3.Connection | None:
+    """The cache file, made or remade when missing, corrupt or of another layout; None when that is not possible."""
+    for attempt in range(2):
+        db = None
+        try:
+            if path.exists() and not path.is_file():
+                return None
+            db = sqlite3.connect(path, timeout=LOCK_SECONDS, isolation_level="DEFERRED")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA):
+                raise sqlite3.DatabaseError(f"schema {version}")
+            db.execute(_SCHEMA_SQL)
+            db.execute(f"PRAGMA user_version = {SCHEMA}")
+            db.commit()
+            return db
+        except sqlite3.Error:
+            if db is not None:
+                db.close()
+            if attempt or not path.is_file():
+                return None
+            with contextlib.suppress(OSError):
+                path.unlink()  # not a cache this code can use: made anew
+    return None
+
+
+def _encode(parsed: ParsedBuild) -> tuple[str, str, str]:
+    outcome = None if parsed.outcome is None else [parsed.outcome.passed, parsed.outcome.result]
+    header = {
+        "started": parsed.started,
+        "finished": parsed.finished,
+        "outcome": outcome,
+        "malformed": list(parsed.malformed),
+        "metadata": dict(parsed.metadata),
+        "excluded": parsed.excluded,
+    }
+    # Most cells of a history are plain passes: kept as a list of names, they decode in one C call.
+    passes = [key for key, cell in parsed.cells.items() if cell == PASS]
+    others = {
+        key: [cell.status.value, cell.message, cell.icon, cell.diagnostics, cell.interrupted]
+        for key, cell in parsed.cells.items()
+        if cell != PASS
+    }
+    rows = {
+        key: [list(info.tags), info.tier, info.category, list(info.plan_items), info.excluded, info.engine, info.case]
+        for key, info in parsed.rows.items()
+    }
+    return _dumps(header), _dumps([passes, others]), _dumps(rows)
+
+
+def _decode(build_dir: Path, header_text: str, cells_text: str, rows_text: str) -> ParsedBuild:
+    header = json.loads(header_text)
+    passes, others = json.loads(cells_text)
+    cells: dict[str, Cell] = dict.fromkeys(passes, PASS)
+    for key, (status, message, icon, diagnostics, interrupted) in others.items():
+        cells[key] = Cell(Status(status), message, icon, diagnostics, bool(interrupted))
+    outcome = header["outcome"]
+    return ParsedBuild(
+        id=build_dir.name,
+        started=int(header["started"]),
+        finished=header["finished"],
+        outcome=None if outcome is None else Outcome(outcome[0], str(outcome[1])),
+        malformed=tuple(header["malformed"]),
+        metadata=dict(header["metadata"]),
+        cells=cells,
+        excluded=dict(header["excluded"]),
+        rows=_StoredRows(rows_text, build_dir),
+    )
+
+
+class _StoredRows(Mapping[str, RowInfo]):
+    """A build's row facts, decoded only when a report meets one of its rows for the first time (from the build's
+    files again should the stored text not decode)."""
+
+    def __init__(self, text: str, build_dir: Path) -> None:
+        self._text = text
+        self._build_dir = build_dir
+        self._rows: Mapping[str, RowInfo] | None = None
+
+    def _decoded(self) -> Mapping[str, RowInfo]:
+        if self._rows is None:
+            try:
+                self._rows = {
+                    key: RowInfo(key, tuple(tags), tier, category, tuple(items), excluded, engine, case)
+                    for key, (tags, tier, category, items, excluded, engine, case) in json.loads(self._text).items()
+                }
+            except _UNDECODABLE:
+                self._rows = parse_build(self._build_dir).rows
+        return self._rows
+
+    def __getitem__(self, key: str) -> RowInfo:
+        return self._decoded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+_PARSER_VERSION = _parser_version()
