@@ -36,7 +36,7 @@ from winsuite_reports.prow import junit_files
 from winsuite_reports.prow import parse_build
 
 CACHE_FILE = ".winsuite-report-cache.sqlite"
-SCHEMA = 1  # PRAGMA user_version of the file; another number means another layout: the file is made anew
+SCHEMA = 2  # PRAGMA user_version of the file; another number means another layout: the file is made anew
 LOCK_SECONDS = 5.0  # another report writing the cache at the same time waits this long, then goes without it
 _SCHEMA_SQL = (
     "CREATE TABLE IF NOT EXISTS builds (path TEXT PRIMARY KEY, fingerprint TEXT NOT NULL,"
@@ -182,6 +182,7 @@ def _encode(parsed: ParsedBuild) -> tuple[str, str, str]:
         "malformed": list(parsed.malformed),
         "metadata": dict(parsed.metadata),
         "excluded": parsed.excluded,
+        "has_failing_cell": parsed.has_failing_cell,
     }
     # Most cells of a history are plain passes: kept as a list of names, they decode in one C call.
     passes = [key for key, cell in parsed.cells.items() if cell == PASS]
@@ -214,6 +215,7 @@ def _decode(build_dir: Path, header_text: str, cells_text: str, rows_text: str) 
         cells=cells,
         excluded=dict(header["excluded"]),
         rows=_StoredRows(rows_text, build_dir),
+        has_failing_cell=bool(header["has_failing_cell"]),
     )
 
 

@@ -100,15 +100,21 @@ def window(job: Job, days: float) -> list[Build]:
 
 def analyze(job: Job, *, days: float = DEFAULT_DAYS) -> TabFlakiness:
     builds = window(job, days)
-    failing = [_all_failed(build) for build in builds] if len(job.rows) > 1 else [False] * len(builds)
+    in_window = {id(build) for build in builds}
+    # Per column of the job: None outside the window, else whether every test of it failed.
+    failing = [
+        (_all_failed(build) if len(job.rows) > 1 else False) if id(build) in in_window else None
+        for build in job.builds
+    ]
     tests = []
     for key in job.rows:
         statuses: list[Status] = []
         passed = failed = flaky = infra = 0
-        for build, column_failed in zip(builds, failing, strict=True):
-            cell = build.cells.get(key)
-            status = coalesce(cell.status, ignore_running=False) if cell else Status.NO_RESULT
-            if cell is None or status is Status.NO_RESULT:
+        for cell, column_failed in zip(job.cells(key), failing, strict=True):
+            if column_failed is None:
+                continue
+            status = coalesce(cell.status, ignore_running=False)
+            if status is Status.NO_RESULT:
                 continue
             if status is Status.PASS:
                 passed += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -103,10 +104,18 @@ class Job:
     release_blocking: bool
     builds: list[Build]  # newest first
     rows: dict[str, RowInfo]  # row key -> info, sorted by key
+    _grid: dict[str, tuple[Cell, ...]] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def cells(self, key: str) -> list[Cell]:
+    def cells(self, key: str) -> tuple[Cell, ...]:
         """The row's cells, newest build first; NO_RESULT where the build has none."""
-        return [build.cells.get(key, NO_RESULT) for build in self.builds]
+        if self._grid is None:
+            # The builds hold columns and every page reads rows: transposed once, by C-level map and zip
+            # (a row-by-row lookup is a million dict calls on a long history).
+            keys = list(self.rows)
+            columns = [map(build.cells.get, keys, itertools.repeat(NO_RESULT)) for build in self.builds]
+            rows = zip(*columns, strict=True) if columns else itertools.repeat(())
+            self._grid = dict(zip(keys, rows, strict=False))  # repeat(()) is endless
+        return self._grid.get(key) or tuple(NO_RESULT for _ in self.builds)
 
 
 @dataclass(slots=True)

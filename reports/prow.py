@@ -46,6 +46,7 @@ class ParsedBuild:
     cells: dict[str, Cell]
     excluded: dict[str, str]
     rows: Mapping[str, RowInfo]
+    has_failing_cell: bool  # found once here: a report asks it of every failed build
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +95,8 @@ def parse_build(build_dir: Path) -> ParsedBuild:
         passed = finished.get("passed")
         result = finished.get("result")
         outcome = Outcome(passed if isinstance(passed, bool) else None, str(result) if result else "")
-    return ParsedBuild(build_dir.name, start, end, outcome, tuple(malformed), metadata, cells, excluded, rows)
+    failing = any(cell.status.failing for cell in cells.values())
+    return ParsedBuild(build_dir.name, start, end, outcome, tuple(malformed), metadata, cells, excluded, rows, failing)
 
 
 def column(parsed: ParsedBuild, *, now: float, rows: dict[str, RowInfo]) -> Build:
@@ -104,7 +106,7 @@ def column(parsed: ParsedBuild, *, now: float, rows: dict[str, RowInfo]) -> Buil
             rows.setdefault(key, info)
     overall = _overall(parsed.outcome, parsed.started, parsed.finished, parsed.malformed, now)
     if overall.status is Status.FAIL and not overall.message:
-        overall = _explain_failure(overall, parsed.metadata, parsed.cells)
+        overall = _explain_failure(overall, parsed.metadata, parsed.has_failing_cell)
     return Build(parsed.id, parsed.started, parsed.finished, overall, parsed.metadata, parsed.cells, parsed.excluded)
 
 
@@ -213,11 +215,11 @@ def _overall(outcome: Outcome | None, start: int, end: int | None, malformed: Se
     return Cell(Status.RUNNING, "Build still running...", "R")
 
 
-def _explain_failure(overall: Cell, metadata: Mapping[str, object], cells: dict[str, Cell]) -> Cell:
+def _explain_failure(overall: Cell, metadata: Mapping[str, object], has_failing_cell: bool) -> Cell:
     """A failed build says why: its interrupt reason, or TestGrid's "failed outside of test results"."""
     reason = metadata.get("interrupted")
     if isinstance(reason, str) and reason:
         return Cell(Status.FAIL, f"interrupted: {reason}", "F")
-    if any(cell.status.failing for cell in cells.values()):
+    if has_failing_cell:
         return overall
     return Cell(Status.FAIL, "Build failed outside of test results", "F")
