@@ -11,6 +11,7 @@ import traceback
 from collections.abc import Sequence
 
 from winsuite import paths
+from winsuite import timeline
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite.errors import one_line
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    timeline.since_process_start("cli: start and imports")
     try:
         return int(args.handler(args))
     except UsageError as err:

@@ -20,6 +20,7 @@ from typing import TypeVar
 from kubernetes import watch
 from kubernetes.client.exceptions import ApiException
 
+from winsuite import timeline
 from winsuite.k8s import retry
 
 log = logging.getLogger("winsuite.k8s")
@@ -150,6 +151,12 @@ def _watch_until(list_fn: Callable[..., Any], selector: dict[str, str], namespac
                  describe: Callable[[list[Any]], str]) -> list[Any]:
     """LIST, then watch from that resourceVersion, re-evaluating on every change; LIST again only when the
     resourceVersion expired; give up at the deadline with the last state seen."""
+    with timeline.span("test: wait (watch)", what=what):
+        return _watch(list_fn, selector, namespace, what, condition, timeout, describe)
+
+
+def _watch(list_fn: Callable[..., Any], selector: dict[str, str], namespace: str | None, what: str,
+           condition: Callable[[list[Any]], bool], timeout: float, describe: Callable[[list[Any]], str]) -> list[Any]:
     log.info("waiting up to %.0fs for %s", timeout, what)
     deadline = time.monotonic() + timeout
     kwargs: dict[str, Any] = dict(selector)
@@ -241,6 +248,11 @@ def poll(what: str, check: Callable[[], T], *, timeout: float, interval: float =
     starting answers 400) or a network error; at the deadline, fail naming the last error. Consistently: it
     must pass on every call for `timeout` seconds; the first failure fails. Returns `check`'s last value.
     """
+    with timeline.span("test: wait (poll)", what=what):
+        return _poll(what, check, timeout, interval, consistently)
+
+
+def _poll(what: str, check: Callable[[], T], timeout: float, interval: float, consistently: bool) -> T:
     log.info("polling %.0fs for %s%s", timeout, what, " to hold" if consistently else "")
     deadline = time.monotonic() + timeout
     while True:

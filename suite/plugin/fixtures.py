@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
+from winsuite import timeline
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import spec_of
@@ -73,16 +74,19 @@ def namespace(request: pytest.FixtureRequest, cluster: ClusterSession) -> Genera
     full_name = spec.full_name if spec else request.node.name
     name = namespaces.name_for(full_name, secrets.token_hex(3))
     api = cluster.api
-    namespaces.create(api, name, cluster.run_id, full_name)
+    with timeline.span("test: namespace create"):
+        namespaces.create(api, name, cluster.run_id, full_name)
     # A retried test starts clean: no diagnostics property left from the previous attempt.
     request.node.user_properties[:] = [p for p in request.node.user_properties if p[0] != DIAGNOSTICS_PROPERTY]
     yield name
     try:
         reports = request.node.stash.get(PHASE_REPORTS, {})
         if any(r.failed for r in reports.values()):
-            _collect_diagnostics(request, api, name, full_name)
+            with timeline.span("test: diagnostics"):
+                _collect_diagnostics(request, api, name, full_name)
     finally:
-        namespaces.delete(api, name)
+        with timeline.span("test: namespace delete"):
+            namespaces.delete(api, name)
 
 
 def _collect_diagnostics(request: pytest.FixtureRequest, api: client.ApiClient, namespace: str, name: str) -> None:

@@ -9,6 +9,7 @@ from types import FrameType
 
 import pytest
 
+from winsuite import timeline
 from winsuite.authoring.naming import SPEC_MARKER
 from winsuite.authoring.registry import load_registry
 from winsuite.plugin import fixtures
@@ -19,6 +20,7 @@ from winsuite.plugin.requirements import Requirements
 from winsuite.plugin.session import close_session
 from winsuite.plugin.session import run_config
 from winsuite.plugin.timeouts import TestTimeouts
+from winsuite.plugin.timing import Timing
 from winsuite.policy import options
 from winsuite.policy.run_config import PHASES
 from winsuite.run.results.writer import ResultsWriter
@@ -63,6 +65,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "winsuite-timeouts": TestTimeouts(lambda: run_config(config).job.test_timeout),
         "winsuite-fixtures": fixtures,
     }
+    if timeline.enabled():
+        plugins["winsuite-timing"] = Timing(config)
     results_dir = config.getoption("winsuite_results_dir")
     if results_dir and not hasattr(config, "workerinput"):  # only the controller writes results
         junit_name = config.getoption("winsuite_junit_name") or "junit_01.xml"

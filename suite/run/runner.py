@@ -15,6 +15,7 @@ from types import FrameType
 from typing import Any
 from typing import TextIO
 
+from winsuite import timeline
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.api_guard import GuardedApiClient
@@ -138,9 +139,11 @@ class Runner:
         facts: ClusterFacts | None = None
         try:
             self._set_interruptible(True)
-            session = self._connect_and_discover()
+            with timeline.span("run: connect and discover"):
+                session = self._connect_and_discover()
             self.connection = session.connection
-            self._register(session.connection)
+            with timeline.span("run: lease"):
+                self._register(session.connection)
             facts = session.facts
             self._run_phases(session, started)
         except KeyboardInterrupt:
@@ -161,13 +164,16 @@ class Runner:
             if session is not None:
                 lost = self.api_lost = self._api_lost(session.connection)
                 if lost is None:
-                    self._collect_node_logs(session, started)
-                    self._cleanup_namespaces(session.connection)
+                    with timeline.span("run: node logs"):
+                        self._collect_node_logs(session, started)
+                    with timeline.span("run: namespace cleanup"):
+                        self._cleanup_namespaces(session.connection)
                 else:  # nothing that would wait on it: the run's namespaces are listed for later
                     self._say(f"winsuite: warning: {lost}; node logs not collected and the run's namespaces left "
                               f"(`winsuite cleanup --run-id {self.run_config.run_id}` deletes them once it answers)",
                               stream=sys.stderr)
-                self._collect_cluster_logs(session.connection)
+                with timeline.span("run: cluster logs"):
+                    self._collect_cluster_logs(session.connection)
         return self._finish(facts, result=None)
 
     def _collect_node_logs(self, session: RunSession, started: float) -> None:
@@ -246,7 +252,8 @@ class Runner:
 
     def _run_phases(self, session: RunSession, started: float) -> None:
         upstream = self.upstream = UpstreamEngine(self.run_config, self.layout.artifacts, self.log, self._say)
-        plan = self._plan(session, upstream)
+        with timeline.span("run: plan (catalog, upstream names)"):
+            plan = self._plan(session, upstream)
         deadline = started + self.run_config.job.run_timeout
         prepull_rows = self._prepull(session, deadline) if self.run_config.job.prepull else []
         progress = Progress(sum(p.total for p in plan.values()))
@@ -266,9 +273,11 @@ class Runner:
             if phase_plan.native:
                 native = self._native_phase(spec)
                 self._set_interruptible(False)  # from here a signal stops the phase, which then writes its results
-                native.start()
-                self._supervise(native, progress, deadline, record)
-                record.attempts += self._close_native(native).attempts
+                with timeline.span(f"phase {spec.number}: pytest process"):
+                    native.start()
+                    self._supervise(native, progress, deadline, record)
+                with timeline.span(f"phase {spec.number}: results"):
+                    record.attempts += self._close_native(native).attempts
             for row in phase_plan.upstream_skipped:
                 progress.record(row, True, False)
             record.attempts += upstream.rows(phase_plan.upstream_skipped)
@@ -316,8 +325,9 @@ class Runner:
         self._set_interruptible(True)  # resolving the toolchain may build e2e.test: a signal stops it
         ginkgo = self.upstream.phase(spec, names, session, deadline)
         self._set_interruptible(False)
-        ginkgo.start()
-        self._supervise(ginkgo, progress, deadline, record)
+        with timeline.span(f"phase {spec.number}: ginkgo and e2e.test"):
+            ginkgo.start()
+            self._supervise(ginkgo, progress, deadline, record)
         rows = self.upstream.rows(ginkgo.close())
         phase_of = {name: phase for phase, p in plan.items() for name in p.upstream}
         return {phase: [r for r in rows if phase_of[r.name] == phase] for phase in PHASE_NAMES}
@@ -434,13 +444,16 @@ class Runner:
             metadata["error"] = error
         if self.node_logs_dir:
             metadata["node-logs"] = self.node_logs_dir
-        metadata["credential-scan"] = self._credential_scan(self.layout.build_dir)
+        with timeline.span("run: credential scan"):
+            metadata["credential-scan"] = self._credential_scan(self.layout.build_dir)
         prow.write_finished(self.layout.build_dir, passed=result == "SUCCESS", result=result, metadata=metadata)
         if self.layout.job_dir is not None:
             prow.write_latest_build(self.layout.job_dir, self.layout.build_id)
-        dashboard = self._dashboard()
+        with timeline.span("run: dashboard"):
+            dashboard = self._dashboard()
         if dashboard is not None and self._dashboard_dir().is_dir():
-            self._credential_scan(self._dashboard_dir())
+            with timeline.span("run: credential scan"):
+                self._credential_scan(self._dashboard_dir())
         self._say(summarize(attempts, build_dir=self.layout.build_dir, result=result,
                             interrupted=self.abort_reason, dashboard=dashboard))
         self.log.close()
