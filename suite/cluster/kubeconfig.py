@@ -11,6 +11,7 @@ import yaml
 from kubernetes import client
 from kubernetes import config
 from kubernetes.client.exceptions import ApiException
+from kubernetes.config.kube_config import KubeConfigLoader
 
 from winsuite.cluster.api_guard import GuardedApiClient
 from winsuite.cluster.kubeconfig_file import check_kubeconfig
@@ -23,14 +24,13 @@ log = logging.getLogger("winsuite.cluster")
 def api_client(kubeconfig: Path | None, context: str | None = None) -> client.ApiClient:
     """An ApiClient for a kubeconfig/context, or for the in-cluster config when kubeconfig is None."""
     configuration = client.Configuration()
-    if kubeconfig is not None:
-        check_kubeconfig(kubeconfig, context)
+    checked = None if kubeconfig is None else check_kubeconfig(kubeconfig, context)
     try:
         if kubeconfig is None:
             config.load_incluster_config(client_configuration=configuration)
-        else:
-            config.load_kube_config(config_file=str(kubeconfig), context=context,
-                                    client_configuration=configuration)
+        else:  # relative file names (certificate-authority, tokenFile) are read from the kubeconfig's directory
+            KubeConfigLoader(config_dict=checked, active_context=context,
+                             config_base_path=str(kubeconfig.resolve().parent)).load_and_set(configuration)
     # The file's shape was checked above; what the client still refuses (a certificate file that is not one, an
     # exec plugin that fails) comes as any exception type, and is the user's input, not a bug of winsuite.
     except Exception as err:

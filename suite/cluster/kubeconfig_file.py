@@ -1,6 +1,7 @@
 """A kubeconfig checked before the kubernetes client reads it: the client turns a malformed file into a TypeError,
 a KeyError or urllib3 warnings deep in a request, so the shape of every field it reads is checked here first and a
-problem is one line naming the file and the field (`clusters[0].cluster.server`)."""
+problem is one line naming the file and the field (`clusters[0].cluster.server`). The client is then given only
+those fields: it formats whole entries into strings, which never ends for a YAML alias bomb in a field it ignores."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from winsuite.policy import strict_yaml
 Check = Callable[[Any], None]
 
 
-def check_kubeconfig(path: Path, context: str | None) -> None:
-    """DataError naming `path` and the field for anything the kubernetes client would trip on."""
+def check_kubeconfig(path: Path, context: str | None) -> dict[str, Any]:
+    """The kubeconfig reduced to the fields the kubernetes client reads, each checked; DataError naming `path` and
+    the field for anything the client would trip on."""
     doc = strict_yaml.read(path, "kubeconfig")
     bad = _Problems(path)
     if not isinstance(doc, dict):
@@ -48,6 +50,12 @@ def check_kubeconfig(path: Path, context: str | None) -> None:
     cluster_index, cluster = clusters[entry["cluster"]]
     if cluster.get("server") is None:
         raise bad(f"clusters[{cluster_index}].cluster.server", "required: the API server's URL, like https://host:6443")
+    return {
+        "current-context": chosen,
+        **{key: [{"name": name, inner: body} for name, (_, body) in entries.items()]
+           for key, inner, entries in (("clusters", "cluster", clusters), ("users", "user", users),
+                                       ("contexts", "context", contexts))},
+    }
 
 
 class _Problems:
@@ -101,27 +109,63 @@ def _mapping_of_strings(value: Any) -> None:
         raise ValueError("expected a mapping of strings")
 
 
+class _InField(ValueError):
+    """A problem in a field inside the checked value (exec.command), so the message names its full path."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _fields(value: dict[Any, Any], checks: dict[str, Check]) -> None:
+    for field, check in checks.items():
+        if value.get(field) is not None:
+            try:
+                check(value[field])
+            except _InField as err:
+                raise _InField(f"{field}.{err.field}", str(err)) from None
+            except ValueError as err:
+                raise _InField(field, str(err)) from None
+
+
+def _env(value: Any) -> None:
+    if not isinstance(value, list) or not all(
+            isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str)
+            for item in value):
+        raise ValueError("expected a list of {name, value} strings")
+
+
 def _exec(value: Any) -> None:
     if not isinstance(value, dict):
         raise ValueError(f"expected a mapping with command, args, env, got {_kind(value)}")
     if not isinstance(value.get("command"), str) or not value["command"]:
-        raise ValueError("command: required (a string)")
-    if "args" in value and value["args"] is not None:
-        _strings(value["args"])
-    env = value.get("env")
-    if env is not None and (not isinstance(env, list) or not all(
-            isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str)
-            for item in env)):
-        raise ValueError("env: expected a list of {name, value} strings")
+        raise _InField("command", f"required (a non-empty string), got {_kind(value.get('command'))}")
+    _fields(value, _EXEC_FIELDS)
 
 
 def _auth_provider(value: Any) -> None:
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
         raise ValueError("expected a mapping with a name and a config")
-    if value.get("config") is not None:
-        _mapping_of_strings(value["config"])
+    _fields(value, {"config": _mapping_of_strings})
 
 
+def _known(body: dict[Any, Any], fields: dict[str, Check]) -> dict[str, Any]:
+    """The checked fields of `body`, the nested ones (exec, auth-provider) reduced to theirs too."""
+    kept = {field: body[field] for field in fields if body.get(field) is not None}
+    for field, inner in _NESTED.items():
+        if field in kept:
+            kept[field] = {key: kept[field][key] for key in inner if kept[field].get(key) is not None}
+    return kept
+
+
+# Every field of an exec credential plugin the client reads or hands on (client.authentication.k8s.io).
+_EXEC_FIELDS: dict[str, Check] = {
+    "apiVersion": _string, "command": _string, "args": _strings, "env": _env, "installHint": _string,
+    "interactiveMode": _string, "provideClusterInfo": _flag,
+}
+
+
+_NESTED: dict[str, tuple[str, ...]] = {"exec": tuple(_EXEC_FIELDS), "auth-provider": ("name", "config")}
 _CLUSTER_FIELDS: dict[str, Check] = {
     "server": _url, "certificate-authority": _string, "certificate-authority-data": _base64,
     "insecure-skip-tls-verify": _flag, "tls-server-name": _string, "proxy-url": _url,
@@ -157,12 +201,9 @@ def _named_list(doc: dict[Any, Any], key: str, inner: str, fields: dict[str, Che
             body = {}
         if not isinstance(body, dict):
             raise bad(f"{where}.{inner}", f"expected a mapping, got {_kind(body)}")
-        for field, check in fields.items():
-            if body.get(field) is None:
-                continue
-            try:
-                check(body[field])
-            except ValueError as err:
-                raise bad(f"{where}.{inner}.{field}", str(err)) from None
-        found[name] = (index, body)
+        try:
+            _fields(body, fields)
+        except _InField as err:
+            raise bad(f"{where}.{inner}.{err.field}", str(err)) from None
+        found[name] = (index, _known(body, fields))
     return found
