@@ -1,6 +1,7 @@
 """The API server going away: a run that ends on its own with its results, a cluster that `down` stops whatever
-its API server's state, and `up` that never reuses a cluster that does not serve. These take the session's
-cluster down and up again, so they run after every other test but the teardown one (see conftest.py)."""
+its API server's state (also under a running run), `up` that never reuses a cluster that does not serve, and two
+`up` at once that start one cluster. These take the session's cluster down and up again, so they run after every
+other test but the teardown one (see conftest.py)."""
 
 from __future__ import annotations
 
@@ -110,3 +111,39 @@ def test_up_replaces_a_cluster_whose_api_server_does_not_serve(disrupted_cluster
     assert _apiserver_pid(cluster) != pid
     status = _cli("cluster", "status", "--name", cluster.name, timeout=60)
     assert status.returncode == 0 and "not serving" not in status.stdout, status.stdout
+
+
+def test_down_during_a_run_fails_it_cleanly_and_two_ups_start_one_cluster(disrupted_cluster: EmbeddedCluster,
+                                                                           tmp_path: Path) -> None:
+    cluster = disrupted_cluster
+    process = start(cluster, tmp_path / "downed", *FOCUS, "--run-timeout", f"{RUN_TIMEOUT:.0f}s")
+    try:
+        wait_for_event(tmp_path / "downed", "junit_01.xml", "start", timeout=300,
+                       predicate=lambda event: "test_waits" in event["nodeid"])
+        down = _cli("cluster", "down", "--name", cluster.name)
+        downed_at = time.monotonic()
+        output, _ = process.communicate(timeout=RUN_TIMEOUT + 240)
+        took = time.monotonic() - downed_at
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert down.returncode == 0 and "Traceback" not in down.stdout + down.stderr, down.stdout + down.stderr
+    # The run fails with its results written, without a traceback, and without waiting out its run timeout.
+    assert process.returncode not in (ExitCode.OK, ExitCode.INTERNAL_ERROR), output
+    assert "Traceback" not in output, output
+    assert took < RUN_TIMEOUT, f"the run took {took:.0f}s after the cluster went down\n{output}"
+    build = only_build(tmp_path / "downed")
+    assert build.finished["passed"] is False
+
+    # Two `up` at once: one starts the cluster, the other waits for the lock and reuses it.
+    ups = [subprocess.Popen([*WINSUITE, "cluster", "up", "--name", cluster.name], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True) for _ in range(2)]
+    texts = [up.communicate(timeout=600)[0] for up in ups]
+    assert [up.returncode for up in ups] == [0, 0] and not any("Traceback" in text for text in texts), texts
+    joined = "\n".join(texts)
+    assert joined.count(f"starting cluster {cluster.name}") == 1, joined
+    assert joined.count("reusing it") == 1, joined
+    cluster.target.started = True
+    cluster.__dict__.pop("api", None)
+    status = _cli("cluster", "status", "--name", cluster.name, timeout=60)
+    assert status.returncode == 0, status.stdout
