@@ -257,7 +257,9 @@ class Runner:
         deadline = started + self.run_config.job.run_timeout
         prepull_rows = self._prepull(session, deadline) if self.run_config.job.prepull else []
         progress = Progress(sum(p.total for p in plan.values()))
-        phases = [PhaseSpec(1, "parallel", self.run_config.job.parallelism), PhaseSpec(2, "serial", 1)]
+        # No more pytest workers than tests: each xdist worker is a process that imports and collects everything.
+        workers = max(1, min(self.run_config.job.parallelism, plan["parallel"].native))
+        phases = [PhaseSpec(1, "parallel", workers), PhaseSpec(2, "serial", 1)]
         # Every phase's upstream specs run in one ginkgo run, in the first phase that has any: ginkgo runs the
         # [Serial] ones alone, after the others, and one e2e.test start-up (node checks) serves them all. Their
         # rows go to their own phase's JUnit.
