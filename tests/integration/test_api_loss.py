@@ -104,7 +104,7 @@ def test_up_replaces_a_cluster_whose_api_server_does_not_serve(disrupted_cluster
     text = up.stdout + up.stderr
     assert up.returncode == 0 and "Traceback" not in text, text
     assert f"kube-apiserver (pid {pid}) is running but not serving" in text, text
-    assert "replacing it" in text and "did not stop on SIGTERM: killed" in text, text
+    assert "replacing it" in text, text  # stopped by SIGTERM (with SIGCONT) or, failing that, SIGKILL
     assert leftovers.after_down(cluster.target.layout, before) == []
     cluster.target.started = True
     cluster.__dict__.pop("api", None)
