@@ -51,6 +51,21 @@ def host_objects() -> dict[str, int]:
             "chains": chains, "netns": len(network.netns_names()), "ports": len(listeners())}
 
 
+def settled_host_objects(quiet: float = 10.0, limit: float = 180.0) -> dict[str, int]:
+    """The host's counts once they stop changing: kubelet and kube-proxy add their chains (and CoreDNS's service
+    rules) some seconds after a fresh cluster reports ready; those are the cluster's, not a run's."""
+    deadline = time.monotonic() + limit
+    counts = host_objects()
+    steady_since = time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - steady_since < quiet:
+        time.sleep(1)
+        now = host_objects()
+        if any(now[key] != counts[key] for key in ("mounts", "chains", "netns")):
+            steady_since = time.monotonic()
+        counts = now
+    return counts
+
+
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -74,7 +89,7 @@ def main() -> int:
     core = client.CoreV1Api(api_client(kubeconfig))
     components = {proc.name: proc.pid for proc in state.processes
                   if proc.name in ("kube-apiserver", "kube-controller-manager", "etcd")}
-    baseline = host_objects()
+    baseline = settled_host_objects()
     first: list[tuple[str, str]] | None = None
     problems = 0
     print(f"{'run':>4} {'verdicts':>9} {'wall s':>7} {'winsuite MiB':>13} "
