@@ -94,7 +94,7 @@ def main() -> int:
     problems = 0
     print(f"{'run':>4} {'verdicts':>9} {'wall s':>7} {'winsuite MiB':>13} "
           + " ".join(f"{name + ' MiB':>24}" for name in components)
-          + f" {'namespaces left':>16} " + " ".join(f"{k + ' +/-':>14}" for k in baseline))
+          + f" {'namespaces left':>16} {'terminating':>12} " + " ".join(f"{k + ' +/-':>14}" for k in baseline))
     for index in range(1, args.runs + 1):
         with tempfile.TemporaryDirectory(prefix="winsuite-repeat-") as results:
             started = time.monotonic()
@@ -108,7 +108,11 @@ def main() -> int:
             rows = verdicts(Path(results))
         first = first if first is not None else rows
         same = rows == first and bool(rows)
-        left = [ns.metadata.name for ns in core.list_namespace(label_selector=RUN_ID_LABEL).items]
+        listed = core.list_namespace(label_selector=RUN_ID_LABEL).items
+        # A run deletes its namespaces without waiting for the namespace controller: those being deleted are not
+        # left behind, but they must not pile up from run to run either.
+        left = [ns.metadata.name for ns in listed if ns.metadata.deletion_timestamp is None]
+        terminating = len(listed) - len(left)
         now = host_objects()
         delta = {key: now[key] - baseline[key] for key in baseline}
         leak = bool(left) or any(delta[key] != 0 for key in ("mounts", "chains", "netns"))
@@ -116,7 +120,7 @@ def main() -> int:
         digest = hashlib.sha256(repr(rows).encode()).hexdigest()[:8]
         print(f"{index:>4} {digest + ('' if same else '!'):>9} {wall:>7.1f} {usage.ru_maxrss / 1024:>13.1f} "
               + " ".join(f"{rss_mib(pid):>24.1f}" for pid in components.values())
-              + f" {len(left):>16} " + " ".join(f"{delta[key]:>+14d}" for key in baseline))
+              + f" {len(left):>16} {terminating:>12} " + " ".join(f"{delta[key]:>+14d}" for key in baseline))
     print(f"{args.runs} runs of {len(first or [])} tests: "
           f"{'identical verdicts' if problems == 0 else f'{problems} problem(s)'}; exit codes and rows above "
           f"(processes and ports count the whole host: other programs come and go)")

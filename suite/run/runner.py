@@ -26,8 +26,6 @@ from winsuite.errors import one_line
 from winsuite.k8s import namespaces
 from winsuite.k8s import run_leases
 from winsuite.k8s.namespaces import delete_run_namespaces
-from winsuite.k8s.namespaces import wait_for_namespaces_gone
-from winsuite.k8s.waits import WaitTimeout
 from winsuite.plugin.session import RunSession
 from winsuite.plugin.session import open_session
 from winsuite.policy import options
@@ -407,13 +405,11 @@ class Runner:
                       stream=sys.stderr)
 
     def _delete_namespaces(self, connection: Connection) -> None:
+        # Deleted, not awaited (as upstream's framework does): the namespace controller finishes in the background
+        # and nothing of a later run depends on it; the run's ids keep them apart.
         left = delete_run_namespaces(connection.api, run_id=self.run_config.run_id)
         if left:
             self._say(f"deleting {len(left)} namespace(s) of this run that were still there")
-        try:
-            wait_for_namespaces_gone(connection.api, self.run_config.run_id, timeout=NAMESPACE_DELETE_TIMEOUT)
-        except WaitTimeout as err:
-            self._say(f"winsuite: warning: {err}", stream=sys.stderr)
         run_leases.withdraw(connection.api, self.run_config.run_id)
         if self.upstream is not None:
             others = run_leases.active_runs(connection.api)

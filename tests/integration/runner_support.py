@@ -16,6 +16,8 @@ from kubernetes import client
 
 from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.k8s.namespaces import RUN_ID_LABEL
+from winsuite.k8s.namespaces import wait_for_namespaces_gone
+from winsuite.k8s.waits import WaitTimeout
 
 WINSUITE = (sys.executable, "-m", "winsuite.cli")
 RUNNER_CASES = "tests.runner_cases"
@@ -71,9 +73,18 @@ def only_build(root: Path) -> Build:
     return Build(build)
 
 
-def run_namespaces(cluster: EmbeddedCluster, run_id: str) -> list[str]:
+def run_namespaces(cluster: EmbeddedCluster, run_id: str, gone_within: float = 120.0) -> list[str]:
+    """The run's namespaces it left behind: any it did not delete (seen at once, as the run ends without waiting
+    for the namespace controller), else any still there after `gone_within` seconds."""
     listed = client.CoreV1Api(cluster.api).list_namespace(label_selector=f"{RUN_ID_LABEL}={run_id}")
-    return [ns.metadata.name for ns in listed.items]
+    kept = [ns.metadata.name for ns in listed.items if ns.metadata.deletion_timestamp is None]
+    if kept:
+        return kept
+    try:
+        wait_for_namespaces_gone(cluster.api, run_id, timeout=gone_within)
+    except WaitTimeout as err:
+        return [str(err)]
+    return []
 
 
 def wait_for_event(build_root: Path, junit: str, kind: str, timeout: float, predicate: Any = None) -> dict[str, Any]:
