@@ -99,7 +99,9 @@ def pytest_argv(spec: PhaseSpec, *, results_dir: Path, diagnostics_dir: Path, bu
                 discovery: Path, job_flags: list[str], extra: list[str], cases: str) -> list[str]:
     argv = [
         sys.executable, "-m", "pytest", "--pyargs", cases,
-        "-p", "no:cacheprovider", "-o", "addopts=", "-v", "--tb=short", "--color=no", "-rfEs",
+        # hypothesis (a dev extra of winsuite) would import itself for its report header alone: 0.2 s a process.
+        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-o", "addopts=", "-v", "--tb=short", "--color=no",
+        "-rfEs",
         "--phase", spec.name, "--run-id", run_id, "--results-dir", str(results_dir),
         "--diagnostics-dir", str(diagnostics_dir), "--build-dir", str(build_dir),
         "--junit-name", spec.junit_name, "--discovery", str(discovery),
