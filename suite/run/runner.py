@@ -42,15 +42,17 @@ from winsuite.run import node_logs
 from winsuite.run import prepull
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.base import RunningPhase
+from winsuite.run.engines.ginkgo_phase import UpstreamPhase
 from winsuite.run.engines.native import INTERRUPT_GRACE_SECONDS
 from winsuite.run.engines.native import PhaseProcess
 from winsuite.run.engines.native import job_flags
 from winsuite.run.engines.native import pytest_argv
+from winsuite.run.engines.together import Together
+from winsuite.run.engines.together import split_workers
 from winsuite.run.engines.upstream import UpstreamEngine
 from winsuite.run.layout import Layout
 from winsuite.run.layout import layout_of
 from winsuite.run.ops_run import OpsRun
-from winsuite.run.plan import PHASE_NAMES
 from winsuite.run.plan import PhasePlan
 from winsuite.run.plan import plan_run
 from winsuite.run.plan import skip_upstream
@@ -255,44 +257,22 @@ class Runner:
         deadline = started + self.run_config.job.run_timeout
         prepull_rows = self._prepull(session, deadline) if self.run_config.job.prepull else []
         progress = Progress(sum(p.total for p in plan.values()))
-        # No more pytest workers than tests: each xdist worker is a process that imports and collects everything.
-        workers = max(1, min(self.run_config.job.parallelism, plan["parallel"].native))
-        phases = [PhaseSpec(1, "parallel", workers), PhaseSpec(2, "serial", 1)]
-        # Every phase's upstream specs run in one ginkgo run, in the first phase that has any: ginkgo runs the
-        # [Serial] ones alone, after the others, and one e2e.test start-up (node checks) serves them all. Their
-        # rows go to their own phase's JUnit.
-        upstream_rows: dict[str, list[Attempt]] = {}
-        for spec in phases:
+        for spec in (PhaseSpec(1, "parallel", self.run_config.job.parallelism), PhaseSpec(2, "serial", 1)):
             phase_plan = plan[spec.name]
             if not phase_plan.total:
                 continue
-            progress.set_phase(f"phase {spec.number} ({spec.name}, {spec.workers} worker(s)): "
+            progress.set_phase(f"phase {spec.number} ({spec.name}, parallelism {spec.workers}): "
                                f"{phase_plan.total} tests")
             record = self.records[spec.number] = PhaseRecord()
             record.attempts, prepull_rows = prepull_rows, []  # the prepull's rows go with the first phase
-            if phase_plan.native:
-                native = self._native_phase(spec)
-                self._set_interruptible(False)  # from here a signal stops the phase, which then writes its results
-                with timeline.span(f"phase {spec.number}: pytest process"):
-                    native.start()
-                    self._supervise(native, progress, deadline, record)
-                with timeline.span(f"phase {spec.number}: results"):
-                    record.attempts += self._close_native(native).attempts
             for row in phase_plan.upstream_skipped:
                 progress.record(row, True, False)
             record.attempts += upstream.rows(phase_plan.upstream_skipped)
-            if phase_plan.upstream and not upstream_rows and not self.abort_reason:
-                upstream_rows = self._run_upstream(spec, plan, session, progress, deadline, record)
-            record.attempts += upstream_rows.pop(spec.name, [])
+            self._run_engines(spec, phase_plan, session, progress, deadline, record)
             self._write_junit(spec.junit_name, record.attempts)
             if self.abort_reason:
                 break
             self._set_interruptible(True)
-        for name, rows in upstream_rows.items():  # an interrupted run still writes the rows of a later phase
-            number = PHASE_NAMES.index(name) + 1
-            record = self.records.setdefault(number, PhaseRecord())
-            record.attempts += rows
-            self._write_junit(junit_name(number), record.attempts)
         if self.run_config.job.engine == "both":
             self._cross_check()
         if self.ops is not None and 1 not in self.records:  # nothing ran: the cases' own rows still say why
@@ -317,20 +297,54 @@ class Runner:
                 self._say(f"engines cross-checked on {len(checks)} test(s); they disagree on {len(disagree)}"
                           + "".join(f"\n  {name}" for name in disagree))
 
-    def _run_upstream(self, spec: PhaseSpec, plan: dict[str, PhasePlan], session: RunSession, progress: Progress,
-                      deadline: float, record: PhaseRecord) -> dict[str, list[Attempt]]:
-        """The one ginkgo run of every phase's upstream specs; its rows by phase."""
+    def _run_engines(self, spec: PhaseSpec, phase_plan: PhasePlan, session: RunSession, progress: Progress,
+                     deadline: float, record: PhaseRecord) -> None:
+        """The phase's native tests and upstream specs: at the same time in the parallel phase, the run's
+        parallelism shared between pytest workers and ginkgo processes; one engine after the other in the serial
+        phase, where every test runs alone. Their rows go to `record`."""
+        native_count, upstream_names = phase_plan.native, phase_plan.upstream
+        workers = min(spec.workers, max(native_count, len(upstream_names)))  # no process without a test
+        if native_count and upstream_names and workers >= 2:
+            native_workers, ginkgo_procs = split_workers(workers, native_count, len(upstream_names))
+            ginkgo = self._upstream_phase(dataclasses.replace(spec, workers=ginkgo_procs), upstream_names, session,
+                                          deadline)
+            native = self._native_phase(dataclasses.replace(spec, workers=native_workers))
+            self._say(f"phase {spec.number}: {native_count} native test(s) on {native_workers} pytest worker(s) "
+                      f"and {len(upstream_names)} upstream spec(s) on {ginkgo_procs} ginkgo process(es), together")
+            self._set_interruptible(False)  # from here a signal stops the phase, which then writes its results
+            with timeline.span(f"phase {spec.number}: pytest with ginkgo and e2e.test"):
+                both = Together(spec, [native, ginkgo])
+                native.start()
+                ginkgo.start()
+                self._supervise(both, progress, deadline, record)
+            record.attempts += self._close_native(native).attempts + self._upstream_rows(ginkgo)
+            return
+        if native_count:
+            native = self._native_phase(dataclasses.replace(spec, workers=min(workers, native_count)))
+            self._set_interruptible(False)
+            with timeline.span(f"phase {spec.number}: pytest process"):
+                native.start()
+                self._supervise(native, progress, deadline, record)
+            with timeline.span(f"phase {spec.number}: results"):
+                record.attempts += self._close_native(native).attempts
+        if upstream_names and not self.abort_reason:
+            ginkgo = self._upstream_phase(dataclasses.replace(spec, workers=min(workers, len(upstream_names))),
+                                          upstream_names, session, deadline)
+            self._set_interruptible(False)
+            with timeline.span(f"phase {spec.number}: ginkgo and e2e.test"):
+                ginkgo.start()
+                self._supervise(ginkgo, progress, deadline, record)
+            record.attempts += self._upstream_rows(ginkgo)
+
+    def _upstream_phase(self, spec: PhaseSpec, names: list[str], session: RunSession,
+                        deadline: float) -> UpstreamPhase:
         assert self.upstream is not None
-        names = [name for phase in plan.values() for name in phase.upstream]
         self._set_interruptible(True)  # resolving the toolchain may build e2e.test: a signal stops it
-        ginkgo = self.upstream.phase(spec, names, session, deadline)
-        self._set_interruptible(False)
-        with timeline.span(f"phase {spec.number}: ginkgo and e2e.test"):
-            ginkgo.start()
-            self._supervise(ginkgo, progress, deadline, record)
-        rows = self.upstream.rows(ginkgo.close())
-        phase_of = {name: phase for phase, p in plan.items() for name in p.upstream}
-        return {phase: [r for r in rows if phase_of[r.name] == phase] for phase in PHASE_NAMES}
+        return self.upstream.phase(spec, names, session, deadline)
+
+    def _upstream_rows(self, ginkgo: UpstreamPhase) -> list[Attempt]:
+        assert self.upstream is not None
+        return self.upstream.rows(ginkgo.close())
 
     def _native_phase(self, spec: PhaseSpec) -> PhaseProcess:
         argv = pytest_argv(spec, results_dir=self.layout.artifacts, diagnostics_dir=self.layout.diagnostics_dir,

@@ -25,7 +25,10 @@ class RunningPhase(Protocol):
     """One engine's part of a phase, running in processes of its own."""
 
     spec: PhaseSpec
-    interrupted_with: str | None
+
+    @property
+    def interrupted_with(self) -> str | None:
+        """Why it was asked to stop, once it was."""
 
     def wait(self, timeout: float) -> int | None:
         """The exit code once done, else None after `timeout` seconds."""
