@@ -9,12 +9,14 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from winsuite import paths
 from winsuite import timeline
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite.errors import one_line
+from winsuite.process_exit import exit_now
 
 # Each module of suite/commands/ adds its subcommand(s) with `register(subparsers)`.
 COMMAND_MODULES = (
@@ -74,5 +76,10 @@ def _save_traceback() -> str:
         return "the lines above"
 
 
+def entry() -> NoReturn:
+    """The `winsuite` command: main(), then an exit that skips the interpreter's finalization."""
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

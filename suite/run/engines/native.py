@@ -98,7 +98,7 @@ class PhaseProcess:
 def pytest_argv(spec: PhaseSpec, *, results_dir: Path, diagnostics_dir: Path, build_dir: Path, run_id: str,
                 discovery: Path, job_flags: list[str], extra: list[str], cases: str) -> list[str]:
     argv = [
-        sys.executable, "-m", "pytest", "--pyargs", cases,
+        sys.executable, "-m", "winsuite.run.engines.pytest_process", "--pyargs", cases,
         # hypothesis (a dev extra of winsuite) would import itself for its report header alone: 0.2 s a process.
         "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-o", "addopts=", "-v", "--tb=short", "--color=no",
         "-rfEs",
