@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -22,26 +23,28 @@ from pathlib import Path
 
 from winsuite_reports import junit
 from winsuite_reports import prow
+from winsuite_reports.conventions import ARTIFACTS
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
-from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.junit import is_junit
 from winsuite_reports.model import PASS
 from winsuite_reports.model import Cell
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.prow import Outcome
 from winsuite_reports.prow import ParsedBuild
-from winsuite_reports.prow import junit_files
 from winsuite_reports.prow import parse_build
 
 CACHE_FILE = ".winsuite-report-cache.sqlite"
-SCHEMA = 2  # PRAGMA user_version of the file; another number means another layout: the file is made anew
+SCHEMA = 3  # PRAGMA user_version of the file; another number means another layout: the file is made anew
+PASS_SEPARATOR = "\0"
 LOCK_SECONDS = 5.0  # another report writing the cache at the same time waits this long, then goes without it
 _SCHEMA_SQL = (
     "CREATE TABLE IF NOT EXISTS builds (path TEXT PRIMARY KEY, fingerprint TEXT NOT NULL,"
-    " header TEXT NOT NULL, cells TEXT NOT NULL, rows TEXT NOT NULL)"
+    " header TEXT NOT NULL, passes TEXT NOT NULL, cells TEXT NOT NULL, rows TEXT NOT NULL)"
 )
+_STATUS = {status.value: status for status in Status}  # a dict lookup: Status(value) is an Enum call
 # Anything a stored entry could raise while decoding: it is then read from its files again.
 _UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 
@@ -58,22 +61,26 @@ def _parser_version() -> str:
 def fingerprint(build_dir: Path) -> str:
     """What a build's entry is valid for: its result files as they are now, and the parser that read them."""
     digest = hashlib.blake2b(_PARSER_VERSION.encode(), digest_size=16)
-    for path in _result_files(build_dir):
+    base = str(build_dir)
+    for path in _result_files(base):
         try:
-            info = path.stat()
+            info = os.stat(path)
         except OSError:
             digest.update(f"{path}:unreadable\n".encode())
             continue
-        digest.update(f"{path.relative_to(build_dir)}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode}\n".encode())
+        digest.update(f"{path[len(base) + 1:]}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode}\n".encode())
     return digest.hexdigest()
 
 
-def _result_files(build_dir: Path) -> Iterator[Path]:
-    """Every file parse_build reads, in a fixed order (JUnit files as prow._junit_files lists them)."""
-    yield build_dir / STARTED
-    yield build_dir / FINISHED
-    yield artifacts_dir(build_dir) / METADATA
-    yield from junit_files(build_dir)
+def _result_files(base: str) -> Iterator[str]:
+    """Every file parse_build reads, in a fixed order (JUnit files as prow.junit_files lists them); strings, not
+    Paths: a report fingerprints every build of the root."""
+    yield os.path.join(base, STARTED)
+    yield os.path.join(base, FINISHED)
+    yield os.path.join(base, ARTIFACTS, METADATA)
+    for directory, subdirs, files in os.walk(base):
+        subdirs.sort()
+        yield from (os.path.join(directory, name) for name in sorted(files) if is_junit(name))
 
 
 class BuildCache:
@@ -82,6 +89,7 @@ class BuildCache:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._db = _open(root / CACHE_FILE)
+        self._stored: dict[str, list[str]] | None = None
         self.hits = self.misses = 0
 
     def __enter__(self) -> BuildCache:
@@ -95,11 +103,14 @@ class BuildCache:
 
     def get(self, build_dir: Path, print_: str) -> ParsedBuild | None:
         """The stored parse of `build_dir` when its fingerprint is still `print_`."""
-        found = self._query("SELECT header, cells, rows FROM builds WHERE path = ? AND fingerprint = ?",
-                            (self._key(build_dir), print_))
-        if found:
+        if self._stored is None:  # every entry in one query (its row facts apart: most are never read)
+            self._stored = {path: entry for path, *entry in self._query(
+                "SELECT path, fingerprint, header, passes, cells FROM builds", ())}
+        key = self._key(build_dir)
+        found = self._stored.get(key)
+        if found and found[0] == print_:
             try:
-                parsed = _decode(build_dir, *found[0])
+                parsed = _decode(build_dir, *found[1:], rows=lambda: self._stored_rows(key))
             except _UNDECODABLE:
                 parsed = None
             if parsed is not None:
@@ -115,9 +126,9 @@ class BuildCache:
         rows = [(self._key(path), print_, *_encode(parsed)) for path, print_, parsed in entries]
         try:
             with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO builds VALUES (?, ?, ?, ?, ?)", rows)
-        except sqlite3.Error:
-            self._db = None
+                self._db.executemany("INSERT OR REPLACE INTO builds VALUES (?, ?, ?, ?, ?, ?)", rows)
+        except sqlite3.Error as err:
+            self._give_up(err)
 
     def forget_others(self, job_dir: Path, keep: Iterable[Path]) -> None:
         """Drop the entries of `job_dir`'s builds that are gone from the disk."""
@@ -131,8 +142,13 @@ class BuildCache:
             try:
                 with self._db:
                     self._db.executemany("DELETE FROM builds WHERE path = ?", gone)
-            except sqlite3.Error:
-                self._db = None
+            except sqlite3.Error as err:
+                self._give_up(err)
+
+    def _stored_rows(self, key: str) -> str:
+        """The stored row facts of one build ("" once the cache is closed or gone: read from the files then)."""
+        found = self._query("SELECT rows FROM builds WHERE path = ?", (key,))
+        return found[0][0] if found else ""
 
     def _key(self, path: Path) -> str:
         relative = os.path.relpath(path, self.root)
@@ -143,9 +159,20 @@ class BuildCache:
             return []
         try:
             return self._db.execute(sql, args).fetchall()
-        except sqlite3.Error:
-            self._db = None
+        except sqlite3.Error as err:
+            self._give_up(err)
             return []
+
+    def _give_up(self, err: sqlite3.Error) -> None:
+        """Go on without the cache; a file SQLite finds corrupt is removed, so the next report makes it anew (a
+        locked or read-only one is left as it is)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+        self._db = None
+        if not isinstance(err, sqlite3.OperationalError):
+            with contextlib.suppress(OSError):
+                (self.root / CACHE_FILE).unlink()
 
 
 def _open(path: Path) -> sqlite3.Connection | None:
@@ -159,6 +186,7 @@ def _open(path: Path) -> sqlite3.Connection | None:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA):
                 raise sqlite3.DatabaseError(f"schema {version}")
+            db.execute("PRAGMA synchronous = OFF")  # a cache: no fsync; a file a crash left corrupt is made anew
             db.execute(_SCHEMA_SQL)
             db.execute(f"PRAGMA user_version = {SCHEMA}")
             db.commit()
@@ -173,7 +201,7 @@ def _open(path: Path) -> sqlite3.Connection | None:
     return None
 
 
-def _encode(parsed: ParsedBuild) -> tuple[str, str, str]:
+def _encode(parsed: ParsedBuild) -> tuple[str, str, str, str]:
     outcome = None if parsed.outcome is None else [parsed.outcome.passed, parsed.outcome.result]
     header = {
         "started": parsed.started,
@@ -184,26 +212,28 @@ def _encode(parsed: ParsedBuild) -> tuple[str, str, str]:
         "excluded": parsed.excluded,
         "has_failing_cell": parsed.has_failing_cell,
     }
-    # Most cells of a history are plain passes: kept as a list of names, they decode in one C call.
-    passes = [key for key, cell in parsed.cells.items() if cell == PASS]
+    # Most cells of a history are plain passes: their names, NUL-separated (XML cannot hold a NUL), split in one
+    # C call, faster than a JSON list of a thousand strings.
+    passes = [key for key, cell in parsed.cells.items() if cell == PASS and PASS_SEPARATOR not in key]
     others = {
         key: [cell.status.value, cell.message, cell.icon, cell.diagnostics, cell.interrupted]
         for key, cell in parsed.cells.items()
-        if cell != PASS
+        if cell != PASS or PASS_SEPARATOR in key
     }
     rows = {
         key: [list(info.tags), info.tier, info.category, list(info.plan_items), info.excluded, info.engine, info.case]
         for key, info in parsed.rows.items()
     }
-    return _dumps(header), _dumps([passes, others]), _dumps(rows)
+    return _dumps(header), PASS_SEPARATOR.join(passes), _dumps(others), _dumps(rows)
 
 
-def _decode(build_dir: Path, header_text: str, cells_text: str, rows_text: str) -> ParsedBuild:
+def _decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *,
+            rows: Callable[[], str]) -> ParsedBuild:
     header = json.loads(header_text)
-    passes, others = json.loads(cells_text)
-    cells: dict[str, Cell] = dict.fromkeys(passes, PASS)
+    others = json.loads(cells_text)
+    cells: dict[str, Cell] = dict.fromkeys(passes.split(PASS_SEPARATOR) if passes else (), PASS)
     for key, (status, message, icon, diagnostics, interrupted) in others.items():
-        cells[key] = Cell(Status(status), message, icon, diagnostics, bool(interrupted))
+        cells[key] = Cell(_STATUS[status], message, icon, diagnostics, bool(interrupted))
     outcome = header["outcome"]
     return ParsedBuild(
         id=build_dir.name,
@@ -214,7 +244,7 @@ def _decode(build_dir: Path, header_text: str, cells_text: str, rows_text: str) 
         metadata=dict(header["metadata"]),
         cells=cells,
         excluded=dict(header["excluded"]),
-        rows=_StoredRows(rows_text, build_dir),
+        rows=_StoredRows(rows, build_dir),
         has_failing_cell=bool(header["has_failing_cell"]),
     )
 
@@ -223,7 +253,7 @@ class _StoredRows(Mapping[str, RowInfo]):
     """A build's row facts, decoded only when a report meets one of its rows for the first time (from the build's
     files again should the stored text not decode)."""
 
-    def __init__(self, text: str, build_dir: Path) -> None:
+    def __init__(self, text: Callable[[], str], build_dir: Path) -> None:
         self._text = text
         self._build_dir = build_dir
         self._rows: Mapping[str, RowInfo] | None = None
@@ -233,7 +263,7 @@ class _StoredRows(Mapping[str, RowInfo]):
             try:
                 self._rows = {
                     key: RowInfo(key, tuple(tags), tier, category, tuple(items), excluded, engine, case)
-                    for key, (tags, tier, category, items, excluded, engine, case) in json.loads(self._text).items()
+                    for key, (tags, tier, category, items, excluded, engine, case) in json.loads(self._text()).items()
                 }
             except _UNDECODABLE:
                 self._rows = parse_build(self._build_dir).rows

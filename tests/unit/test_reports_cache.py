@@ -113,6 +113,18 @@ def test_a_corrupt_cache_file_is_made_anew(results: Path) -> None:
         assert db.execute("SELECT count(*) FROM builds").fetchone()[0] == 6
 
 
+def test_a_cache_file_damaged_past_its_header_is_made_anew_by_the_next_report(results: Path) -> None:
+    history_of(results, cache=True)
+    data = bytearray((results / CACHE_FILE).read_bytes())
+    page = 4096  # the first page (header and schema) stays; the pages of the entries are overwritten
+    data[page:] = b"\xff" * (len(data) - page)
+    (results / CACHE_FILE).write_bytes(bytes(data))
+    assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
+    history_of(results, cache=True)
+    with sqlite3.connect(results / CACHE_FILE) as db:
+        assert db.execute("SELECT count(*) FROM builds").fetchone()[0] == 6
+
+
 def test_an_entry_that_does_not_decode_is_read_from_the_files(results: Path) -> None:
     history_of(results, cache=True)
     with sqlite3.connect(results / CACHE_FILE) as db:
