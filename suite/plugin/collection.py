@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Verdict
 from winsuite.policy.selection import in_phase
+from winsuite.run.results import durations
 from winsuite.run.results.model import ENGINE_PROPERTY
 from winsuite.run.results.writer import WINSUITE_PROPERTY
 
@@ -74,6 +76,11 @@ class Selection:
             kept.append(item)
         if deselected:
             config.hook.pytest_deselected(items=deselected)
-        # Slow tests first, so they do not start at the end of a run and stretch it (as upstream does).
+        # The longest first, as far as this machine's record of earlier runs knows (durations), so none starts at
+        # the end and stretches the phase while the other workers sit idle; Slow ones first of all (as upstream).
+        record = config.getoption("winsuite_durations_file", None)
+        if record:
+            names = [s.full_name if (s := spec_of(i)) is not None else i.nodeid for i in kept]
+            kept = [kept[index] for index in durations.longest_first(names, durations.load(Path(record)))]
         kept.sort(key=lambda i: 0 if (s := spec_of(i)) is not None and s.has(Slow) else 1)
         items[:] = kept

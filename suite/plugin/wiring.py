@@ -42,6 +42,7 @@ INTERNAL_OPTIONS = (
     options.Option("--build-dir", "the prow build directory that diagnostics links are relative to "
                    "(default: the parent of --diagnostics-dir)", metavar="DIR"),
     options.Option("--junit-name", "JUnit file name in --results-dir (default junit_01.xml)"),
+    options.Option("--durations-file", "earlier durations of the tests: the longest run first", metavar="FILE"),
 )
 
 

@@ -58,6 +58,7 @@ from winsuite.run.plan import plan_run
 from winsuite.run.plan import skip_upstream
 from winsuite.run.progress import Progress
 from winsuite.run.rerun import Rerun
+from winsuite.run.results import durations
 from winsuite.run.results import junit
 from winsuite.run.results import prow
 from winsuite.run.results.events import events_name
@@ -75,8 +76,10 @@ from winsuite.run.summary import summarize
 from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.conventions import junit_name
 
-# Namespaces take seconds to finalize (their pods must stop); the run waits so it leaves none behind.
+# e2e.test's namespaces an interrupted ginkgo left take seconds to finalize; the run waits for those (its own
+# namespaces it deletes without waiting).
 NAMESPACE_DELETE_TIMEOUT = 120.0
+DURATIONS_FILE = "winsuite-durations.json"  # the snapshot of durations.json the phases order their tests by
 
 
 class Runner:
@@ -349,7 +352,8 @@ class Runner:
     def _native_phase(self, spec: PhaseSpec) -> PhaseProcess:
         argv = pytest_argv(spec, results_dir=self.layout.artifacts, diagnostics_dir=self.layout.diagnostics_dir,
                            build_dir=self.layout.build_dir, run_id=self.run_config.run_id,
-                           discovery=self.layout.artifacts / DISCOVERY_FILE, job_flags=self.flags,
+                           discovery=self.layout.artifacts / DISCOVERY_FILE,
+                           durations_file=self._durations_snapshot(), job_flags=self.flags,
                            extra=self.extra, cases=self.cases)
         return PhaseProcess(spec, argv, self.layout.artifacts, self.log)
 
@@ -410,6 +414,11 @@ class Runner:
         api = connection.api
         return api.serving_problem() if isinstance(api, GuardedApiClient) else None
 
+    def _durations_snapshot(self) -> Path:
+        """This machine's record of the tests' durations, as the run's phases order their tests by it."""
+        path = self.layout.artifacts / DURATIONS_FILE
+        return path if path.exists() else durations.snapshot(path)
+
     def _cleanup_namespaces(self, connection: Connection) -> None:
         try:
             self._delete_namespaces(connection)
@@ -443,6 +452,7 @@ class Runner:
     # -- results -----------------------------------------------------------------------------------------
     def _finish(self, facts: ClusterFacts | None, result: str | None, error: str = "") -> ExitCode:
         attempts = [a for r in self.records.values() for a in r.attempts]
+        durations.record(a for a in attempts if engine_of(a) == "native" and not a.properties.get("interrupted"))
         verdicts = [verdict(rows) for rows in final_attempts(attempts).values()]
         failed = any(v in ("failed", "interrupted") for v in verdicts)
         if result is None:

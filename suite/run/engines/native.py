@@ -96,7 +96,8 @@ class PhaseProcess:
 
 
 def pytest_argv(spec: PhaseSpec, *, results_dir: Path, diagnostics_dir: Path, build_dir: Path, run_id: str,
-                discovery: Path, job_flags: list[str], extra: list[str], cases: str) -> list[str]:
+                discovery: Path, durations_file: Path, job_flags: list[str], extra: list[str],
+                cases: str) -> list[str]:
     argv = [
         sys.executable, "-m", "winsuite.run.engines.pytest_process", "--pyargs", cases,
         # hypothesis (a dev extra of winsuite) would import itself for its report header alone: 0.2 s a process.
@@ -104,7 +105,7 @@ def pytest_argv(spec: PhaseSpec, *, results_dir: Path, diagnostics_dir: Path, bu
         "-rfEs",
         "--phase", spec.name, "--run-id", run_id, "--results-dir", str(results_dir),
         "--diagnostics-dir", str(diagnostics_dir), "--build-dir", str(build_dir),
-        "--junit-name", spec.junit_name, "--discovery", str(discovery),
+        "--junit-name", spec.junit_name, "--discovery", str(discovery), "--durations-file", str(durations_file),
     ]
     if spec.workers > 1:
         argv += ["-n", str(spec.workers)]
