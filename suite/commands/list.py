@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 from typing import Any
 
+from winsuite.authoring.naming import Slow
 from winsuite.commands._output import print_json
 from winsuite.commands._output import warn
 from winsuite.commands._types import Subparsers
@@ -14,6 +15,8 @@ from winsuite.policy import options
 from winsuite.policy.pins import load_pins
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Selector
+from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import plan_shards
 from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import read_names_file
 
@@ -36,6 +39,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--ops-readiness", metavar="DIR_OR_FILE", nargs="+",
                         help="show what each test case of these windows-operational-readiness specifications selects")
     parser.add_argument("--category", help="with --ops-readiness: only the test cases of this category")
+    parser.add_argument("--shards", type=int, metavar="N",
+                        help="cut the tests to run into N shards of even expected duration (this machine's record of "
+                             "earlier runs, else the tests' declared slowness; serial tests together) and show them")
     parser.add_argument("--format", choices=FORMATS, default="table")
     parser.set_defaults(handler=run)
 
@@ -52,9 +58,12 @@ def run(args: argparse.Namespace) -> int:
         warn(message)
     if args.category and not args.ops_readiness:
         raise UsageError("--category needs --ops-readiness")
+    if args.shards is not None and (args.shards < 1 or args.ops_readiness):
+        raise UsageError("--shards needs a number of shards of at least 1, and no --ops-readiness")
     if args.ops_readiness:
         return _list_ops_cases(args, config)
     rows: list[dict[str, Any]] = []
+    planned: list[PlannedTest] = []
     for test in engine_catalog(_natives(config.job.engine), _upstream(config.job.engine), config.job.engine):
         verdict = config.policy.decide(test.name, test.tags)
         status = {Outcome.RUN: "run", Outcome.SKIP: "skip", Outcome.DESELECT: "out"}[verdict.outcome]
@@ -62,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
         rows.append({"status": status, "engine": str(test.engine), "name": test.name, "reason": verdict.reason,
                      "needs": [n.name for n in native.spec.needs] if native else [],
                      "location": native.spec.location if native else ""})
+        if status == "run":
+            planned.append(PlannedTest(test.name, serial=test.serial, slow=Slow in test.tags))
+    if args.shards is not None:
+        return _list_shards(config, planned, args.shards, args.format)
     if args.format == "json":
         print_json({"job": config.job.name, "targetOS": config.target_os, "engine": config.job.engine,
                     "tests": rows})
@@ -79,6 +92,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"{counts['run']} to run ({by_engine['native']} native, {by_engine['upstream']} upstream), "
               f"{counts['skip']} skipped with a reason, {counts['out']} not selected")
     return 0
+
+
+def _list_shards(config: RunConfig, tests: list[PlannedTest], count: int, output: str) -> int:
+    """The plan a sharded run would follow: per shard, its tests and their expected duration."""
+    from winsuite.run.results import durations
+
+    shards = plan_shards(tests, count, durations.load())
+    if output == "json":
+        print_json({"job": config.job.name, "shards": [
+            {"shard": f"{s.number}/{count}", "expectedSeconds": round(s.expected, 1), "tests": list(s.tests)}
+            for s in shards]})
+        return 0
+    for shard in shards:
+        if output == "table":
+            print(f"shard {shard.number}/{count}: {len(shard.tests)} test(s), expected {_duration(shard.expected)}")
+        for name in shard.tests:
+            print(f"    {name}" if output == "table" else f"{shard.number}\t{name}")
+    return 0
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
 def _list_ops_cases(args: argparse.Namespace, config: RunConfig) -> int:

@@ -1,0 +1,75 @@
+"""The shard planner: even expected durations, serial tests together, the same plan for the same input."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from winsuite import cli
+from winsuite.policy.shards import DEFAULT_SECONDS
+from winsuite.policy.shards import SLOW_SECONDS
+from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import expected_durations
+from winsuite.policy.shards import plan_shards
+
+
+def test_recorded_durations_cut_even_shards() -> None:
+    tests = [PlannedTest(f"t{i}") for i in range(6)]
+    recorded = {"t0": 5.0, "t1": 3.0, "t2": 4.0, "t3": 5.0, "t4": 3.0, "t5": 4.0}
+    shards = plan_shards(tests, 2, recorded)
+    assert [shard.expected for shard in shards] == [12.0, 12.0]
+    assert [shard.tests for shard in shards] == [("t0", "t1", "t2"), ("t3", "t4", "t5")]
+    assert sorted(name for shard in shards for name in shard.tests) == sorted(t.name for t in tests)
+
+
+def test_serial_tests_stay_together_in_one_shard() -> None:
+    tests = [PlannedTest("s1", serial=True), PlannedTest("p1"), PlannedTest("s2", serial=True), PlannedTest("p2")]
+    shards = plan_shards(tests, 3, {"s1": 5.0, "s2": 5.0, "p1": 8.0, "p2": 1.0})
+    holding = [shard for shard in shards if {"s1", "s2"} & set(shard.tests)]
+    assert len(holding) == 1 and {"s1", "s2"} <= set(holding[0].tests)
+
+
+def test_without_a_record_slowness_decides() -> None:
+    tests = [PlannedTest("slow", slow=True), PlannedTest("quick")]
+    assert expected_durations(tests, {}) == {"slow": SLOW_SECONDS, "quick": DEFAULT_SECONDS}
+    assert expected_durations(tests, {"quick": 2.0}) == {"slow": SLOW_SECONDS, "quick": 2.0}
+    assert expected_durations([PlannedTest("new"), PlannedTest("a")], {"a": 4.0})["new"] == 4.0
+
+
+def test_zero_shards_are_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        plan_shards([PlannedTest("a")], 0, {})
+
+
+@given(st.lists(st.tuples(st.floats(0, 600), st.booleans()), max_size=60), st.integers(1, 8), st.randoms())
+def test_every_test_in_exactly_one_shard_and_the_plan_does_not_depend_on_input_order(
+        durations: list[tuple[float, bool]], count: int, rng: random.Random) -> None:
+    tests = [PlannedTest(f"test {i}", serial=serial) for i, (_, serial) in enumerate(durations)]
+    recorded = {f"test {i}": seconds for i, (seconds, _) in enumerate(durations)}
+    plan = plan_shards(tests, count, recorded)
+    assert len(plan) == count
+    assert sorted(name for shard in plan for name in shard.tests) == sorted(t.name for t in tests)
+    shuffled = list(tests)
+    rng.shuffle(shuffled)
+    assert [set(s.tests) for s in plan_shards(shuffled, count, recorded)] == [set(s.tests) for s in plan]
+    # The longest-processing-time bound: no shard is expected to run longer than an even share plus one block.
+    blocks = [recorded[t.name] for t in tests if not t.serial] + [sum(recorded[t.name] for t in tests if t.serial)]
+    assert max(s.expected for s in plan) <= sum(blocks) / count + max(blocks) + 1e-6
+
+
+def test_list_shows_the_plan_with_every_selected_test_once(capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("WINSUITE_CACHE_DIR", str(tmp_path))  # no record of durations: declared slowness decides
+    selection = ["list", "--node-os", "linux", "--engine", "native", "--focus", r"\[sig-node\] (Pods|Downward API)"]
+    assert cli.main([*selection, "--format", "names"]) == 0
+    names = capsys.readouterr().out.split("\n")
+    assert cli.main([*selection, "--shards", "3", "--format", "json"]) == 0
+    shards = json.loads(capsys.readouterr().out)["shards"]
+    assert [s["shard"] for s in shards] == ["1/3", "2/3", "3/3"]
+    assert sorted(name for s in shards for name in s["tests"]) == sorted(n for n in names if n)
+    assert max(s["expectedSeconds"] for s in shards) - min(s["expectedSeconds"] for s in shards) <= DEFAULT_SECONDS
