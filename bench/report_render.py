@@ -7,9 +7,10 @@ Four reports of the same results root, each timed as load (reading the builds), 
 - one new build: a build added to the cached root, then a report (the report at the end of a run).
 The dashboard must be byte-identical with and without the cache.
 
-Goals (exit code 1 when one is missed): cached total <= 1.5 s; one new build: load <= 0.3 s; the pages
-within 5 MB. The history is made up but shaped like a real one: mostly green, some tests always skipped, a
-few flaky, a few hard breaks, a few excluded tests that pass when run.
+Goals (exit code 1 when one is missed), each a whole report (load + analysis + render): cold, with no cache,
+<= 1.5 s; after one new build added to a cached root <= 0.3 s; the pages within 5 MB. The history is made up
+but shaped like a real one: mostly green, some tests always skipped, a few flaky, a few hard breaks, a few
+excluded tests that pass when run.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from winsuite_reports.synthetic import write_build
 from winsuite_reports.synthetic import write_job
 
 MB = 1024 * 1024
-GOAL_CACHED_SECONDS = 1.5
-GOAL_NEW_BUILD_LOAD_SECONDS = 0.3
+GOAL_COLD_SECONDS = 1.5
+GOAL_NEW_BUILD_SECONDS = 0.3
 GOAL_BYTES = 5 * MB
 TIERS = ("adapted", "substitute", "windows-specific", "api-compatibility")
 CATEGORIES = ("Core.Pods", "Core.Network", "Core.Storage", "Core.Scheduling", "Core.Security", "Extended.HPA")
@@ -161,10 +162,11 @@ def main() -> int:
         largest_mb = largest.stat().st_size / MB
         print(f"output: {len(files)} files, {size / MB:.2f} MB (largest {largest.name}: {largest_mb:.2f} MB)")
         print(f"dashboard with and without the cache: {'byte-identical' if same else 'DIFFERENT'}")
-        met = (cached.total <= GOAL_CACHED_SECONDS and added.load <= GOAL_NEW_BUILD_LOAD_SECONDS
+        met = (uncached.total <= GOAL_COLD_SECONDS and added.total <= GOAL_NEW_BUILD_SECONDS
                and size <= GOAL_BYTES and same)
-        goal = (f"cached total <= {GOAL_CACHED_SECONDS} s, one new build's load <= {GOAL_NEW_BUILD_LOAD_SECONDS} s,"
-                f" output <= {GOAL_BYTES // MB} MB, identical with and without the cache")
+        goal = (f"cold report (no cache: load + analysis + render) <= {GOAL_COLD_SECONDS} s, a report after one new "
+                f"build (load + analysis + render) <= {GOAL_NEW_BUILD_SECONDS} s, output <= {GOAL_BYTES // MB} MB, "
+                f"identical with and without the cache")
         print(f"goal ({goal}): {'met' if met else 'MISSED'}")
         return 0 if met else 1
 

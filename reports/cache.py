@@ -27,13 +27,13 @@ from winsuite_reports.conventions import ARTIFACTS
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
-from winsuite_reports.junit import is_junit
 from winsuite_reports.model import PASS
 from winsuite_reports.model import Cell
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.prow import Outcome
 from winsuite_reports.prow import ParsedBuild
+from winsuite_reports.prow import junit_paths
 from winsuite_reports.prow import parse_build
 
 CACHE_FILE = ".winsuite-report-cache.sqlite"
@@ -73,14 +73,11 @@ def fingerprint(build_dir: Path) -> str:
 
 
 def _result_files(base: str) -> Iterator[str]:
-    """Every file parse_build reads, in a fixed order (JUnit files as prow.junit_files lists them); strings, not
-    Paths: a report fingerprints every build of the root."""
+    """Every file parse_build reads, in a fixed order; strings, not Paths: a report fingerprints every build."""
     yield os.path.join(base, STARTED)
     yield os.path.join(base, FINISHED)
     yield os.path.join(base, ARTIFACTS, METADATA)
-    for directory, subdirs, files in os.walk(base):
-        subdirs.sort()
-        yield from (os.path.join(directory, name) for name in sorted(files) if is_junit(name))
+    yield from junit_paths(base)
 
 
 class BuildCache:

@@ -18,6 +18,8 @@ from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Verdict
 from winsuite.policy.selection import in_phase
+from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import expected_durations
 from winsuite.run.results import durations
 from winsuite.run.results.model import ENGINE_PROPERTY
 from winsuite.run.results.writer import WINSUITE_PROPERTY
@@ -80,7 +82,8 @@ class Selection:
         # the end and stretches the phase while the other workers sit idle; Slow ones first of all (as upstream).
         record = config.getoption("winsuite_durations_file", None)
         if record:
-            names = [s.full_name if (s := spec_of(i)) is not None else i.nodeid for i in kept]
-            kept = [kept[index] for index in durations.longest_first(names, durations.load(Path(record)))]
+            planned = {i.nodeid: PlannedTest(s.full_name if (s := spec_of(i)) else i.nodeid) for i in kept}
+            expected = expected_durations(list(planned.values()), durations.load(Path(record)))
+            kept.sort(key=lambda i: -expected[planned[i.nodeid].name])
         kept.sort(key=lambda i: 0 if (s := spec_of(i)) is not None and s.has(Slow) else 1)
         items[:] = kept

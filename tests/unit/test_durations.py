@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import expected_durations
 from winsuite.run.results import durations
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
@@ -16,13 +18,19 @@ def attempt(name: str, outcome: Outcome, seconds: float) -> Attempt:
     return Attempt(name, f"test_x.py::{name}", outcome, duration=seconds)
 
 
+def longest_first(names: list[str], known: dict[str, float]) -> list[int]:
+    """The order a parallel phase gives its tests (plugin.collection): by expected duration, longest first."""
+    expected = expected_durations([PlannedTest(name) for name in names], known)
+    return sorted(range(len(names)), key=lambda index: -expected[names[index]])
+
+
 def test_the_longest_known_go_first_and_an_unknown_one_counts_as_the_median() -> None:
     known = {"a": 1.0, "b": 11.0, "c": 3.0}
-    assert durations.longest_first(["a", "new", "b", "c"], known) == [2, 1, 3, 0]  # b 11, new ~3 (median), c 3, a 1
+    assert longest_first(["a", "new", "b", "c"], known) == [2, 1, 3, 0]  # b 11, new ~3 (median), c 3, a 1
 
 
 def test_with_no_record_the_order_is_kept() -> None:
-    assert durations.longest_first(["x", "y", "z"], {}) == [0, 1, 2]
+    assert longest_first(["x", "y", "z"], {}) == [0, 1, 2]
 
 
 def test_a_run_records_what_ran_to_a_verdict_and_keeps_the_rest(tmp_path: Path) -> None:

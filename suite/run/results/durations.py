@@ -34,16 +34,6 @@ def snapshot(to: Path) -> Path:
     return to
 
 
-def longest_first(names: list[str], known: dict[str, float]) -> list[int]:
-    """Indexes of `names`, the longest expected first; a test with no record is expected to take the median of
-    those with one (ties keep their order)."""
-    if not known:
-        return list(range(len(names)))
-    recorded = sorted(known[name] for name in names if name in known) or [0.0]
-    median = recorded[len(recorded) // 2]
-    return sorted(range(len(names)), key=lambda index: -known.get(names[index], median))
-
-
 def load(path: Path | None = None) -> dict[str, float]:
     """{full test name: seconds}; empty when there is no usable record."""
     path = path or durations_file()
