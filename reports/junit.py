@@ -45,6 +45,16 @@ def row_key(testcase_name: str) -> str:
 
 def read_attempts(path: Path) -> list[Attempt]:
     """Every attempt in one JUnit file; a testcase TestGrid drops (bare skip) yields nothing."""
+    attempts = []
+    for testcase in parse_guarded(path).iter("testcase"):
+        attempt = _attempt(testcase)
+        if attempt is not None:
+            attempts.append(attempt)
+    return attempts
+
+
+def parse_guarded(path: Path) -> ET.Element:
+    """The root of a JUnit file TestGrid would read; MalformedJunit for anything it would refuse."""
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):  # a FIFO would block the reader forever
         raise MalformedJunit(f"{path.name}: not a regular file")
@@ -61,12 +71,7 @@ def read_attempts(path: Path) -> list[Attempt]:
         raise MalformedJunit(f"{path.name}: {str(err)[:200] or type(err).__name__}") from None
     if root.tag not in ("testsuites", "testsuite"):
         raise MalformedJunit(f"{path.name}: root element is <{root.tag}>, not <testsuites> or <testsuite>")
-    attempts = []
-    for testcase in root.iter("testcase"):
-        attempt = _attempt(testcase)
-        if attempt is not None:
-            attempts.append(attempt)
-    return attempts
+    return root
 
 
 def _attempt(testcase: ET.Element) -> Attempt | None:

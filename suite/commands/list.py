@@ -6,7 +6,6 @@ import argparse
 from typing import TYPE_CHECKING
 from typing import Any
 
-from winsuite.authoring.naming import Slow
 from winsuite.commands._output import print_json
 from winsuite.commands._output import warn
 from winsuite.commands._types import Subparsers
@@ -15,7 +14,9 @@ from winsuite.policy import options
 from winsuite.policy.pins import load_pins
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Selector
+from winsuite.policy.shard_selection import planned_tests
 from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import plan_document
 from winsuite.policy.shards import plan_shards
 from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import read_names_file
@@ -63,18 +64,16 @@ def run(args: argparse.Namespace) -> int:
     if args.ops_readiness:
         return _list_ops_cases(args, config)
     rows: list[dict[str, Any]] = []
-    planned: list[PlannedTest] = []
-    for test in engine_catalog(_natives(config.job.engine), _upstream(config.job.engine), config.job.engine):
+    catalog = engine_catalog(_natives(config.job.engine), _upstream(config.job.engine), config.job.engine)
+    if args.shards is not None:
+        return _list_shards(config, planned_tests(config, catalog), args.shards, args.format)
+    for test in catalog:
         verdict = config.policy.decide(test.name, test.tags)
         status = {Outcome.RUN: "run", Outcome.SKIP: "skip", Outcome.DESELECT: "out"}[verdict.outcome]
         native = test.native
         rows.append({"status": status, "engine": str(test.engine), "name": test.name, "reason": verdict.reason,
                      "needs": [n.name for n in native.spec.needs] if native else [],
                      "location": native.spec.location if native else ""})
-        if status == "run":
-            planned.append(PlannedTest(test.name, serial=test.serial, slow=Slow in test.tags))
-    if args.shards is not None:
-        return _list_shards(config, planned, args.shards, args.format)
     if args.format == "json":
         print_json({"job": config.job.name, "targetOS": config.target_os, "engine": config.job.engine,
                     "tests": rows})
@@ -100,9 +99,7 @@ def _list_shards(config: RunConfig, tests: list[PlannedTest], count: int, output
 
     shards = plan_shards(tests, count, durations.load())
     if output == "json":
-        print_json({"job": config.job.name, "shards": [
-            {"shard": f"{s.number}/{count}", "expectedSeconds": round(s.expected, 1), "tests": list(s.tests)}
-            for s in shards]})
+        print_json(plan_document(config.job.name, shards))
         return 0
     for shard in shards:
         if output == "table":

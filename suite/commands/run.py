@@ -37,6 +37,12 @@ def register(subparsers: Subparsers) -> None:
                         help="run the failed, flaky and interrupted tests of a stored build again, as a new build of "
                              "the same job with the same settings (a build directory, or a build id under the "
                              "results root)")
+    parser.add_argument("--shard", metavar="I/N",
+                        help="run only the I-th of N shards of the selection (even expected durations, serial tests "
+                             "together), e.g. for a CI matrix; `winsuite merge` makes the shard builds one build")
+    parser.add_argument("--shard-plan", metavar="FILE",
+                        help="with --shard: the plan every shard follows, from `winsuite list --shards N --format "
+                             "json` (default: planned here, from this machine's record of durations)")
     parser.add_argument("--cases", metavar="PACKAGE", default="winsuite.cases",
                         help="Python package of winsuite tests to run (default: winsuite.cases, the catalog)")
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
@@ -56,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.category and not args.ops_readiness:
         raise UsageError("--category needs --ops-readiness")
+    if args.shard_plan and not args.shard:
+        raise UsageError("--shard-plan needs --shard I/N")
+    if args.shard and (args.ops_readiness or args.rerun_failed):
+        raise UsageError("--shard cuts the job's selection: it does not combine with --ops-readiness or --rerun-failed")
     ops = OpsRun(load_cases(args.ops_readiness, args.category)) if args.ops_readiness else None
     rerun = load_rerun(args.rerun_failed, Path(args.results_root)) if args.rerun_failed else None
     if rerun is not None and not rerun.names:

@@ -2,16 +2,27 @@
 
 Each test is expected to take what it took when it last ran (the record of durations the caller passes), else, for a
 test never run here, the median of the recorded ones, or by its declared slowness when nothing is recorded
-(upstream's `[Slow]` marks specs of five minutes and more). Serial tests run alone whatever the shard, so they
-stay together in one shard, as one block. The cut is the longest-processing-time rule: the longest test (or the
-serial block) goes to the shard expected to finish first. Equal inputs give the same plan.
+(upstream's `[Slow]` marks specs of five minutes and more); a test the policy skips with a reason takes no time, but
+still belongs to one shard, which reports its row. Serial tests run alone whatever the shard, so they stay together in
+one shard, as one block. The cut is the longest-processing-time rule: the longest test (or the serial block) goes to
+the shard expected to finish first. Equal inputs give the same plan.
+
+A plan is also a file (`winsuite list --shards N --format json`), so shards run on different machines (a CI matrix,
+the pods of an in-cluster run) follow the one plan whatever each machine has recorded.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from winsuite.errors import DataError
+from winsuite.errors import UsageError
+from winsuite.errors import shown
 
 DEFAULT_SECONDS = 30.0  # a test with no record where nothing is recorded
 SLOW_SECONDS = 300.0  # a [Slow] test with no record
@@ -22,6 +33,7 @@ class PlannedTest:
     name: str
     serial: bool = False
     slow: bool = False
+    skipped: bool = False  # the policy skips it with a reason: its row costs nothing
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,9 +44,10 @@ class Shard:
 
 
 def expected_durations(tests: Sequence[PlannedTest], recorded: Mapping[str, float]) -> dict[str, float]:
-    known = sorted(recorded[t.name] for t in tests if t.name in recorded)
+    known = sorted(recorded[t.name] for t in tests if t.name in recorded and not t.skipped)
     typical = known[len(known) // 2] if known else DEFAULT_SECONDS
-    return {t.name: recorded.get(t.name, max(typical, SLOW_SECONDS) if t.slow else typical) for t in tests}
+    return {t.name: 0.0 if t.skipped else recorded.get(t.name, max(typical, SLOW_SECONDS) if t.slow else typical)
+            for t in tests}
 
 
 def plan_shards(tests: Sequence[PlannedTest], count: int, recorded: Mapping[str, float]) -> list[Shard]:
@@ -57,3 +70,60 @@ def plan_shards(tests: Sequence[PlannedTest], count: int, recorded: Mapping[str,
     order = {t.name: index for index, t in enumerate(tests)}  # within a shard, the given order
     return [Shard(index + 1, tuple(sorted(members[index], key=order.__getitem__)), loads[index])
             for index in range(count)]
+
+
+_SHARD_REF = re.compile(r"^([1-9][0-9]{0,3})/([1-9][0-9]{0,3})$")
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardRef:
+    """`--shard I/N`: the I-th of N shards, 1-based."""
+
+    number: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.number}/{self.count}"
+
+    @staticmethod
+    def parse(text: str) -> ShardRef:
+        match = _SHARD_REF.match(text.strip())
+        if match is None or int(match[1]) > int(match[2]):
+            raise UsageError(f"--shard {text!r}: expected I/N with 1 <= I <= N (e.g. 2/4)")
+        return ShardRef(int(match[1]), int(match[2]))
+
+
+def plan_document(job: str, shards: Sequence[Shard]) -> dict[str, Any]:
+    """The plan as `winsuite list --shards N --format json` prints it and `--shard-plan` reads it."""
+    count = len(shards)
+    return {"job": job, "shards": [
+        {"shard": f"{s.number}/{count}", "expectedSeconds": round(s.expected, 1), "tests": list(s.tests)}
+        for s in shards]}
+
+
+def read_plan(path: Path, raw: Any) -> list[Shard]:
+    """A plan document read back (`raw` is the parsed file); every shape error names the file and field."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("shards"), list) or not raw["shards"]:
+        raise DataError(path, "shards", f"expected a non-empty list of shards, got {shown(raw)}")
+    entries: list[Any] = raw["shards"]
+    shards = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        where = f"shards[{index}]"
+        if not isinstance(entry, dict):
+            raise DataError(path, where, f"expected {{shard, expectedSeconds, tests}}, got {shown(entry)}")
+        ref = f"{index + 1}/{len(entries)}"
+        if entry.get("shard") != ref:
+            raise DataError(path, f"{where}.shard", f"expected {ref}, got {shown(entry.get('shard'))}")
+        tests = entry.get("tests")
+        if not isinstance(tests, list) or not all(isinstance(t, str) and t for t in tests):
+            raise DataError(path, f"{where}.tests", f"expected a list of test names, got {shown(tests)}")
+        for name in tests:
+            if name in seen:
+                raise DataError(path, f"{where}.tests", f"{name!r} is in shard {seen[name]} already")
+            seen[name] = index + 1
+        expected = entry.get("expectedSeconds", 0.0)
+        if isinstance(expected, bool) or not isinstance(expected, int | float) or not 0 <= expected < 1e9:
+            raise DataError(path, f"{where}.expectedSeconds", f"expected seconds, got {shown(expected)}")
+        shards.append(Shard(index + 1, tuple(tests), float(expected)))
+    return shards

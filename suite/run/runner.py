@@ -30,12 +30,17 @@ from winsuite.plugin.session import RunSession
 from winsuite.plugin.session import open_session
 from winsuite.policy import options
 from winsuite.policy.catalog import DEFAULT_PACKAGE
+from winsuite.policy.catalog import CatalogTest
 from winsuite.policy.catalog import collect
+from winsuite.policy.catalog import engine_catalog
 from winsuite.policy.jobs import apply_overrides
 from winsuite.policy.prepull_list import to_prepull
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import build_run_config
 from winsuite.policy.selection import Selector
+from winsuite.policy.selection import exact_focus
+from winsuite.policy.shard_selection import shard_tests
+from winsuite.policy.shards import ShardRef
 from winsuite.run import credential_scan
 from winsuite.run import dashboard
 from winsuite.run import node_logs
@@ -72,6 +77,7 @@ from winsuite.run.results.merge import read_events
 from winsuite.run.results.merge import verdict
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.prow import DISCOVERY_FILE
+from winsuite.run.results.prow import SHARD_METADATA
 from winsuite.run.summary import summarize
 from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.conventions import junit_name
@@ -98,6 +104,8 @@ class Runner:
         self.upstream: UpstreamEngine | None = None  # set once the run knows its cluster
         self.rerun: Rerun | None = None  # the build whose failed tests this run runs again
         self.ops: OpsRun | None = None  # the windows-operational-readiness cases the run's selection comes from
+        self.shard: ShardRef | None = None  # --shard I/N: the run is one shard of its selection
+        self.shard_plan: Path | None = None  # --shard-plan: the file the shards were cut by (else planned here)
         self.node_logs = "on-failure"  # when node logs are collected (node_logs.MODES)
         self.node_logs_dir = ""  # where they are, relative to the build directory, once collected
         self.connection: Connection | None = None  # the cluster, once connected
@@ -117,6 +125,9 @@ class Runner:
         layout = layout_of(run, args.results_root, args.build_id)
         runner = cls(run, layout, job_flags(args), list(args.pytest_args or []), args.cases)
         runner.rerun, runner.ops = rerun, ops
+        if getattr(args, "shard", None):
+            runner.shard = ShardRef.parse(args.shard)
+            runner.shard_plan = Path(args.shard_plan) if getattr(args, "shard_plan", None) else None
         runner.node_logs = getattr(args, "collect_node_logs", None) or "on-failure"
         return runner
 
@@ -217,6 +228,8 @@ class Runner:
         natives = collect(self.cases)
         if self.ops is not None:
             self._focus_on_ops_cases([e.spec.full_name for e in natives] + names, session.facts)
+        if self.shard is not None:
+            self._focus_on_shard(engine_catalog(natives, names, self.run_config.job.engine))
         plan = plan_run(self.run_config, natives, names)
         if any(p.upstream for p in plan.values()):
             reason = session.facts.skip_reason((Capability.RUNS_CONTAINERS,), self.run_config.target_os)
@@ -244,14 +257,25 @@ class Runner:
     def _focus_on_ops_cases(self, names: list[str], facts: ClusterFacts) -> None:
         """--ops-readiness: the run (and its phases) select exactly what the cases that apply select."""
         assert self.ops is not None
-        focus = self.ops.focus(names, facts)
+        self._focus(self.ops.focus(names, facts))
+        for selection in self.ops.selections:
+            state = selection.not_applicable or f"{len(selection.names)} test(s)"
+            self._say(f"ops-readiness {selection.case.category}: {selection.case.description}: {state}")
+
+    def _focus_on_shard(self, tests: list[CatalogTest]) -> None:
+        """--shard I/N: the run (and its phases) select exactly the tests of its shard of the selection."""
+        assert self.shard is not None
+        shard = shard_tests(self.run_config, tests, self.shard, durations.load(), self.shard_plan)
+        self._focus(exact_focus(list(shard.tests)))
+        self._say(f"shard {self.shard}: {len(shard.tests)} test(s), expected {shard.expected:.0f}s"
+                  + (f" (plan {self.shard_plan})" if self.shard_plan else ""))
+
+    def _focus(self, focus: str) -> None:
+        """Narrow the selection to `focus` (the skips still apply), for the run and its phases alike."""
         policy = self.run_config.policy
         self.run_config = dataclasses.replace(self.run_config, policy=dataclasses.replace(
             policy, selector=Selector((focus,), policy.selector.skip)))
         self.flags = [f for f in self.flags if not f.startswith("--focus=")] + [f"--focus={focus}"]
-        for selection in self.ops.selections:
-            state = selection.not_applicable or f"{len(selection.names)} test(s)"
-            self._say(f"ops-readiness {selection.case.category}: {selection.case.description}: {state}")
 
     def _run_phases(self, session: RunSession, started: float) -> None:
         upstream = self.upstream = UpstreamEngine(self.run_config, self.layout.artifacts, self.log, self._say)
@@ -483,8 +507,8 @@ class Runner:
             return ExitCode.TIMED_OUT if self.timed_out else ExitCode.INTERRUPTED
         if error:
             return ExitCode.USAGE_ERROR
-        if not verdicts:
-            return ExitCode.NO_TESTS_SELECTED
+        if not verdicts:  # a shard may get no test when there are more shards than tests
+            return ExitCode.OK if self.shard is not None else ExitCode.NO_TESTS_SELECTED
         return ExitCode.TESTS_FAILED if failed else ExitCode.OK
 
     def _credential_scan(self, root: Path) -> str:
@@ -549,6 +573,7 @@ class Runner:
             "engine": job.engine, "cases": self.cases,
             **({"job-file": str(Path(job.source).resolve())} if Path(job.source).is_file() else {}),
             **(self.rerun.metadata_entries() if self.rerun else {}),
+            **({SHARD_METADATA: str(self.shard)} if self.shard else {}),
         }
 
     # -- plumbing ------------------------------------------------------------------------------------------

@@ -11,10 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from winsuite import cli
+from winsuite.errors import DataError
+from winsuite.errors import UsageError
+from winsuite.policy.shard_selection import load_plan
 from winsuite.policy.shards import DEFAULT_SECONDS
 from winsuite.policy.shards import SLOW_SECONDS
 from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import ShardRef
 from winsuite.policy.shards import expected_durations
+from winsuite.policy.shards import plan_document
 from winsuite.policy.shards import plan_shards
 
 
@@ -73,3 +78,44 @@ def test_list_shows_the_plan_with_every_selected_test_once(capsys: pytest.Captur
     assert [s["shard"] for s in shards] == ["1/3", "2/3", "3/3"]
     assert sorted(name for s in shards for name in s["tests"]) == sorted(n for n in names if n)
     assert max(s["expectedSeconds"] for s in shards) - min(s["expectedSeconds"] for s in shards) <= DEFAULT_SECONDS
+
+
+def test_a_skipped_test_costs_nothing_but_belongs_to_one_shard() -> None:
+    tests = [PlannedTest("a"), PlannedTest("b"), PlannedTest("excluded", skipped=True)]
+    assert expected_durations(tests, {"excluded": 50.0, "a": 4.0})["excluded"] == 0.0
+    plan = plan_shards(tests, 2, {"a": 4.0, "b": 4.0})
+    assert sorted(name for shard in plan for name in shard.tests) == ["a", "b", "excluded"]
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "1/0", "a/b", "1", "1/2/3", "-1/2", ""])
+def test_shard_refs_other_than_i_of_n_are_refused(text: str) -> None:
+    with pytest.raises(UsageError, match="expected I/N"):
+        ShardRef.parse(text)
+
+
+def test_shard_ref_reads_i_of_n() -> None:
+    assert ShardRef.parse(" 2/4 ") == ShardRef(2, 4) and str(ShardRef(2, 4)) == "2/4"
+
+
+def test_a_plan_file_round_trips_and_bad_ones_name_the_field(tmp_path: Path) -> None:
+    plan = plan_shards([PlannedTest("a"), PlannedTest("b"), PlannedTest("c")], 2, {"a": 3.0})
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan_document("job", plan)))
+    assert load_plan(path) == plan
+    for raw, field in (({"shards": "x"}, "shards"), ({"shards": [{"shard": "2/1", "tests": []}]}, "shards[0].shard"),
+                       ({"shards": [{"shard": "1/1", "tests": [1]}]}, "shards[0].tests"),
+                       ({"shards": [{"shard": "1/2", "tests": ["a"]}, {"shard": "2/2", "tests": ["a"]}]},
+                        "shards[1].tests")):
+        path.write_text(json.dumps(raw))
+        with pytest.raises(DataError) as caught:
+            load_plan(path)
+        assert caught.value.field == field
+
+
+def test_run_with_a_plan_of_another_count_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan_document("job", plan_shards([PlannedTest("a")], 1, {}))))
+    assert cli.main(["run", "--shard", "1/2", "--shard-plan", str(path), "--kubeconfig", str(tmp_path / "none")]) == 4
+    assert "error" in capsys.readouterr().err
+    assert cli.main(["run", "--shard", "3/2"]) == 4
+    assert "expected I/N" in capsys.readouterr().err

@@ -18,6 +18,8 @@ from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
 from winsuite_reports.conventions import IT_PREFIX
 from winsuite_reports.conventions import SUITE_NAME
+from winsuite_reports.junit import MalformedJunit
+from winsuite_reports.junit import parse_guarded
 
 MAX_MESSAGE = 300
 
@@ -95,3 +97,30 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 def write(path: Path, attempts: Iterable[Attempt], timestamp: str | None = None) -> None:
     write_atomically(path, render(attempts, timestamp))
+
+
+def read(path: Path) -> list[Attempt]:
+    """The attempts of a JUnit file winsuite wrote (a shard's build, to merge), with their properties; the file is
+    checked as TestGrid would (MalformedJunit), so a broken shard is named, not half read."""
+    rows = []
+    for testcase in parse_guarded(path).iter("testcase"):
+        properties = {p.get("name", ""): p.get("value", "") for p in testcase.iter("property")}
+        problem = testcase.find("failure")
+        if problem is None:
+            problem = testcase.find("error")
+        skipped = testcase.find("skipped")
+        if problem is not None:
+            interrupted = properties.get("interrupted") == "true"
+            outcome = Outcome.INTERRUPTED if interrupted else Outcome.FAILED
+            message, details = problem.get("message", ""), problem.text or ""
+        elif skipped is not None:
+            outcome, message, details = Outcome.SKIPPED, skipped.get("message", ""), ""
+        else:
+            outcome, message, details = Outcome.PASSED, "", ""
+        try:
+            attempt, duration = int(properties.pop("attempt", "1")), float(testcase.get("time") or 0.0)
+        except ValueError as err:
+            raise MalformedJunit(f"{path.name}: testcase {testcase.get('name', '')!r}: {err}") from None
+        rows.append(Attempt(testcase.get("name", "").removeprefix(IT_PREFIX), "", outcome, attempt, duration,
+                            message, details, properties))
+    return rows

@@ -20,6 +20,7 @@ from winsuite_reports.conventions import artifacts_dir
 RESULTS = ("SUCCESS", "FAILURE", "ABORTED")
 # What `winsuite run` discovered of the cluster (artifacts/), handed to its pytest phases.
 DISCOVERY_FILE = "discovery.json"
+SHARD_METADATA = "shard"  # a shard's build says which one it is: "I/N"
 
 
 def new_build_id(job_dir: Path) -> str:

@@ -1,0 +1,54 @@
+"""Which tests one shard of a run runs: the run's selection, planned into shards, narrowed to one of them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Mapping
+from pathlib import Path
+
+from winsuite.authoring.naming import Slow
+from winsuite.errors import DataError
+from winsuite.errors import UsageError
+from winsuite.policy.catalog import CatalogTest
+from winsuite.policy.run_config import RunConfig
+from winsuite.policy.selection import Outcome
+from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import Shard
+from winsuite.policy.shards import ShardRef
+from winsuite.policy.shards import plan_shards
+from winsuite.policy.shards import read_plan
+from winsuite_reports.prow import MalformedJson
+from winsuite_reports.prow import read_json_object
+
+
+def planned_tests(run: RunConfig, tests: Iterable[CatalogTest]) -> list[PlannedTest]:
+    """Every test the run reports (run, or skipped with a reason), once each (a test both engines run is one)."""
+    planned: dict[str, PlannedTest] = {}
+    for test in tests:
+        verdict = run.policy.decide(test.name, test.tags)
+        if verdict.outcome is not Outcome.DESELECT and test.name not in planned:
+            planned[test.name] = PlannedTest(test.name, serial=test.serial, slow=Slow in test.tags,
+                                             skipped=verdict.outcome is Outcome.SKIP)
+    return list(planned.values())
+
+
+def load_plan(path: Path) -> list[Shard]:
+    """A plan file written by `winsuite list --shards N --format json`."""
+    try:
+        raw = read_json_object(path)
+    except OSError as err:
+        raise UsageError(f"cannot read shard plan {path}: {err.strerror or err}") from None
+    except MalformedJson as err:
+        raise DataError(path, "", f"not a shard plan: {err}") from None
+    return read_plan(path, raw)
+
+
+def shard_tests(run: RunConfig, tests: Iterable[CatalogTest], shard: ShardRef, recorded: Mapping[str, float],
+                plan_file: Path | None = None) -> Shard:
+    """The tests of `shard`: from the plan file when one is given, else planned here from `recorded`."""
+    if plan_file is not None:
+        plan = load_plan(plan_file)
+        if len(plan) != shard.count:
+            raise UsageError(f"--shard {shard}: the plan {plan_file} has {len(plan)} shard(s), not {shard.count}")
+        return plan[shard.number - 1]
+    return plan_shards(planned_tests(run, tests), shard.count, recorded)[shard.number - 1]
