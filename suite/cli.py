@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "winsuite.commands.cluster",
     "winsuite.commands.report",
     "winsuite.commands.merge",
+    "winsuite.commands.incluster",
 )
 
 

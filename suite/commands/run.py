@@ -43,6 +43,18 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--shard-plan", metavar="FILE",
                         help="with --shard: the plan every shard follows, from `winsuite list --shards N --format "
                              "json` (default: planned here, from this machine's record of durations)")
+    parser.add_argument("--in-cluster", action="store_true",
+                        help="run inside the target cluster: the shards as the pods of an Indexed Job (in a namespace "
+                             "of the run's own, with a service account bound for the run), followed from here and "
+                             "merged into one build; everything of the run is deleted at its end")
+    parser.add_argument("--shards", type=int, metavar="N",
+                        help="with --in-cluster: the number of shard pods (default 1)")
+    parser.add_argument("--image", metavar="REF",
+                        help="with --in-cluster: winsuite's image the pods run (default on the embedded cluster: one "
+                             "made here, `winsuite image build`)")
+    parser.add_argument("--detach", action="store_true",
+                        help="with --in-cluster: start the run and return; `winsuite attach BUILD` follows it later")
+    parser.add_argument("--run-id", help="the run's id, which labels its namespaces (default: new)")
     parser.add_argument("--cases", metavar="PACKAGE", default="winsuite.cases",
                         help="Python package of winsuite tests to run (default: winsuite.cases, the catalog)")
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
@@ -66,6 +78,18 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--shard-plan needs --shard I/N")
     if args.shard and (args.ops_readiness or args.rerun_failed):
         raise UsageError("--shard cuts the job's selection: it does not combine with --ops-readiness or --rerun-failed")
+    in_cluster_only = [flag for flag, value in (("--shards", args.shards), ("--image", args.image),
+                                                ("--detach", args.detach)) if value]
+    if in_cluster_only and not args.in_cluster:
+        raise UsageError(f"{in_cluster_only[0]} needs --in-cluster")
+    if args.in_cluster:
+        if args.shards is not None and not 1 <= args.shards <= 100:
+            raise UsageError(f"--shards {args.shards}: expected 1 to 100 shard pods")
+        if args.shard or args.ops_readiness or args.rerun_failed:
+            raise UsageError("--in-cluster plans its own shards: leave out --shard, --ops-readiness, --rerun-failed")
+        from winsuite.run.incluster.start import start
+
+        return start(args)
     ops = OpsRun(load_cases(args.ops_readiness, args.category)) if args.ops_readiness else None
     rerun = load_rerun(args.rerun_failed, Path(args.results_root)) if args.rerun_failed else None
     if rerun is not None and not rerun.names:

@@ -58,7 +58,8 @@ CLUSTER_OPTIONS = (
     Option("--kubeconfig", "run against the cluster of this kubeconfig (default: the embedded cluster)",
            "cluster.kubeconfig", metavar="FILE"),
     Option("--context", "kubeconfig context to use", "cluster.context"),
-    Option("--in-cluster", "use the in-cluster service account config", "cluster.type", action="store_true"),
+    Option("--in-cluster-config", "connect with the service account of the pod winsuite runs in (in-cluster config)",
+           "cluster.type", action="store_true"),
     Option("--cluster-name", "name of the embedded (or kind) cluster", "cluster.name"),
     Option("--no-real-node", "embedded cluster without the real Linux node", "cluster.real_node",
            action="store_true"),
@@ -106,7 +107,7 @@ def overrides(get: Callable[[str], Any], options: tuple[Option, ...] = RUN_OPTIO
             continue
         if option.convert is not None:
             value = option.convert(value)
-        if option.flag == "--in-cluster":
+        if option.flag == "--in-cluster-config":
             value = "in-cluster"
         elif option.flag == "--no-real-node":
             value = False

@@ -9,6 +9,7 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from types import FrameType
@@ -106,6 +107,7 @@ class Runner:
         self.ops: OpsRun | None = None  # the windows-operational-readiness cases the run's selection comes from
         self.shard: ShardRef | None = None  # --shard I/N: the run is one shard of its selection
         self.shard_plan: Path | None = None  # --shard-plan: the file the shards were cut by (else planned here)
+        self.on_row: Callable[[int, Attempt, bool], None] | None = None  # (phase, attempt, final) as rows finish
         self.node_logs = "on-failure"  # when node logs are collected (node_logs.MODES)
         self.node_logs_dir = ""  # where they are, relative to the build directory, once collected
         self.connection: Connection | None = None  # the cluster, once connected
@@ -119,7 +121,7 @@ class Runner:
         if ops is not None:
             args = ops.applied_to(args)
         get = vars(args).get
-        run = build_run_config(options.job_ref(get), options.overrides(get))
+        run = build_run_config(options.job_ref(get), options.overrides(get), run_id=get("run_id") or None)
         run_level = {"parallelism": args.parallelism, "run_timeout": args.run_timeout, "artifacts": args.artifacts}
         run = dataclasses.replace(run, job=apply_overrides(run.job, run_level))
         layout = layout_of(run, args.results_root, args.build_id)
@@ -293,7 +295,7 @@ class Runner:
             record = self.records[spec.number] = PhaseRecord()
             record.attempts, prepull_rows = prepull_rows, []  # the prepull's rows go with the first phase
             for row in phase_plan.upstream_skipped:
-                progress.record(row, True, False)
+                self._record(progress, spec.number, row, True, False)
             record.attempts += upstream.rows(phase_plan.upstream_skipped)
             self._run_engines(spec, phase_plan, session, progress, deadline, record)
             self._write_junit(spec.junit_name, record.attempts)
@@ -389,7 +391,7 @@ class Runner:
             code = phase.wait(timeout=0.5)
             for attempt, final in phase.new_attempts():
                 key = (attempt.name, engine_of(attempt))
-                progress.record(attempt, final, key in failed_before)
+                self._record(progress, phase.spec.number, attempt, final, key in failed_before)
                 if attempt.outcome.value == "failed":
                     failed_before.add(key)
             if code is not None:
@@ -407,6 +409,12 @@ class Runner:
             ):
                 self._say("winsuite: the phase did not stop in time; killing it")
                 phase.kill()
+
+    def _record(self, progress: Progress, phase: int, attempt: Attempt, final: bool, earlier_failed: bool) -> None:
+        """A row as it finishes: on the progress line, and to whoever follows the run's rows (a shard's pod)."""
+        progress.record(attempt, final, earlier_failed)
+        if self.on_row is not None:
+            self.on_row(phase, attempt, final)
 
     def _close_native(self, phase: PhaseProcess) -> PhaseRecord:
         """The native phase's rows from its event log, whatever state the phase ended in."""

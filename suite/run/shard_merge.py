@@ -130,8 +130,10 @@ def merged_result(builds: Sequence[ShardBuild]) -> str:
     return "ABORTED" if "ABORTED" in results else "FAILURE" if "FAILURE" in results else "SUCCESS"
 
 
-def write_merged(builds: Sequence[ShardBuild], build_dir: Path) -> list[Attempt]:
-    """The merged build in `build_dir`; its rows. `check_shards` first."""
+def write_merged(builds: Sequence[ShardBuild], build_dir: Path, *, metadata: dict[str, Any] | None = None,
+                 started: float | None = None, result: str | None = None) -> list[Attempt]:
+    """The merged build in `build_dir` (with `metadata` added, its start and result when given); its rows.
+    `check_shards` first."""
     builds = sorted(builds, key=lambda b: b.shard.number)
     artifacts = artifacts_dir(build_dir)
     artifacts.mkdir(parents=True, exist_ok=True)
@@ -144,17 +146,19 @@ def write_merged(builds: Sequence[ShardBuild], build_dir: Path) -> list[Attempt]
         junit.write(artifacts / name, phase_rows)
         rows += phase_rows
     first = builds[0]
+    extra = metadata or {}
     metadata = {k: v for k, v in first.metadata.items() if k != prow.SHARD_METADATA}
     metadata["shards"] = [_shard_entry(b, build_dir) for b in builds]
+    metadata.update(extra)
     timestamps = [t for b in builds if isinstance(t := b.started.get("timestamp"), int | float)]
-    prow.write_started(build_dir, min(timestamps, default=time.time()), metadata)
+    prow.write_started(build_dir, started or min(timestamps, default=time.time()), metadata)
     finished = dict(first.finished.get("metadata") or {}) if first.finished else {}
     finished = {k: v for k, v in finished.items() if k not in (prow.SHARD_METADATA, "interrupted", "error")}
     finished.update(metadata)
     not_passed = [f"{b.shard}: {_why(b)}" for b in builds if b.result != "SUCCESS"]
     if not_passed:
         finished["shards-not-passed"] = not_passed
-    result = merged_result(builds)
+    result = result or merged_result(builds)
     prow.write_finished(build_dir, passed=result == "SUCCESS", result=result, metadata=finished)
     return rows
 

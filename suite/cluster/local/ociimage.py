@@ -55,6 +55,7 @@ class ImageSpec:
     cmd: tuple[str, ...] = ()
     user: str = ""
     labels: dict[str, str] = dataclasses.field(default_factory=dict)
+    env: tuple[str, ...] = ()  # NAME=value, after PATH
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,7 +127,7 @@ def _descriptor(media_type: str, blob: Blob, **extra: Any) -> dict[str, Any]:
 
 
 def config_doc(spec: ImageSpec, diff_ids: list[str]) -> dict[str, Any]:
-    config: dict[str, Any] = {"Env": [DEFAULT_PATH], "WorkingDir": "/", "Labels": dict(spec.labels)}
+    config: dict[str, Any] = {"Env": [DEFAULT_PATH, *spec.env], "WorkingDir": "/", "Labels": dict(spec.labels)}
     if spec.entrypoint:
         config["Entrypoint"] = list(spec.entrypoint)
     if spec.cmd:

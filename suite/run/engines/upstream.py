@@ -88,7 +88,7 @@ class UpstreamEngine:
             kubeconfig=None if job.cluster.type == "in-cluster" else connection.kubeconfig,
             context=connection.context, node_os=self.run.target_os,
             repo_list=job.repo_list, non_blocking_taints=taints, flake_attempts=job.flake_attempts,
-            test_timeout=job.test_timeout, kubectl=_kubectl(),
+            test_timeout=job.test_timeout, kubectl=kubectl_path(),
         )
         self.say(f"upstream engine: {len(names)} spec(s) of e2e.test with ginkgo --procs={spec.workers}")
         return UpstreamPhase(spec, names, self.toolchain(session.facts.server_version), settings, self.artifacts,
@@ -109,7 +109,7 @@ class UpstreamEngine:
         return delete_e2e_namespaces(api, self.namespaces_before, timeout)
 
 
-def _kubectl() -> str | None:
+def kubectl_path() -> str | None:
     """kubectl for the specs that run it: the one on PATH, else the pinned one winsuite built."""
     found = shutil.which("kubectl")
     if found:

@@ -21,6 +21,7 @@ from winsuite.paths import cache_dir
 from winsuite.policy.pins import load_pins
 
 GINKGO_MODULE = "github.com/onsi/ginkgo/v2"
+GINKGO_ENV = "WINSUITE_GINKGO"  # a ginkgo CLI to use instead of the one installed into the cache
 _GINKGO_REQUIRE = re.compile(rf"^\s*(?:require\s+)?{re.escape(GINKGO_MODULE)} (v\S+)", re.MULTILINE)
 _VERSION = re.compile(r"^v\d+\.\d+\.\d+\S*$")
 
@@ -94,5 +95,8 @@ def resolve(e2e_test: str | None, server_version: str, report: Callable[[str], N
     else:
         binary = built_e2e_test(server_version, report)
     version = e2e_test_version(binary)
+    given = os.environ.get(GINKGO_ENV)
+    if given:  # winsuite's image carries the ginkgo of its e2e.test
+        return Toolchain(binary, Path(given), version, "given by " + GINKGO_ENV)
     ginkgo = ginkgo_version_for(version)
     return Toolchain(binary, ginkgo_binary(ginkgo, report), version, ginkgo)

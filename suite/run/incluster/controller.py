@@ -1,0 +1,247 @@
+"""`winsuite run --in-cluster`: the run's shards as the pods of an Indexed Job, followed from here, made one build.
+
+Start: plan the shards, create the run's namespace, service account, binding, ConfigMap and Job (objects.py). Follow:
+every shard's log (follow.py), rows shown and written as they arrive, each shard's build received whole at its end.
+Finish: a shard whose pod died becomes a build of the rows it sent plus an interrupted row for each test it did not
+finish; the shard builds are merged into this run's build (shard_merge.py); everything of the run is deleted.
+`--detach` stops after the start; `winsuite attach BUILD` does the rest from the state kept in the build.
+"""
+
+from __future__ import annotations
+
+import queue
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import FrameType
+
+from winsuite.cluster.connect import Connection
+from winsuite.errors import ExitCode
+from winsuite.errors import one_line
+from winsuite.k8s import run_leases
+from winsuite.k8s.namespaces import delete_run_namespaces
+from winsuite.run import credential_scan
+from winsuite.run import dashboard
+from winsuite.run.incluster import protocol
+from winsuite.run.incluster.follow import Ended
+from winsuite.run.incluster.follow import ShardLog
+from winsuite.run.incluster.objects import RunObjects
+from winsuite.run.incluster.objects import delete
+from winsuite.run.incluster.objects import stop_job
+from winsuite.run.incluster.progress import ShardProgress
+from winsuite.run.incluster.state import InClusterState
+from winsuite.run.results import junit
+from winsuite.run.results import prow
+from winsuite.run.results.merge import final_attempts
+from winsuite.run.results.merge import verdict
+from winsuite.run.results.model import ENGINE_PROPERTY
+from winsuite.run.results.model import Attempt
+from winsuite.run.results.model import Outcome
+from winsuite.run.shard_merge import ShardBuild
+from winsuite.run.shard_merge import merged_result
+from winsuite.run.shard_merge import read_shard_build
+from winsuite.run.shard_merge import write_merged
+from winsuite.run.summary import summarize
+from winsuite_reports.analysis import ReportOptions
+from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.conventions import junit_name
+
+STOP_GRACE_SECONDS = 20.0  # after SIGINT/SIGTERM: how long shards get to send what they finished
+
+
+class Shard:
+    """One shard as the run sees it: its tests, the rows it sent, its build once received."""
+
+    def __init__(self, number: int, tests: list[str]) -> None:
+        self.number = number
+        self.tests = tests
+        self.rows: list[Attempt] = []
+        self.phase_of_row: list[int] = []
+        self.finished_tests: set[str] = set()  # tests whose last attempt arrived
+        self.build = protocol.BuildReceiver()
+        self.log: list[str] = []
+        self.ended: Ended | None = None
+
+
+class InClusterRun:
+    def __init__(self, state: InClusterState, build_dir: Path, connection: Connection) -> None:
+        self.state = state
+        self.build_dir = build_dir
+        self.connection = connection
+        self.objects = RunObjects(state.run_id)
+        self.shards = [Shard(i + 1, tests) for i, tests in enumerate(state.shards)]
+        self.abort_reason = ""
+
+    # -- following ------------------------------------------------------------------------------------------
+    def follow(self) -> ExitCode:
+        """Follow every shard to its end (or to a signal, or the run timeout), then finish the run."""
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        lines: queue.Queue[tuple[int, str | Ended]] = queue.Queue()
+        readers = [ShardLog(self.connection.api, self.objects, s.number - 1, lines) for s in self.shards]
+        total = sum(len(s.tests) for s in self.shards)
+        progress = ShardProgress(total, {s.number: len(s.tests) for s in self.shards})
+        progress.set_phase(f"{len(self.shards)} shard(s) in namespace {self.objects.namespace}: {total} tests")
+        for reader in readers:
+            reader.start()
+        stop_asked: float | None = None
+        try:
+            while any(s.ended is None for s in self.shards):
+                try:
+                    index, item = lines.get(timeout=0.5)
+                except queue.Empty:
+                    progress.refresh()
+                else:
+                    self._take(self.shards[index], item, progress)
+                if not self.abort_reason and time.time() > self.state.started + self.state.run_timeout:
+                    self.abort_reason = f"run timeout of {self.state.run_timeout:.0f}s reached"
+                if self.abort_reason and stop_asked is None:
+                    print(f"\nwinsuite: {self.abort_reason}; stopping the shards", flush=True)
+                    stop_job(self.connection.api, self.objects)
+                    stop_asked = time.monotonic()
+                if stop_asked is not None and time.monotonic() - stop_asked > STOP_GRACE_SECONDS:
+                    for shard in self.shards:
+                        shard.ended = shard.ended or Ended(f"stopped: {self.abort_reason}")
+        finally:
+            for reader in readers:
+                reader.stopping.set()
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        progress.close()
+        return self.finish()
+
+    def _take(self, shard: Shard, item: str | Ended, progress: ShardProgress) -> None:
+        if isinstance(item, Ended):
+            shard.ended = item
+            state = "finished" if shard.build.complete else f"lost: {item.why or shard.build.problem}"
+            progress.line(f"shard {shard.number}/{len(self.shards)} {state}")
+            return
+        message = protocol.parse(item)
+        if message is None:
+            shard.log.append(item)
+        elif message.kind is protocol.Kind.ROW:
+            attempt, final = message.attempt, bool(message.fields.get("final"))
+            earlier_failed = any(r.name == attempt.name and r.outcome is Outcome.FAILED for r in shard.rows)
+            shard.rows.append(attempt)
+            shard.phase_of_row.append(int(message.fields.get("phase", 1)))
+            if final:
+                shard.finished_tests.add(attempt.name)
+            progress.record_shard(shard.number, attempt, final, earlier_failed)
+            self._write_rows_so_far()
+        else:
+            shard.build.add(message)
+
+    def _write_rows_so_far(self) -> None:
+        """The rows received so far, per phase, so the build is readable while the run goes on."""
+        for phase in (1, 2):
+            rows = [r for s in self.shards for r, p in zip(s.rows, s.phase_of_row, strict=True) if p == phase]
+            if rows:
+                junit.write(artifacts_dir(self.build_dir) / junit_name(phase), rows)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.abort_reason = self.abort_reason or f"{signal.Signals(signum).name} received"
+
+    # -- finishing ------------------------------------------------------------------------------------------
+    def finish(self) -> ExitCode:
+        with tempfile.TemporaryDirectory(prefix="winsuite-shards-") as scratch:
+            builds = [self._shard_build(shard, Path(scratch)) for shard in self.shards]
+            result = "ABORTED" if self.abort_reason else None
+            metadata: dict[str, object] = {"in-cluster": {
+                "namespace": self.objects.namespace, "image": self.state.image, "shards": len(self.shards)}}
+            if self.abort_reason:
+                metadata["interrupted"] = self.abort_reason
+            rows = write_merged(builds, self.build_dir, metadata=metadata, started=self.state.started,
+                                result=result)
+            merged = result or merged_result(builds)
+        for shard in self.shards:
+            _write_text(artifacts_dir(self.build_dir) / "shards" / f"{shard.number:02d}" / "pod-log.txt", shard.log)
+        self._cleanup()
+        self._credential_scan()
+        if self.state.job_dir:
+            prow.write_latest_build(Path(self.state.job_dir), self.build_dir.name)
+        board = self._dashboard()
+        print(summarize(rows, build_dir=self.build_dir, result=merged, interrupted=self.abort_reason,
+                        dashboard=board), flush=True)
+        if self.abort_reason:
+            return ExitCode.INTERRUPTED
+        failed = merged != "SUCCESS" or any(
+            verdict(r) in ("failed", "interrupted") for r in final_attempts(rows).values())
+        return ExitCode.TESTS_FAILED if failed else ExitCode.OK
+
+    def _shard_build(self, shard: Shard, scratch: Path) -> ShardBuild:
+        """The shard's own build when it arrived whole, else one made of the rows it sent, the rest interrupted."""
+        directory = scratch / f"shard-{shard.number}"
+        why = shard.ended.why if shard.ended else "it never ended"
+        if shard.build.complete:
+            shard.build.extract(directory)
+            build = read_shard_build(directory)
+            if build.result == "ABORTED" and not self.abort_reason:  # stopped from outside the run: a lost shard
+                build.finished = dict(build.finished or {}, result="FAILURE", passed=False)
+                build.finished.setdefault("metadata", {})["error"] = f"shard lost: {why or 'stopped'}"
+            return build
+        reason = f"shard {shard.number}/{len(self.shards)} lost: {why or shard.build.problem or 'no build sent'}"
+        if self.abort_reason:
+            reason = f"interrupted: {self.abort_reason}"
+        rows = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream))
+        metadata = {"job": self.state.job, prow.SHARD_METADATA: f"{shard.number}/{len(self.shards)}"}
+        prow.write_started(directory, self.state.started, metadata)
+        for phase in (1, 2):
+            phase_rows = [row for row, p in rows if p == phase]
+            if phase_rows:
+                junit.write(artifacts_dir(directory) / junit_name(phase), phase_rows)
+        result = "ABORTED" if self.abort_reason else "FAILURE"
+        prow.write_finished(directory, passed=False, result=result, metadata={**metadata, "error": reason})
+        return read_shard_build(directory)
+
+    def _cleanup(self) -> None:
+        api = self.connection.api
+        problems = delete(api, self.objects)
+        for shard in self.shards:
+            try:
+                delete_run_namespaces(api, run_id=self.objects.shard_run_id(shard.number))
+            except Exception as err:  # listed for `winsuite cleanup`
+                problems.append(f"namespaces of shard {shard.number}: {one_line(str(err), 160)}")
+        run_leases.withdraw(api, self.state.run_id)
+        for problem in problems:
+            print(f"winsuite: warning: not deleted: {problem}; `winsuite cleanup --run-id {self.state.run_id}`",
+                  file=sys.stderr)
+        print(f"deleted the run's Job, namespace {self.objects.namespace}, service account and binding", flush=True)
+
+    def _credential_scan(self) -> None:
+        credentials = credential_scan.kubeconfig_credentials(self.connection.kubeconfig)
+        secrets, _ = credential_scan.cluster_secret_credentials(self.connection.api, set())
+        files, findings = credential_scan.scan([self.build_dir], credentials + secrets)
+        total = sum(finding.occurrences for finding in findings)
+        print(f"credential scan of the build: {files} files, " + (f"redacted {total}" if total else "nothing found"))
+
+    def _dashboard(self) -> str | None:
+        if not self.state.job_dir:
+            return None
+        root = Path(self.state.job_dir).parent
+        output = root.parent / "_dashboard"
+        try:
+            print(dashboard.write(dashboard.report_of(root, ReportOptions(), skip=output), output))
+        except Exception as err:  # the build is written; the dashboard can be made again
+            print(f"winsuite: warning: no dashboard: {one_line(str(err))}", file=sys.stderr)
+        return f"{output / 'index.html'}  (regenerate: winsuite report --results {root} --output {output})"
+
+
+def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str],
+                           upstream: set[str]) -> list[tuple[Attempt, int]]:
+    """The rows a lost shard sent, and an interrupted row for each of its tests without a final one."""
+    rows = list(zip(shard.rows, shard.phase_of_row, strict=True))
+    for name in shard.tests:
+        if name not in shard.finished_tests:
+            attempt = 1 + sum(r.name == name for r in shard.rows)
+            engine = "upstream" if name in upstream else "native"
+            rows.append((Attempt(name, "", Outcome.INTERRUPTED, attempt=attempt, message=reason,
+                                 properties={"interrupted": "true", ENGINE_PROPERTY: engine}),
+                         2 if name in serial else 1))
+    return rows
+
+
+def _write_text(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
