@@ -177,8 +177,8 @@ class InClusterRun:
             shard.build.extract(directory)
             build = read_shard_build(directory)
             if build.result == "ABORTED" and not self.abort_reason:  # stopped from outside the run: a lost shard
-                build.finished = dict(build.finished or {}, result="FAILURE", passed=False)
-                build.finished.setdefault("metadata", {})["error"] = f"shard lost: {why or 'stopped'}"
+                self._fail(build, f"shard lost: {why or 'stopped'}")
+            self._add_unreported(build, shard)
             return build
         reason = f"shard {shard.number}/{len(self.shards)} lost: {why or shard.build.problem or 'no build sent'}"
         if self.abort_reason:
@@ -193,6 +193,25 @@ class InClusterRun:
         result = "ABORTED" if self.abort_reason else "FAILURE"
         prow.write_finished(directory, passed=False, result=result, metadata={**metadata, "error": reason})
         return read_shard_build(directory)
+
+    def _add_unreported(self, build: ShardBuild, shard: Shard) -> None:
+        """A test of the shard's plan that its build has no row for is an interrupted row, never silently missing."""
+        reported = {row.name for row in build.attempts}
+        missing = [name for name in shard.tests if name not in reported]
+        if not missing:
+            return
+        reason = f"shard {shard.number}/{len(self.shards)} did not report it (see its build log)"
+        for name in missing:
+            phase = junit_name(2 if name in self.state.serial else 1)
+            engine = "upstream" if name in self.state.upstream else "native"
+            build.phases.setdefault(phase, []).append(_interrupted(name, 1, reason, engine))
+        self._fail(build, f"{len(missing)} test(s) of its plan without a row")
+
+    @staticmethod
+    def _fail(build: ShardBuild, why: str) -> None:
+        build.finished = dict(build.finished or {}, result="FAILURE", passed=False)
+        metadata = build.finished.get("metadata")
+        build.finished["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), "error": why}
 
     def _cleanup(self) -> None:
         api = self.connection.api
@@ -235,10 +254,13 @@ def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str],
         if name not in shard.finished_tests:
             attempt = 1 + sum(r.name == name for r in shard.rows)
             engine = "upstream" if name in upstream else "native"
-            rows.append((Attempt(name, "", Outcome.INTERRUPTED, attempt=attempt, message=reason,
-                                 properties={"interrupted": "true", ENGINE_PROPERTY: engine}),
-                         2 if name in serial else 1))
+            rows.append((_interrupted(name, attempt, reason, engine), 2 if name in serial else 1))
     return rows
+
+
+def _interrupted(name: str, attempt: int, reason: str, engine: str) -> Attempt:
+    return Attempt(name, "", Outcome.INTERRUPTED, attempt=attempt, message=reason,
+                   properties={"interrupted": "true", ENGINE_PROPERTY: engine})
 
 
 def _write_text(path: Path, lines: list[str]) -> None:

@@ -114,7 +114,7 @@ def interpreter() -> Path:
 
 def input_key(files: list[tuple[str, Path]]) -> str:
     """What changes the image: each file's place, size and mtime, and the interpreter's."""
-    digest = hashlib.sha256(str(interpreter()).encode() + sys.version.encode())
+    digest = hashlib.sha256(str(interpreter()).encode() + sys.version.encode() + repr(_dist_info()).encode())
     for target, source in files:
         info = source.stat()
         digest.update(f"{target}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
@@ -132,6 +132,10 @@ def _stage(files: list[tuple[str, Path]], staging: Path) -> None:
         dest = staging / target.lstrip("/")
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, dest)
+    for relative, data in _dist_info().items():  # the pytest11 entry point loads the plugin in every phase
+        dest = staging / SITE.lstrip("/") / relative
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
     for top in (staging / SITE.lstrip("/"), staging / sysconfig.get_path("stdlib").lstrip("/")):
         compileall.compile_dir(top, quiet=2, workers=os.cpu_count() or 1,
                                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
