@@ -1,0 +1,144 @@
+"""`winsuite run --in-cluster` on the embedded cluster: the shards as the pods of an Indexed Job running winsuite's
+locally made image on the real node, compared with the same focus run here; a shard killed mid-run; detach and
+attach; nothing of the run left in the cluster."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from tests.integration.runner_support import PROJECT_ROOT
+from tests.integration.runner_support import WINSUITE
+from tests.integration.runner_support import Build
+from tests.integration.runner_support import only_build
+from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.errors import ExitCode
+from winsuite.run.incluster.objects import INDEX_LABEL
+from winsuite.run.incluster.objects import RunObjects
+
+pytestmark = [pytest.mark.cluster, pytest.mark.real_node]
+
+# 46 native tests that run on the real node.
+FOCUS = (r"\[sig-node\] (Pods|Downward API|ConfigMap|Secrets|Containers|Kubelet|Variable Expansion)"
+         r"|\[sig-storage\] Downward API")
+SMALL_FOCUS = r"\[sig-storage\] Downward API"
+TIMEOUT = 1500
+
+
+def winsuite(cluster: EmbeddedCluster, root: Path, *extra: str) -> list[str]:
+    return [*WINSUITE, "run", "--cluster-name", cluster.name, "--node-os", "linux", "--engine", "native",
+            "--results-root", str(root), "-n", "2", *extra]
+
+
+def verdicts(build: Build) -> dict[str, list[str]]:
+    rows: dict[str, list[str]] = {}
+    for junit in ("junit_01.xml", "junit_02.xml"):
+        if (build.path / "artifacts" / junit).exists():
+            for row in build.rows(junit):
+                rows.setdefault(row.name, []).append(row.status)
+    return rows
+
+
+def left_in_cluster(cluster: EmbeddedCluster, build: Build, within: float = 120.0) -> list[str]:
+    """The run's namespace, binding and shard namespaces still there after `within` seconds."""
+    run_id = build.started["metadata"]["run-id"]
+    objects = RunObjects(run_id)
+    core, rbac = client.CoreV1Api(cluster.api), client.RbacAuthorizationV1Api(cluster.api)
+    deadline = time.monotonic() + within
+    while True:
+        left = [ns.metadata.name for ns in core.list_namespace().items
+                if ns.metadata.name == objects.namespace
+                or (ns.metadata.labels or {}).get("winsuite.io/run-id", "").startswith(f"{run_id}-")]
+        try:
+            rbac.read_cluster_role_binding(objects.binding)
+            left.append(f"clusterrolebinding {objects.binding}")
+        except ApiException as err:
+            assert err.status == 404
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(2)
+
+
+@pytest.fixture(scope="module")
+def local_and_in_cluster(cluster: EmbeddedCluster, tmp_path_factory: pytest.TempPathFactory) -> tuple[Build, Build]:
+    if not cluster.has_real_node:
+        pytest.skip(f"needs the embedded cluster's real Linux node ({cluster.real_node_reason})")
+    real_node = cluster
+    local_root, remote_root = tmp_path_factory.mktemp("local"), tmp_path_factory.mktemp("in-cluster")
+    subprocess.run(winsuite(real_node, local_root, "--focus", FOCUS), cwd=PROJECT_ROOT, capture_output=True,
+                   text=True, timeout=TIMEOUT, check=False)
+    done = subprocess.run(winsuite(real_node, remote_root, "--focus", FOCUS, "--in-cluster", "--shards", "2"),
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert "2 shard(s)" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+    return only_build(local_root), only_build(remote_root)
+
+
+def test_the_shards_give_the_rows_and_verdicts_of_the_local_run(local_and_in_cluster: tuple[Build, Build]) -> None:
+    local, remote = local_and_in_cluster
+    assert len(verdicts(local)) >= 40
+    assert verdicts(remote) == verdicts(local)
+    assert remote.finished["result"] == local.finished["result"]
+    shards = remote.finished["metadata"]["shards"]
+    assert [s["shard"] for s in shards] == ["1/2", "2/2"]
+    assert remote.finished["metadata"]["in-cluster"]["image"].startswith("winsuite.local/winsuite:")
+
+
+def test_nothing_of_the_in_cluster_run_is_left(real_node: EmbeddedCluster,
+                                               local_and_in_cluster: tuple[Build, Build]) -> None:
+    assert left_in_cluster(real_node, local_and_in_cluster[1]) == []
+
+
+def test_a_shard_killed_mid_run_fails_the_build_with_its_unfinished_tests_interrupted(
+        real_node: EmbeddedCluster, tmp_path: Path) -> None:
+    # One test at a time per shard, so the first shard is still busy when its pod is killed.
+    process = subprocess.Popen(winsuite(real_node, tmp_path, "--focus", SMALL_FOCUS, "--in-cluster", "--shards", "2",
+                                        "-n", "1"),
+                               cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    output = []
+    for line in process.stdout:  # the first row: the shards are running their tests
+        output.append(line)
+        if line.startswith("[1/"):
+            break
+    started = json.loads(next(p for p in tmp_path.glob("*/*/started.json")).read_text())
+    objects = RunObjects(started["metadata"]["run-id"])
+    core = client.CoreV1Api(real_node.api)
+    (pod,) = core.list_namespaced_pod(objects.namespace, label_selector=f"{INDEX_LABEL}=0").items
+    core.delete_namespaced_pod(pod.metadata.name, objects.namespace, grace_period_seconds=0)
+    rest, _ = process.communicate(timeout=TIMEOUT)
+    text = "".join(output) + rest
+    assert process.returncode == ExitCode.TESTS_FAILED, text[-3000:]
+    build = only_build(tmp_path)
+    assert build.finished["result"] == "FAILURE"
+    rows = verdicts(build)
+    interrupted = [r for r in build.rows() if r.properties.get("interrupted") == "true"]
+    assert interrupted, text[-3000:]
+    assert all("shard 1/2 lost" in r.message for r in interrupted)
+    assert len(rows) == 11  # every test of the focus has its row: none is silently missing
+    assert "shard 1/2 lost" in text
+    assert left_in_cluster(real_node, build) == []
+
+
+def test_detach_then_attach_yields_the_build(real_node: EmbeddedCluster,
+                                             local_and_in_cluster: tuple[Build, Build], tmp_path: Path) -> None:
+    detached = subprocess.run(winsuite(real_node, tmp_path, "--focus", SMALL_FOCUS, "--in-cluster", "--shards", "2",
+                                       "--detach"), cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600,
+                              check=False)
+    assert detached.returncode == 0, detached.stdout[-2000:] + detached.stderr[-2000:]
+    command = next(line for line in detached.stdout.splitlines() if "winsuite attach " in line)
+    build_dir = command.split("winsuite attach ", 1)[1].strip()
+    attached = subprocess.run([*WINSUITE, "attach", build_dir], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                              timeout=TIMEOUT, check=False)
+    assert attached.returncode == 0, attached.stdout[-3000:] + attached.stderr[-3000:]
+    build = Build(Path(build_dir))
+    local = verdicts(local_and_in_cluster[0])
+    assert verdicts(build) == {name: local[name] for name in verdicts(build)}
+    assert len(verdicts(build)) == 11
+    assert build.finished["result"] == "SUCCESS"
+    assert left_in_cluster(real_node, build) == []
