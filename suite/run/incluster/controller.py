@@ -148,7 +148,8 @@ class InClusterRun:
             builds = [self._shard_build(shard, Path(scratch)) for shard in self.shards]
             result = "ABORTED" if self.abort_reason else None
             metadata: dict[str, object] = {"in-cluster": {
-                "namespace": self.objects.namespace, "image": self.state.image, "shards": len(self.shards)}}
+                "namespace": self.objects.namespace, "image": self.state.image, "shards": len(self.shards),
+                "expected-seconds": self.state.expected}}
             if self.abort_reason:
                 metadata["interrupted"] = self.abort_reason
             rows = write_merged(builds, self.build_dir, metadata=metadata, started=self.state.started,

@@ -29,6 +29,7 @@ class InClusterState:
     started: float
     run_timeout: float
     job_dir: str | None  # <results root>/<job>, where latest-build.txt and the dashboard go
+    expected: list[float]  # seconds each shard was expected to take (the planner's)
 
     def save(self, build_dir: Path) -> None:
         data = dataclasses.asdict(self)
