@@ -42,7 +42,8 @@ def register(subparsers: Subparsers) -> None:
                              "together), e.g. for a CI matrix; `winsuite merge` makes the shard builds one build")
     parser.add_argument("--shard-plan", metavar="FILE",
                         help="with --shard: the plan every shard follows, from `winsuite list --shards N --format "
-                             "json` (default: planned here, from this machine's record of durations)")
+                             "json` (cut by this machine's record of durations; without it, shards are cut by the "
+                             "tests' declared slowness, which every machine agrees on)")
     parser.add_argument("--in-cluster", action="store_true",
                         help="run inside the target cluster: the shards as the pods of an Indexed Job (in a namespace "
                              "of the run's own, with a service account bound for the run), followed from here and "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from collections.abc import Mapping
 from pathlib import Path
 
 from winsuite.authoring.naming import Slow
@@ -43,12 +42,13 @@ def load_plan(path: Path) -> list[Shard]:
     return read_plan(path, raw)
 
 
-def shard_tests(run: RunConfig, tests: Iterable[CatalogTest], shard: ShardRef, recorded: Mapping[str, float],
-                plan_file: Path | None = None) -> Shard:
-    """The tests of `shard`: from the plan file when one is given, else planned here from `recorded`."""
+def shard_tests(run: RunConfig, tests: Iterable[CatalogTest], shard: ShardRef, plan_file: Path | None = None) -> Shard:
+    """The tests of `shard`: from the plan file when one is given, else by the tests' declared slowness alone. Not
+    by this machine's record of durations: shards run one after another, or on machines of a CI matrix, have
+    different records, and shards cut from different plans would run some tests twice and others never."""
     if plan_file is not None:
         plan = load_plan(plan_file)
         if len(plan) != shard.count:
             raise UsageError(f"--shard {shard}: the plan {plan_file} has {len(plan)} shard(s), not {shard.count}")
         return plan[shard.number - 1]
-    return plan_shards(planned_tests(run, tests), shard.count, recorded)[shard.number - 1]
+    return plan_shards(planned_tests(run, tests), shard.count, {})[shard.number - 1]

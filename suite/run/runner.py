@@ -267,7 +267,7 @@ class Runner:
     def _focus_on_shard(self, tests: list[CatalogTest]) -> None:
         """--shard I/N: the run (and its phases) select exactly the tests of its shard of the selection."""
         assert self.shard is not None
-        shard = shard_tests(self.run_config, tests, self.shard, durations.load(), self.shard_plan)
+        shard = shard_tests(self.run_config, tests, self.shard, self.shard_plan)
         self._focus(exact_focus(list(shard.tests)))
         self._say(f"shard {self.shard}: {len(shard.tests)} test(s), expected {shard.expected:.0f}s"
                   + (f" (plan {self.shard_plan})" if self.shard_plan else ""))

@@ -122,10 +122,17 @@ def test_exec_over_websockets(api: client.ApiClient, namespace: str, target: Tar
 def test_logs_over_websockets(api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "pod-logs-websocket"
     containers.start(api, namespace, busybox_pod(target, name, "echo container is alive; sleep 10000"))
-    received = read_websocket(api, f"/api/v1/namespaces/{namespace}/pods/{name}/log?container=main",
-                              "binary.k8s.io")
-    logs = b"".join(line for line in received.splitlines(keepends=True) if line.strip())
-    assert logs == b"container is alive\n", f"unexpected websocket logs: {logs!r}"
+
+    def logs_over_websocket() -> bytes:
+        # Running says the container started, not that its first line reached the log file yet: read again until
+        # it has, and then it must be exactly that line.
+        received = read_websocket(api, f"/api/v1/namespaces/{namespace}/pods/{name}/log?container=main",
+                                  "binary.k8s.io")
+        logs = b"".join(line for line in received.splitlines(keepends=True) if line.strip())
+        assert logs == b"container is alive\n", f"unexpected websocket logs: {logs!r}"
+        return logs
+
+    waits.poll("the container's log over websockets", logs_over_websocket, timeout=EXEC_TIMEOUT)
 
 
 @pytest.fixture

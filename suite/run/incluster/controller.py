@@ -9,6 +9,7 @@ finish; the shard builds are merged into this run's build (shard_merge.py); ever
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import signal
 import sys
@@ -174,34 +175,38 @@ class InClusterRun:
         """The shard's own build when it arrived whole, else one made of the rows it sent, the rest interrupted."""
         directory = scratch / f"shard-{shard.number}"
         why = shard.ended.why if shard.ended else "it never ended"
+        lost = f"shard {shard.number}/{len(self.shards)} lost: {why}" if why and not self.abort_reason else ""
         if shard.build.complete:
             shard.build.extract(directory)
             build = read_shard_build(directory)
-            if build.result == "ABORTED" and not self.abort_reason:  # stopped from outside the run: a lost shard
-                self._fail(build, f"shard lost: {why or 'stopped'}")
-            self._add_unreported(build, shard)
+            if lost:  # its pod was stopped from outside the run (deleted, evicted): what it cut off says so
+                self._fail(build, lost)
+                for cut in build.phases.values():
+                    cut[:] = [dataclasses.replace(row, message=f"{lost} ({row.message})")
+                              if row.outcome is Outcome.INTERRUPTED else row for row in cut]
+            self._add_unreported(build, shard, lost)
             return build
         reason = f"shard {shard.number}/{len(self.shards)} lost: {why or shard.build.problem or 'no build sent'}"
         if self.abort_reason:
             reason = f"interrupted: {self.abort_reason}"
-        rows = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream))
+        sent = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream))
         metadata = {"job": self.state.job, prow.SHARD_METADATA: f"{shard.number}/{len(self.shards)}"}
         prow.write_started(directory, self.state.started, metadata)
         for phase in (1, 2):
-            phase_rows = [row for row, p in rows if p == phase]
+            phase_rows = [row for row, p in sent if p == phase]
             if phase_rows:
                 junit.write(artifacts_dir(directory) / junit_name(phase), phase_rows)
         result = "ABORTED" if self.abort_reason else "FAILURE"
         prow.write_finished(directory, passed=False, result=result, metadata={**metadata, "error": reason})
         return read_shard_build(directory)
 
-    def _add_unreported(self, build: ShardBuild, shard: Shard) -> None:
+    def _add_unreported(self, build: ShardBuild, shard: Shard, lost: str) -> None:
         """A test of the shard's plan that its build has no row for is an interrupted row, never silently missing."""
         reported = {row.name for row in build.attempts}
         missing = [name for name in shard.tests if name not in reported]
         if not missing:
             return
-        reason = f"shard {shard.number}/{len(self.shards)} did not report it (see its build log)"
+        reason = lost or f"shard {shard.number}/{len(self.shards)} did not report it (see its build log)"
         for name in missing:
             phase = junit_name(2 if name in self.state.serial else 1)
             engine = "upstream" if name in self.state.upstream else "native"
