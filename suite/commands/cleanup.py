@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from winsuite.k8s import run_leases
     from winsuite.k8s.namespaces import delete_run_namespaces
     from winsuite.policy.jobs import resolve_job
+    from winsuite.run.incluster.objects import delete_run_bindings
 
     get = vars(args).get
     job = resolve_job(options.job_ref(get), os.environ, options.overrides(get, options.CLUSTER_OPTIONS))
@@ -33,5 +34,7 @@ def run(args: argparse.Namespace) -> int:
     verb = "would delete" if args.dry_run else "deleted"
     for name in deleted:
         print(f"{verb} namespace {name}")
+    for name in delete_run_bindings(cluster.api, run_id=args.run_id, dry_run=args.dry_run, spare_runs=active):
+        print(f"{verb} clusterrolebinding {name} (of a run inside the cluster)")
     print(f"{len(deleted)} namespace(s) {verb.rsplit(maxsplit=1)[-1]}")
     return 0

@@ -5,6 +5,7 @@ attach; nothing of the run left in the cluster."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -141,4 +142,28 @@ def test_detach_then_attach_yields_the_build(real_node: EmbeddedCluster,
     assert verdicts(build) == {name: local[name] for name in verdicts(build)}
     assert len(verdicts(build)) == 11
     assert build.finished["result"] == "SUCCESS"
+    assert left_in_cluster(real_node, build) == []
+
+
+def test_sigint_stops_the_job_keeps_what_finished_and_deletes_everything(real_node: EmbeddedCluster,
+                                                                         tmp_path: Path) -> None:
+    process = subprocess.Popen(winsuite(real_node, tmp_path, "--focus", SMALL_FOCUS, "--in-cluster", "--shards", "2",
+                                        "-n", "1"),
+                               cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    output = []
+    for line in process.stdout:
+        output.append(line)
+        if line.startswith("[1/"):
+            break
+    process.send_signal(signal.SIGINT)
+    rest, _ = process.communicate(timeout=600)
+    text = "".join(output) + rest
+    assert process.returncode == ExitCode.INTERRUPTED, text[-3000:]
+    build = only_build(tmp_path)
+    assert build.finished["result"] == "ABORTED"
+    rows = build.rows()
+    assert len({r.name for r in rows}) == 11
+    assert any(r.status == "passed" for r in rows)  # what finished before the signal is kept
+    assert any(r.properties.get("interrupted") == "true" for r in rows)
     assert left_in_cluster(real_node, build) == []

@@ -74,6 +74,7 @@ class InClusterRun:
         self.objects = RunObjects(state.run_id)
         self.shards = [Shard(i + 1, tests) for i, tests in enumerate(state.shards)]
         self.abort_reason = ""
+        self.stop_now = False  # a second signal: stop waiting for the shards' builds
 
     # -- following ------------------------------------------------------------------------------------------
     def follow(self) -> ExitCode:
@@ -101,7 +102,7 @@ class InClusterRun:
                     print(f"\nwinsuite: {self.abort_reason}; stopping the shards", flush=True)
                     stop_job(self.connection.api, self.objects)
                     stop_asked = time.monotonic()
-                if stop_asked is not None and time.monotonic() - stop_asked > STOP_GRACE_SECONDS:
+                if stop_asked is not None and (self.stop_now or time.monotonic() - stop_asked > STOP_GRACE_SECONDS):
                     for shard in self.shards:
                         shard.ended = shard.ended or Ended(f"stopped: {self.abort_reason}")
         finally:
@@ -141,6 +142,7 @@ class InClusterRun:
                 junit.write(artifacts_dir(self.build_dir) / junit_name(phase), rows)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.stop_now = bool(self.abort_reason)
         self.abort_reason = self.abort_reason or f"{signal.Signals(signum).name} received"
 
     # -- finishing ------------------------------------------------------------------------------------------

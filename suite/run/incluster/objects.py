@@ -150,3 +150,17 @@ def leftovers(api: client.ApiClient, objects: RunObjects) -> list[str]:
         client.RbacAuthorizationV1Api(api).read_cluster_role_binding(objects.binding)
         found.append(f"clusterrolebinding {objects.binding}")
     return found
+
+
+def delete_run_bindings(api: client.ApiClient, run_id: str | None = None, dry_run: bool = False,
+                        spare_runs: frozenset[str] = frozenset()) -> list[str]:
+    """The ClusterRoleBindings runs inside the cluster left (one run's, or every run's but `spare_runs`)."""
+    selector = f"{RUN_ID_LABEL}={run_id}" if run_id else RUN_ID_LABEL
+    rbac = client.RbacAuthorizationV1Api(api)
+    names = [b.metadata.name for b in retry.call(rbac.list_cluster_role_binding, label_selector=selector).items
+             if (b.metadata.labels or {}).get(RUN_ID_LABEL) not in spare_runs]
+    if not dry_run:
+        for name in names:
+            with contextlib.suppress(ApiException):
+                rbac.delete_cluster_role_binding(name)
+    return names
