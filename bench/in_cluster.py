@@ -4,7 +4,8 @@ durations against the measured ones.
 Same embedded cluster (real Linux node), same focus, same parallelism per process, native engine, target OS linux.
 A first run here (not counted) writes the record of durations the shard planner cuts by, and the image is made
 before the timed runs, so the figures are of the runs themselves. A shard's measured time is its own build's
-started-to-finished span (artifacts/shards/NN/), the expected one the planner's sum for it.
+started-to-finished span (artifacts/shards/NN/: connecting, collecting and running its tests with the job's
+parallelism); the expected one is the planner's sum of its tests' recorded durations, and that sum over the workers.
 
 Usage: python -m bench.in_cluster [--focus REGEX] [--name CLUSTER] [--parallelism N]
 """
@@ -76,9 +77,10 @@ def main() -> None:
         measured = shard_spans(rows[2][2])
         finished = json.loads((rows[2][2] / "finished.json").read_text())
         expected = finished["metadata"]["in-cluster"]["expected-seconds"]
-        print("\nshard  expected (planner)  measured (shard build)")
+        workers = int(args.parallelism)
+        print(f"\nshard  expected: its tests' durations, summed and / {workers} workers   measured: the shard's build")
         for number, (plan, real) in enumerate(zip(expected, measured, strict=False), start=1):
-            print(f"{number}/2    {plan:8.1f}s          {real:8.1f}s")
+            print(f"{number}/2    {plan:8.1f}s  {plan / workers:8.1f}s                    {real:8.1f}s")
         if len(expected) == len(measured) == 2:
             print(f"imbalance: expected {abs(expected[0] - expected[1]):.1f}s, "
                   f"measured {abs(measured[0] - measured[1]):.1f}s")
