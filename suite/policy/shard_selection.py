@@ -42,13 +42,20 @@ def load_plan(path: Path) -> list[Shard]:
     return read_plan(path, raw)
 
 
-def shard_tests(run: RunConfig, tests: Iterable[CatalogTest], shard: ShardRef, plan_file: Path | None = None) -> Shard:
-    """The tests of `shard`: from the plan file when one is given, else by the tests' declared slowness alone. Not
-    by this machine's record of durations: shards run one after another, or on machines of a CI matrix, have
-    different records, and shards cut from different plans would run some tests twice and others never."""
-    if plan_file is not None:
-        plan = load_plan(plan_file)
-        if len(plan) != shard.count:
-            raise UsageError(f"--shard {shard}: the plan {plan_file} has {len(plan)} shard(s), not {shard.count}")
+def shard_tests(run: RunConfig, tests: Iterable[CatalogTest], shard: ShardRef,
+                plan: list[Shard] | None = None) -> Shard:
+    """The tests of `shard`: from the plan when one is given (a plan file, read with `load_plan`), else by the
+    tests' declared slowness alone. Not by this machine's record of durations: shards run one after another, or on
+    machines of a CI matrix, have different records, and shards cut from different plans would run some tests twice
+    and others never."""
+    if plan is not None:
         return plan[shard.number - 1]
     return plan_shards(planned_tests(run, tests), shard.count, {})[shard.number - 1]
+
+
+def load_plan_for(shard: ShardRef, path: Path) -> list[Shard]:
+    """`--shard-plan`, read before anything runs: a plan of as many shards as `--shard I/N` says."""
+    plan = load_plan(path)
+    if len(plan) != shard.count:
+        raise UsageError(f"--shard {shard}: the plan {path} has {len(plan)} shard(s), not {shard.count}")
+    return plan

@@ -40,7 +40,9 @@ from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import build_run_config
 from winsuite.policy.selection import Selector
 from winsuite.policy.selection import exact_focus
+from winsuite.policy.shard_selection import load_plan_for
 from winsuite.policy.shard_selection import shard_tests
+from winsuite.policy.shards import Shard
 from winsuite.policy.shards import ShardRef
 from winsuite.run import credential_scan
 from winsuite.run import dashboard
@@ -106,7 +108,7 @@ class Runner:
         self.rerun: Rerun | None = None  # the build whose failed tests this run runs again
         self.ops: OpsRun | None = None  # the windows-operational-readiness cases the run's selection comes from
         self.shard: ShardRef | None = None  # --shard I/N: the run is one shard of its selection
-        self.shard_plan: Path | None = None  # --shard-plan: the file the shards were cut by (else planned here)
+        self.shard_plan: list[Shard] | None = None  # --shard-plan: the plan the shards were cut by
         self.on_row: Callable[[int, Attempt, bool], None] | None = None  # (phase, attempt, final) as rows finish
         self.node_logs = "on-failure"  # when node logs are collected (node_logs.MODES)
         self.node_logs_dir = ""  # where they are, relative to the build directory, once collected
@@ -129,7 +131,8 @@ class Runner:
         runner.rerun, runner.ops = rerun, ops
         if getattr(args, "shard", None):
             runner.shard = ShardRef.parse(args.shard)
-            runner.shard_plan = Path(args.shard_plan) if getattr(args, "shard_plan", None) else None
+            plan_file = getattr(args, "shard_plan", None)
+            runner.shard_plan = load_plan_for(runner.shard, Path(plan_file)) if plan_file else None
         runner.node_logs = getattr(args, "collect_node_logs", None) or "on-failure"
         return runner
 
@@ -270,7 +273,7 @@ class Runner:
         shard = shard_tests(self.run_config, tests, self.shard, self.shard_plan)
         self._focus(exact_focus(list(shard.tests)))
         self._say(f"shard {self.shard}: {len(shard.tests)} test(s), expected {shard.expected:.0f}s"
-                  + (f" (plan {self.shard_plan})" if self.shard_plan else ""))
+                  + (" (from the plan file)" if self.shard_plan else " (cut by declared slowness)"))
 
     def _focus(self, focus: str) -> None:
         """Narrow the selection to `focus` (the skips still apply), for the run and its phases alike."""

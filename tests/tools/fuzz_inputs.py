@@ -26,6 +26,9 @@ from typing import Any
 import yaml
 
 from winsuite import paths
+from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import plan_document
+from winsuite.policy.shards import plan_shards
 from winsuite_reports import synthetic
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
@@ -92,6 +95,12 @@ def _kubeconfig_seeds() -> list[bytes]:
     ]
 
 
+def _shard_plan_seeds() -> list[bytes]:
+    shards = plan_shards([PlannedTest("[sig-node] a"), PlannedTest("[sig-node] b", serial=True),
+                          PlannedTest("[sig-node] c", skipped=True)], 2, {"[sig-node] a": 3.0})
+    return [json.dumps(plan_document("fuzz-job", shards)).encode()]
+
+
 def _results_seeds() -> list[bytes]:
     return [b""]  # a results case mutates one file of a build written by `build_results` instead
 
@@ -137,6 +146,10 @@ KINDS: dict[str, Kind] = {
     "results-report": Kind("results-report", _results_seeds,
                            lambda p, s: ["report", "--results", str(p.parent), "--format", "markdown"],
                            frozenset({0})),
+    "shard-plan": Kind("shard-plan", _shard_plan_seeds,
+                       lambda p, s: ["run", "--shard", "1/2", "--shard-plan", str(p), "--kubeconfig",
+                                     str(_closed_kubeconfig(s)), "--artifacts", str(s / "shard-artifacts")],
+                       frozenset({4, 6})),  # 6: a good plan, then the closed cluster
     "results-rerun": Kind("results-rerun", _results_seeds,
                           lambda p, s: ["run", "--rerun-failed", str(p), "--kubeconfig", str(_closed_kubeconfig(s)),
                                         "--artifacts", str(s / "rerun-artifacts")],

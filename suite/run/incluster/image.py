@@ -204,4 +204,7 @@ def build(binaries: dict[str, Path], report: Callable[[str], None]) -> tuple[str
     report(f"image {ref}: writing {archive}")
     write_archive(spec, archive)
     shutil.rmtree(staging, ignore_errors=True)
+    for older in archive.parent.glob("winsuite-*.tar"):  # each is hundreds of MB; only the newest is of use
+        if older != archive:
+            older.unlink(missing_ok=True)
     return ref, archive
