@@ -43,6 +43,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--shards", type=int, metavar="N",
                         help="cut the tests to run into N shards of even expected duration (this machine's record of "
                              "earlier runs, else the tests' declared slowness; serial tests together) and show them")
+    parser.add_argument("--results-root", metavar="DIR", default="_artifacts",
+                        help="with --shards: cut by the durations of the job's stored builds under DIR/<job>/ (newest "
+                             "five), over this machine's record (default: _artifacts)")
     parser.add_argument("--format", choices=FORMATS, default="table")
     parser.set_defaults(handler=run)
 
@@ -66,7 +69,12 @@ def run(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     catalog = engine_catalog(_natives(config.job.engine), _upstream(config.job.engine), config.job.engine)
     if args.shards is not None:
-        return _list_shards(config, planned_tests(config, catalog), args.shards, args.format)
+        from pathlib import Path
+
+        from winsuite.run.results import durations
+
+        recorded = durations.for_planning(Path(args.results_root) / config.job.name)
+        return _list_shards(config, planned_tests(config, catalog), args.shards, args.format, recorded)
     for test in catalog:
         verdict = config.policy.decide(test.name, test.tags)
         status = {Outcome.RUN: "run", Outcome.SKIP: "skip", Outcome.DESELECT: "out"}[verdict.outcome]
@@ -93,11 +101,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list_shards(config: RunConfig, tests: list[PlannedTest], count: int, output: str) -> int:
+def _list_shards(config: RunConfig, tests: list[PlannedTest], count: int, output: str,
+                 recorded: dict[str, float]) -> int:
     """The plan a sharded run would follow: per shard, its tests and their expected duration."""
-    from winsuite.run.results import durations
-
-    shards = plan_shards(tests, count, durations.load())
+    shards = plan_shards(tests, count, recorded)
     if output == "json":
         print_json(plan_document(config.job.name, shards))
         return 0

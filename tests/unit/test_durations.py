@@ -55,3 +55,18 @@ def test_a_snapshot_is_what_the_phases_read_whatever_is_written_after(tmp_path: 
     durations.record([attempt("a", Outcome.PASSED, 9.0)])
     assert json.loads(copy.read_text()) == {"a": 1.0}
     assert durations.load() == {"a": 9.0}
+
+
+def test_a_jobs_stored_builds_give_durations_the_newest_winning(tmp_path: Path) -> None:
+    from winsuite.run.results import junit
+    from winsuite.run.results.durations import of_job
+    from winsuite.run.results.model import Attempt
+    from winsuite.run.results.model import Outcome
+
+    for build, seconds in (("20260101000000", 5.0), ("20260102000000", 7.0)):
+        junit.write(tmp_path / build / "artifacts" / "junit_01.xml",
+                    [Attempt("a", "", Outcome.PASSED, duration=seconds), Attempt("s", "", Outcome.SKIPPED,
+                                                                                 duration=0.1)])
+    (tmp_path / "20260103000000" / "artifacts").mkdir(parents=True)
+    (tmp_path / "20260103000000" / "artifacts" / "junit_01.xml").write_text("<not xml")
+    assert of_job(tmp_path) == {"a": 7.0}

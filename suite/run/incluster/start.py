@@ -113,7 +113,7 @@ def _plan(args: argparse.Namespace, config: RunConfig, build_dir: Path, job_dir:
     if not planned:
         raise UsageError("no tests selected: nothing to run in the cluster")
     count = min(args.shards or 1, len(planned))
-    shards = plan_shards(planned, count, durations.load())
+    shards = plan_shards(planned, count, durations.for_planning(job_dir))
     return InClusterState(
         run_id=config.run_id, job=config.job.name, image=image, cluster=config.job.cluster,
         shards=[list(s.tests) for s in shards], serial=[t.name for t in planned if t.serial],

@@ -70,3 +70,23 @@ def record(attempts: Iterable[Attempt], path: Path | None = None) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
 
+
+
+def of_job(job_dir: Path, newest: int = 5) -> dict[str, float]:
+    """{full test name: seconds} from the newest stored builds of one job (`<results root>/<job>/`), the newest
+    build's figure winning: what a job's shards are cut by, on any machine that holds the job's results."""
+    from winsuite.run.results import junit
+
+    builds = sorted((p for p in job_dir.glob("*/artifacts") if p.is_dir()), key=lambda p: p.parent.name)[-newest:]
+    found: dict[str, float] = {}
+    for artifacts in builds:  # oldest first: a newer build overwrites
+        for path in sorted(artifacts.glob("junit_*.xml")):
+            with contextlib.suppress(Exception):  # a broken build says nothing; the others still count
+                found.update((a.name, round(a.duration, 3)) for a in junit.read(path)
+                             if a.outcome in (Outcome.PASSED, Outcome.FAILED) and a.duration > 0)
+    return found
+
+
+def for_planning(job_dir: Path | None) -> dict[str, float]:
+    """What the shard planner cuts by: the job's stored builds, over this machine's record."""
+    return load() | (of_job(job_dir) if job_dir is not None and job_dir.is_dir() else {})
