@@ -19,39 +19,25 @@ IGNORE_FAILURES_IN_A_ROW = 3
 DEFAULT_DAYS = 7.0  # TestGrid's days_of_analysis
 
 
-def flip_flakiness(statuses: Sequence[Status]) -> float:
-    """TestGrid's calculateFlipFlakiness: 100 * flips / considered runs, `statuses` newest first.
+def flip_flakiness(statuses: Sequence[Status] | str) -> float:
+    """TestGrid's calculateFlipFlakiness: 100 * flips / considered runs, `statuses` newest first (Status values, or
+    their one-letter codes).
 
-    A flip is a pass→fail transition; a FLAKY cell always counts as one flip (and as passing afterwards).
+    A flip is a pass→fail transition; a FLAKY cell always counts as one flip (and as passing afterwards). Runs of
+    IGNORE_FAILURES_IN_A_ROW failures or more are a hard break, left out; what remains flips once per FLAKY cell
+    and once per run of failures (each run follows a pass, a flake or the start, after which TestGrid counts the
+    test as passing).
     """
-    flips = considered = 0
-    last_passing = True  # no flakes if we pass 100 %
-    i = 0
-    while i < len(statuses):
-        run = _failures_from(statuses, i)
-        if run >= IGNORE_FAILURES_IN_A_ROW:
-            i += run
-            if i >= len(statuses):
-                break
-        status = statuses[i]
-        considered += 1
-        if status is Status.FLAKY:
-            flips += 1
-            last_passing = True
-        elif status is Status.FAIL:
-            flips += last_passing
-            last_passing = False
-        else:
-            last_passing = True
-        i += 1
-    return 100 * flips / considered if considered else 0.0
+    codes = statuses if isinstance(statuses, str) else "".join(status.value for status in statuses)
+    considered = _HARD_BREAK.sub("", codes)
+    if not considered:
+        return 0.0
+    flips = considered.count(Status.FLAKY.value) + len(_FAILURE_RUN.findall(considered))
+    return 100 * flips / len(considered)
 
 
-def _failures_from(statuses: Sequence[Status], start: int) -> int:
-    end = start
-    while end < len(statuses) and statuses[end] is Status.FAIL:
-        end += 1
-    return end - start
+_HARD_BREAK = re.compile(f"{Status.FAIL.value}{{{IGNORE_FAILURES_IN_A_ROW},}}")
+_FAILURE_RUN = re.compile(f"{Status.FAIL.value}+")
 
 
 def is_infra_failure(cell: Cell) -> bool:
@@ -106,20 +92,21 @@ def analyze(job: Job, *, days: float = DEFAULT_DAYS) -> TabFlakiness:
         (_all_failed(build) if len(job.rows) > 1 else False) if id(build) in in_window else None
         for build in job.builds
     ]
+    columns = [(index, column_failed) for index, column_failed in enumerate(failing) if column_failed is not None]
     tests = []
     for key in job.rows:
-        statuses: list[Status] = []
+        cells = job.cells(key)
+        codes: list[str] = []
         passed = failed = flaky = infra = 0
-        for cell, column_failed in zip(job.cells(key), failing, strict=True):
-            if column_failed is None:
-                continue
-            status = coalesce(cell.status, ignore_running=False)
-            if status is Status.NO_RESULT:
-                continue
-            if status is Status.PASS:
+        for index, column_failed in columns:
+            cell = cells[index]
+            code = _COALESCED_CODE[cell.status]
+            if code == _PASS:
                 passed += 1
-            elif status is Status.FLAKY:
+            elif code == _FLAKY:
                 flaky += 1
+            elif code == _NO_RESULT:
+                continue
             elif is_infra_failure(cell):
                 infra += 1
                 continue
@@ -127,11 +114,16 @@ def analyze(job: Job, *, days: float = DEFAULT_DAYS) -> TabFlakiness:
                 failed += 1
                 if column_failed:  # a column where every test failed says nothing about this test
                     continue
-            statuses.append(status)
+            codes.append(code)
         if passed or failed or flaky:
-            tests.append(RowFlakiness(key, flip_flakiness(statuses), passed, failed, flaky, infra))
+            tests.append(RowFlakiness(key, flip_flakiness("".join(codes)), passed, failed, flaky, infra))
     tests.sort(key=lambda test: (-test.flakiness, test.row))
     return TabFlakiness(tests, len(builds), days)
+
+
+# A cell's status, coalesced, as its one-letter code (looked up once per cell of the window).
+_COALESCED_CODE = {status: coalesce(status, ignore_running=False).value for status in Status}
+_PASS, _FLAKY, _NO_RESULT = Status.PASS.value, Status.FLAKY.value, Status.NO_RESULT.value
 
 
 def _all_failed(build: Build) -> bool:

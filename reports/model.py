@@ -25,6 +25,10 @@ class Status(enum.Enum):
     FAIL = "F"
     FLAKY = "K"
 
+    # Members are singletons compared by identity: hashing them by identity too keeps the hash in C, where Enum's
+    # own __hash__ is a Python call (hundreds of thousands of cells are looked up by status in every report).
+    __hash__ = object.__hash__
+
     @property
     def passing(self) -> bool:
         return self in (Status.PASS, Status.SKIP)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,13 +28,13 @@ class Point:
 
 def pass_rate(build: Build) -> float | None:
     """Passed / (passed + failed + flaky) over the build's tests; skips do not count either way."""
-    passed = failed = 0
-    for cell in build.cells.values():
-        if cell.status is Status.PASS:
-            passed += 1
-        elif cell.status.failing:
-            failed += 1
+    counts = collections.Counter(map(_STATUS, build.cells.values()))  # C-level: a long history has 500k cells
+    passed = counts[Status.PASS]
+    failed = counts[Status.FAIL] + counts[Status.FLAKY]
     return passed / (passed + failed) if passed + failed else None
+
+
+_STATUS = operator.attrgetter("status")
 
 
 def trend_points(job: Job) -> list[Point]:

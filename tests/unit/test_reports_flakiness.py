@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from winsuite_reports.flakiness import RowFlakiness
 from winsuite_reports.flakiness import analyze
@@ -87,3 +89,33 @@ def test_only_the_last_days_are_analysed(tmp_path: Path) -> None:
 def test_a_test_without_results_in_the_window_is_not_listed(tmp_path: Path) -> None:
     result = rows_of(tmp_path, {"gone": "__PP", "other": "PPPP"}, every=86400, days=1)
     assert list(result) == ["other"]
+
+
+def _flip_flakiness_walk(statuses: list[Status]) -> float:
+    """TestGrid's calculateFlipFlakiness as it walks the statuses, kept as the reference for the fast form."""
+    flips = considered = 0
+    last_passing = True
+    i = 0
+    while i < len(statuses):
+        run = 0
+        while i + run < len(statuses) and statuses[i + run] is Status.FAIL:
+            run += 1
+        if run >= 3:
+            i += run
+            if i >= len(statuses):
+                break
+        considered += 1
+        if statuses[i] is Status.FLAKY:
+            flips, last_passing = flips + 1, True
+        elif statuses[i] is Status.FAIL:
+            flips, last_passing = flips + last_passing, False
+        else:
+            last_passing = True
+        i += 1
+    return 100 * flips / considered if considered else 0.0
+
+
+@given(st.lists(st.sampled_from([Status.PASS, Status.FAIL, Status.FLAKY]), max_size=60))
+def test_flip_flakiness_agrees_with_testgrids_walk(statuses: list[Status]) -> None:
+    assert flip_flakiness(statuses) == _flip_flakiness_walk(statuses)
+    assert flip_flakiness("".join(s.value for s in statuses)) == _flip_flakiness_walk(statuses)
