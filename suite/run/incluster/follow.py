@@ -14,6 +14,8 @@ import time
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import ProtocolError
+from urllib3.exceptions import ReadTimeoutError
 
 from winsuite.run.incluster.objects import RunObjects
 from winsuite.run.incluster.objects import shard_pods
@@ -96,10 +98,8 @@ class ShardLog(threading.Thread):
                 if err.status == 404:
                     return f"its pod {pod} was deleted"
                 raise
-            except Exception as err:  # a read timeout or a dropped connection: open the log again
-                if "timed out" in str(err).lower() or "connection" in str(err).lower():
-                    continue
-                raise
+            except (ReadTimeoutError, ProtocolError):  # silent for a while, or a dropped connection: open it again
+                continue
             if pending and not skip:  # the last line had no newline: the container ended mid-line
                 self._read += 1
                 self.out.put((self.index, pending.decode("utf-8", "replace")))
