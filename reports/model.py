@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import enum
 import itertools
+import operator
+from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -116,10 +119,22 @@ class Job:
             # The builds hold columns and every page reads rows: transposed once, by C-level map and zip
             # (a row-by-row lookup is a million dict calls on a long history).
             keys = list(self.rows)
-            columns = [map(build.cells.get, keys, itertools.repeat(NO_RESULT)) for build in self.builds]
+            every = operator.itemgetter(*keys) if len(keys) > 1 else None
+            columns = [_column(build.cells, keys, every) for build in self.builds]
             rows = zip(*columns, strict=True) if columns else itertools.repeat(())
             self._grid = dict(zip(keys, rows, strict=False))  # repeat(()) is endless
         return self._grid.get(key) or tuple(NO_RESULT for _ in self.builds)
+
+
+def _column(cells: dict[str, Cell], keys: list[str], every: Callable[[dict[str, Cell]], tuple[Cell, ...]] | None
+            ) -> Iterable[Cell]:
+    """One build's cells in the order of `keys`: in one C call when the build has every row (most builds do)."""
+    if every is not None:
+        try:
+            return every(cells)
+        except KeyError:
+            pass
+    return map(cells.get, keys, itertools.repeat(NO_RESULT))
 
 
 @dataclass(slots=True)
