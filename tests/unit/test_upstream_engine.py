@@ -102,3 +102,24 @@ def test_the_focus_selects_exactly_the_names_and_is_split_to_fit_an_argument() -
     chunks = focus_chunks(many)
     assert len(chunks) > 1 and all(len(c) <= MAX_FOCUS_CHARS + 100 for c in chunks)
     assert sum(len(Selector(focus=[c]).filter(many)) for c in chunks) == len(many)
+
+
+def test_with_one_process_the_spec_is_named_when_it_starts() -> None:
+    """ginkgo --procs=1 -v names a spec before its steps; the header that ends it is followed by a separator."""
+    output = "\n".join([
+        "------------------------------",
+        f"{NAME} [sig-node, NodeConformance, Conformance]",
+        "k8s.io/kubernetes@v1.36.3/test/e2e/common/node/pods.go:205",
+        '  STEP: Creating a kubernetes client @ 11/25/26 12:45:12.1',
+        "• [4.104 seconds]",
+        "------------------------------",
+        "[SynchronizedAfterSuite] ",
+        "S [SKIPPED] [0.001 seconds]",
+        "------------------------------",
+    ]) + "\n"
+    reader = OutputReader(io.BytesIO(output.encode()), io.StringIO(), {NAME})
+    reader.join(10)
+    seen = []
+    while not reader.finished.empty():
+        seen.append(reader.finished.get())
+    assert seen == [(NAME, Outcome.PASSED, 4.104)]

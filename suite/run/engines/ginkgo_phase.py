@@ -84,7 +84,8 @@ class OutputReader:
     """Reads ginkgo's verbose output as it streams: copies it to the build log, notes every spec that ends.
 
     ginkgo prints a finished spec as a header line (`• [2.1 seconds]`, `• [FAILED] [9.8 seconds]`, `S [SKIPPED] …`)
-    and then its full name, followed by its labels in brackets.
+    and then its full name, followed by its labels in brackets; with one process, verbose output names the spec
+    when it starts, and the header that ends it is followed by a separator instead.
     """
 
     _HEADER = re.compile(r"^([•SP]) (?:\[([A-Z][A-Z0-9 -]*)\] )?\[([\d.]+) seconds?\]$")
@@ -99,16 +100,18 @@ class OutputReader:
 
     def _read(self, stream: IO[bytes], log: TextIO) -> None:
         pending: str | None = None  # the state of a header whose name line comes next
+        started: str | None = None  # the spec whose name opened its output (one process: -v names it first)
         seconds = 0.0
         for raw in stream:
             line = raw.decode("utf-8", errors="replace").rstrip("\n")
             log.write(line + "\n")
             if pending is not None:
-                name = self._name(line)
+                name = self._name(line) or started  # with --procs=1 the header follows the spec's own output
                 if name is not None:
                     self.finished.put((name, self._OUTCOMES.get(pending, Outcome.FAILED), seconds))
-                pending = None
+                pending = started = None
                 continue
+            started = self._name(line) or started
             header = self._HEADER.match(line)
             if header:
                 pending = header.group(2) or ("SKIPPED" if header.group(1) == "S" else "")
