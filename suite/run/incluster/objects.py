@@ -116,6 +116,16 @@ def shard_pods(api: client.ApiClient, objects: RunObjects) -> dict[int, client.V
     return pods
 
 
+def job_exists(api: client.ApiClient, objects: RunObjects) -> bool:
+    try:
+        retry.call(client.BatchV1Api(api).read_namespaced_job, JOB_NAME, objects.namespace)
+    except ApiException as err:
+        if err.status == 404:
+            return False
+        raise
+    return True
+
+
 def stop_job(api: client.ApiClient, objects: RunObjects) -> None:
     """Delete the Job and its pods (they get SIGTERM and their grace period)."""
     with contextlib.suppress(ApiException):

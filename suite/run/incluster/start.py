@@ -36,6 +36,7 @@ from winsuite.run.results import durations
 from winsuite.run.results import prow
 from winsuite.run.runner import Runner
 from winsuite_reports.conventions import BUILD_LOG
+from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import artifacts_dir
 
 LOCAL_IMAGE_PULL = "Never"  # the locally made image is imported into the node, never pulled
@@ -83,7 +84,12 @@ def start(args: argparse.Namespace) -> int:
 def attach(build_dir: Path) -> int:
     """Take over a detached run: follow its shards from their first line, then finish it as `run` would."""
     state = InClusterState.load(build_dir)
+    if (build_dir / FINISHED).is_file():
+        raise UsageError(f"{build_dir}: this run has finished already (its {FINISHED} is written)")
     connection = connect(state.cluster, start_embedded=False)
+    if not objects.job_exists(connection.api, objects.RunObjects(state.run_id)):
+        raise UsageError(f"{build_dir}: the run's Job {objects.RunObjects(state.run_id).namespace}/{objects.JOB_NAME} "
+                         "is not in the cluster (deleted, or the cluster was replaced); its results are lost")
     print(f"attached to run {state.run_id} ({len(state.shards)} shard(s), namespace "
           f"{objects.RunObjects(state.run_id).namespace})", flush=True)
     return int(InClusterRun(state, build_dir, connection).follow())
