@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.connect import Connection
 from winsuite.errors import ExitCode
 from winsuite.errors import one_line
@@ -25,6 +26,7 @@ from winsuite.k8s import run_leases
 from winsuite.k8s.namespaces import delete_run_namespaces
 from winsuite.run import credential_scan
 from winsuite.run import dashboard
+from winsuite.run import node_logs
 from winsuite.run.incluster import protocol
 from winsuite.run.incluster.follow import Ended
 from winsuite.run.incluster.follow import ShardLog
@@ -40,6 +42,7 @@ from winsuite.run.results.merge import verdict
 from winsuite.run.results.model import ENGINE_PROPERTY
 from winsuite.run.results.model import Attempt
 from winsuite.run.results.model import Outcome
+from winsuite.run.results.prow import DISCOVERY_FILE
 from winsuite.run.shard_merge import ShardBuild
 from winsuite.run.shard_merge import merged_result
 from winsuite.run.shard_merge import read_shard_build
@@ -155,6 +158,9 @@ class InClusterRun:
                 "expected-seconds": self.state.expected}}
             if self.abort_reason:
                 metadata["interrupted"] = self.abort_reason
+            collected = self._collect_node_logs(builds)
+            if collected:
+                metadata["node-logs"] = collected
             rows = write_merged(builds, self.build_dir, metadata=metadata, started=self.state.started,
                                 result=result)
             merged = result or merged_result(builds)
@@ -201,6 +207,27 @@ class InClusterRun:
         result = "ABORTED" if self.abort_reason else "FAILURE"
         prow.write_finished(directory, passed=False, result=result, metadata={**metadata, "error": reason})
         return read_shard_build(directory)
+
+    def _collect_node_logs(self, builds: list[ShardBuild]) -> str:
+        """--collect-node-logs (default on-failure): every node's logs of the run's window, fetched from here through
+        the node log query once the shards are done (the shards collect none); where they went, or ""."""
+        failed = self.abort_reason or merged_result(builds) != "SUCCESS" or any(
+            verdict(rows) in ("failed", "interrupted")
+            for rows in final_attempts([a for b in builds for a in b.attempts]).values())
+        mode = self.state.node_logs
+        discovery = next((p for b in builds if (p := artifacts_dir(b.directory) / DISCOVERY_FILE).is_file()), None)
+        if mode == "never" or (mode == "on-failure" and not failed) or discovery is None:
+            return ""
+        artifacts = artifacts_dir(self.build_dir)
+        try:
+            for node in node_logs.collect(self.connection.api, ClusterFacts.load(discovery), artifacts,
+                                          self.state.started, time.time()):
+                gaps = "".join(f"\n    not collected: {why}" for why in node.missing)
+                print(f"node logs of {node.node}: {', '.join(node.written) or 'none'}{gaps}", flush=True)
+        except Exception as err:  # collecting logs must not hide the run's result
+            print(f"winsuite: warning: node logs not collected: {one_line(str(err))}", file=sys.stderr)
+            return ""
+        return f"{artifacts.relative_to(self.build_dir)}/{node_logs.NODES_DIR}/"
 
     def _add_unreported(self, build: ShardBuild, shard: Shard, lost: str) -> None:
         """A test of the shard's plan that its build has no row for is an interrupted row, never silently missing."""

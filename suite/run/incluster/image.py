@@ -137,7 +137,7 @@ def _stage(files: list[tuple[str, Path]], staging: Path) -> None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
     for top in (staging / SITE.lstrip("/"), staging / sysconfig.get_path("stdlib").lstrip("/")):
-        compileall.compile_dir(top, quiet=2, workers=os.cpu_count() or 1,
+        compileall.compile_dir(top, quiet=2, workers=1,  # no process pool: it can hang on Ctrl-C
                                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
 
 

@@ -125,7 +125,8 @@ def _plan(args: argparse.Namespace, config: RunConfig, build_dir: Path, job_dir:
         shards=[list(s.tests) for s in shards], serial=[t.name for t in planned if t.serial],
         upstream=sorted({t.name for t in catalog if t.engine is Engine.UPSTREAM}), started=time.time(),
         run_timeout=config.job.run_timeout, job_dir=str(job_dir) if job_dir else None,
-        expected=[round(s.expected, 1) for s in shards]), shards
+        expected=[round(s.expected, 1) for s in shards],
+        node_logs=getattr(args, "collect_node_logs", None) or "on-failure"), shards
 
 
 def _files(config: RunConfig, shards: list[Shard], settings: dict[str, object]) -> dict[str, str]:

@@ -30,6 +30,7 @@ class InClusterState:
     run_timeout: float
     job_dir: str | None  # <results root>/<job>, where latest-build.txt and the dashboard go
     expected: list[float]  # seconds each shard was expected to take (the planner's)
+    node_logs: str = "on-failure"  # --collect-node-logs: collected here, once the shards are done
 
     def save(self, build_dir: Path) -> None:
         data = dataclasses.asdict(self)
