@@ -123,6 +123,9 @@ def test_a_shard_killed_mid_run_fails_the_build_with_its_unfinished_tests_interr
     assert all("shard 1/2 lost" in r.message for r in interrupted)
     assert len(rows) == 11  # every test of the focus has its row: none is silently missing
     assert "shard 1/2 lost" in text
+    # A failed run brings the nodes' logs of its window, fetched from here (the shards collect none).
+    assert build.finished["metadata"]["node-logs"] == "artifacts/nodes/"
+    assert (build.path / "artifacts" / "nodes" / "linux-0" / "collection.txt").is_file()
     assert left_in_cluster(real_node, build) == []
 
 
