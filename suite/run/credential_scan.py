@@ -14,10 +14,12 @@ import base64
 import binascii
 import dataclasses
 import os
+from collections.abc import Callable
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from winsuite.errors import one_line
 from winsuite.policy import strict_yaml
 
 MIN_BYTES = 8
@@ -164,3 +166,30 @@ def _scan_file(path: Path, wanted: list[tuple[bytes, str]]) -> list[Finding]:
         temporary.write_bytes(data)
         os.replace(temporary, path)
     return findings
+
+
+def run_credentials(kubeconfig: Path | None, api: Any, own_namespaces: Callable[[], set[str]],
+                    no_api: str) -> tuple[list[Credential], str]:
+    """What a run's files must not hold: the pod's service-account token, the kubeconfig's credentials and the values
+    of the cluster's Secrets outside the run's own namespaces; and what could not be looked for ("" when nothing).
+    `api` None: the Secrets are not asked for, `no_api` says why."""
+    credentials = service_account_credentials()
+    if kubeconfig is not None:
+        credentials += kubeconfig_credentials(kubeconfig)
+    if api is None:
+        return credentials, f"the cluster's Secrets were not looked for ({no_api})"
+    try:
+        own = own_namespaces()
+    except Exception as err:  # the scan still covers the kubeconfig's credentials
+        return credentials, f"the cluster's Secrets were not looked for ({one_line(str(err), 120)})"
+    secrets, gap = cluster_secret_credentials(api, own)
+    return credentials + secrets, gap or ""
+
+
+def summary(where: str, files: int, findings: list[Finding], gap: str) -> tuple[str, str]:
+    """(the line to print, what the build's metadata says): `clean` or `redacted N`."""
+    if not findings:
+        return f"credential scan of {where}: {files} files, nothing found" + (f"; {gap}" if gap else ""), "clean"
+    total = sum(finding.occurrences for finding in findings)
+    return (f"winsuite: warning: credential scan of {where}: redacted {total} occurrence(s): "
+            + "; ".join(f"{finding.path} ({finding.source})" for finding in findings)), f"redacted {total}"

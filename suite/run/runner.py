@@ -524,33 +524,20 @@ class Runner:
 
     def _credential_scan(self, root: Path) -> str:
         """Redact the cluster's credentials wherever the run wrote them under `root`; what the metadata says."""
-        credentials = credential_scan.service_account_credentials()
-        gap = "the cluster's Secrets were not looked for (no connection)"
-        if self.connection is not None:
-            credentials += credential_scan.kubeconfig_credentials(self.connection.kubeconfig)
-            if self.api_lost is None:
-                try:
-                    own = namespaces.of_run(self.connection.api, self.run_config.run_id)
-                except Exception as err:  # the scan still covers the kubeconfig's credentials
-                    gap = f"the cluster's Secrets were not looked for ({one_line(str(err), 120)})"
-                else:
-                    secrets, gap_or_none = credential_scan.cluster_secret_credentials(self.connection.api, own)
-                    credentials += secrets
-                    gap = gap_or_none or ""
-            else:
-                gap = "the cluster's Secrets were not looked for (the API server does not answer)"
+        connection = self.connection
+        api = connection.api if connection is not None and self.api_lost is None else None
+        credentials, gap = credential_scan.run_credentials(
+            connection.kubeconfig if connection is not None else None, api,
+            lambda: namespaces.of_run(api, self.run_config.run_id),
+            "no connection" if connection is None else "the API server does not answer")
         self.log.flush()
         files, findings = credential_scan.scan([root], credentials)
         self.log.close()  # the build log may have been rewritten: append to the file now in its place
         self.log = self.layout.build_log.open("a", encoding="utf-8")
         where = root.name if root != self.layout.build_dir else "the build"
-        if not findings:
-            self._say(f"credential scan of {where}: {files} files, nothing found" + (f"; {gap}" if gap else ""))
-            return "clean"
-        total = sum(finding.occurrences for finding in findings)
-        self._say(f"winsuite: warning: credential scan of {where}: redacted {total} occurrence(s): "
-                  + "; ".join(f"{finding.path} ({finding.source})" for finding in findings), stream=sys.stderr)
-        return f"redacted {total}"
+        line, status = credential_scan.summary(where, files, findings, gap)
+        self._say(line, stream=sys.stderr if findings else None)
+        return status
 
     def _dashboard_dir(self) -> Path:
         """Where the dashboard of the run's results root goes (a run without a job directory writes none)."""

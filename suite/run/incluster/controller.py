@@ -24,6 +24,7 @@ from winsuite.errors import ExitCode
 from winsuite.errors import one_line
 from winsuite.k8s import run_leases
 from winsuite.k8s.namespaces import delete_run_namespaces
+from winsuite.k8s.namespaces import of_run
 from winsuite.run import credential_scan
 from winsuite.run import dashboard
 from winsuite.run import node_logs
@@ -49,8 +50,10 @@ from winsuite.run.shard_merge import read_shard_build
 from winsuite.run.shard_merge import write_merged
 from winsuite.run.summary import summarize
 from winsuite_reports.analysis import ReportOptions
+from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
+from winsuite_reports.prow import read_json_object
 
 STOP_GRACE_SECONDS = 20.0  # after SIGINT/SIGTERM: how long shards get to send what they finished
 
@@ -167,7 +170,7 @@ class InClusterRun:
         for shard in self.shards:
             _write_text(artifacts_dir(self.build_dir) / "shards" / f"{shard.number:02d}" / "pod-log.txt", shard.log)
         self._cleanup()
-        self._credential_scan()
+        self._record_scan(self._credential_scan())
         if self.state.job_dir:
             prow.write_latest_build(Path(self.state.job_dir), self.build_dir.name)
         board = self._dashboard()
@@ -262,12 +265,22 @@ class InClusterRun:
                   file=sys.stderr)
         print(f"deleted the run's Job, namespace {self.objects.namespace}, service account and binding", flush=True)
 
-    def _credential_scan(self) -> None:
-        credentials = credential_scan.kubeconfig_credentials(self.connection.kubeconfig)
-        secrets, _ = credential_scan.cluster_secret_credentials(self.connection.api, set())
-        files, findings = credential_scan.scan([self.build_dir], credentials + secrets)
-        total = sum(finding.occurrences for finding in findings)
-        print(f"credential scan of the build: {files} files, " + (f"redacted {total}" if total else "nothing found"))
+    def _record_scan(self, status: str) -> None:
+        """finished.json says what the scan of the merged build found (`clean` or `redacted N`)."""
+        finished = read_json_object(self.build_dir / FINISHED)
+        metadata = finished.get("metadata")
+        prow.write_finished(self.build_dir, passed=bool(finished.get("passed")), result=str(finished.get("result")),
+                            metadata={**(metadata if isinstance(metadata, dict) else {}), "credential-scan": status})
+
+    def _credential_scan(self) -> str:
+        """The build redacted of the cluster's credentials (the shards scanned their own builds in their pods)."""
+        api = self.connection.api
+        credentials, gap = credential_scan.run_credentials(
+            self.connection.kubeconfig, api, lambda: of_run(api, self.state.run_id), "")
+        files, findings = credential_scan.scan([self.build_dir], credentials)
+        line, status = credential_scan.summary("the build", files, findings, gap)
+        print(line, file=sys.stderr if findings else sys.stdout, flush=True)
+        return status
 
     def _dashboard(self) -> str | None:
         if not self.state.job_dir:
