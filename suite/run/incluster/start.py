@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -46,19 +47,25 @@ DEADLINE_MARGIN = 600  # seconds the Job may outlive the run timeout (start-up, 
 def start(args: argparse.Namespace) -> int:
     runner = Runner.from_args(args)  # the run's configuration and build directory, as a local run has them
     config, layout = runner.run_config, runner.layout
-    if config.job.cluster.type == "in-cluster":
-        raise UsageError("--in-cluster starts the run's pods from outside the cluster; leave out --in-cluster-config")
-    layout.artifacts.mkdir(parents=True, exist_ok=True)
-    session = open_session(config)
-    connection, facts = session.connection, session.facts
-    nodes = [n.name for n in facts.nodes if n.os == "linux" and n.runs_containers]
-    if not nodes:
-        raise UsageError("--in-cluster needs a Linux node that runs containers for the shard pods (found none)")
-    image, pull = _image(args, config)
-    state, shards = _plan(args, session.run, layout.build_dir, layout.job_dir, connection, image)
+    try:
+        if config.job.cluster.type == "in-cluster":
+            raise UsageError("--in-cluster starts the run's pods from outside the cluster; leave out "
+                             "--in-cluster-config")
+        session = open_session(config)
+        nodes = [n.name for n in session.facts.nodes if n.os == "linux" and n.runs_containers]
+        if not nodes:
+            raise UsageError("--in-cluster needs a Linux node that runs containers for the shard pods (found none)")
+        image, pull = _image(args, config)
+        layout.artifacts.mkdir(parents=True, exist_ok=True)
+        state, shards = _plan(args, session.run, layout.build_dir, layout.job_dir, session.connection, image)
+    except BaseException:
+        if layout.job_dir is not None:  # a build directory made for this run (never --artifacts): nothing ran
+            shutil.rmtree(layout.build_dir, ignore_errors=True)
+        raise
+    connection = session.connection
     run = objects.RunObjects(state.run_id)
-    files = _files(session.run, shards, {"shards": len(shards), "runId": state.run_id, "cases": args.cases,
-                                                 "buildId": layout.build_id})
+    settings = {"shards": len(shards), "runId": state.run_id, "cases": args.cases, "buildId": layout.build_id}
+    files = _files(session.run, shards, settings)
     job = objects.job_manifest(run, shards=len(state.shards), image=image, nodes=nodes, pull_policy=pull,
                                deadline_seconds=int(state.run_timeout) + DEADLINE_MARGIN)
     prow.write_started(layout.build_dir, state.started, {
