@@ -54,6 +54,12 @@ class DataError(UsageError):
         super().__init__(f"{where}: {problem}")
 
 
+class NothingSelected(UsageError):
+    """The selection holds no test: nothing to run (exit 5, as a run that selects nothing)."""
+
+    exit_code = ExitCode.NO_TESTS_SELECTED
+
+
 class ClusterUnreachable(UsageError):
     """The cluster could not be reached: says which server and which error."""
 

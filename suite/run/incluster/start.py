@@ -13,6 +13,7 @@ import yaml
 from winsuite.cluster.connect import Connection
 from winsuite.cluster.connect import connect
 from winsuite.errors import ExitCode
+from winsuite.errors import NothingSelected
 from winsuite.errors import UsageError
 from winsuite.k8s import run_leases
 from winsuite.plugin.session import open_session
@@ -124,7 +125,7 @@ def _plan(args: argparse.Namespace, config: RunConfig, build_dir: Path, job_dir:
     catalog = engine_catalog(collect(args.cases), names, config.job.engine)
     planned = planned_tests(config, catalog)
     if not planned:
-        raise UsageError("no tests selected: nothing to run in the cluster")
+        raise NothingSelected("no tests selected: nothing to run in the cluster")
     count = min(args.shards or 1, len(planned))
     shards = plan_shards(planned, count, durations.for_planning(job_dir))
     return InClusterState(
