@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from winsuite.k8s.namespaces import delete_run_namespaces
     from winsuite.policy.jobs import resolve_job
     from winsuite.run.incluster.objects import delete_run_bindings
+    from winsuite.run.incluster.objects import shard_runs_of
 
     get = vars(args).get
     job = resolve_job(options.job_ref(get), os.environ, options.overrides(get, options.CLUSTER_OPTIONS))
@@ -31,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     for run_id in sorted(active):
         print(f"left alone: namespaces of run {run_id}, which is active (its Lease default/winsuite-run-{run_id})")
     deleted = delete_run_namespaces(cluster.api, run_id=args.run_id, dry_run=args.dry_run, spare_runs=active)
+    for shard_run in shard_runs_of(cluster.api, args.run_id) if args.run_id else []:  # a run inside the cluster's
+        deleted += delete_run_namespaces(cluster.api, run_id=shard_run, dry_run=args.dry_run)
     verb = "would delete" if args.dry_run else "deleted"
     for name in deleted:
         print(f"{verb} namespace {name}")

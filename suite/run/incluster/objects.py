@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
@@ -174,3 +175,10 @@ def delete_run_bindings(api: client.ApiClient, run_id: str | None = None, dry_ru
             with contextlib.suppress(ApiException):
                 rbac.delete_cluster_role_binding(name)
     return names
+
+
+def shard_runs_of(api: client.ApiClient, run_id: str) -> list[str]:
+    """The run ids of a run's shards that labelled namespaces (`<run id>-<shard>`)."""
+    listed = retry.call(client.CoreV1Api(api).list_namespace, label_selector=RUN_ID_LABEL).items
+    shard = re.compile(re.escape(run_id) + r"-\d+")
+    return sorted({value for ns in listed if shard.fullmatch(value := (ns.metadata.labels or {})[RUN_ID_LABEL])})
