@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kubernetes import client
 
 from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import only_build
@@ -37,6 +38,13 @@ def _apiserver_pid(cluster: EmbeddedCluster) -> int:
     return proc.pid
 
 
+def _wait_for_pod(cluster: EmbeddedCluster, name: str, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not client.CoreV1Api(cluster.api).list_pod_for_all_namespaces(field_selector=f"metadata.name={name}").items:
+        assert time.monotonic() < deadline, f"no pod {name} within {timeout:.0f}s"
+        time.sleep(0.5)
+
+
 def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*WINSUITE, *args], capture_output=True, text=True, timeout=timeout, check=False)
 
@@ -56,6 +64,7 @@ def test_a_hung_api_server_ends_the_run_and_down_stops_the_killed_one(disrupted_
     try:
         wait_for_event(tmp_path / "hung", "junit_01.xml", "start", timeout=300,
                        predicate=lambda event: "test_waits" in event["nodeid"])
+        _wait_for_pod(cluster, "waits")  # the test is past its setup (its worker connected), in its wait
         os.kill(pid, signal.SIGSTOP)
         stopped_at = time.monotonic()
         output, _ = process.communicate(timeout=RUN_TIMEOUT + 240)
