@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from winsuite.errors import UsageError
@@ -57,3 +58,21 @@ def write(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLU
     verdict = "READY" if report.readiness.ready else "NOT READY"
     tabs = f"{len(report.tabs)} tab{'' if len(report.tabs) == 1 else 's'}"
     return f"winsuite report: {tabs}, release verdict {verdict}: {index}"
+
+
+def output_of(job_dir: Path) -> Path:
+    """Where the dashboard of a run's results root goes: `_dashboard` beside the root."""
+    return job_dir.parent.parent / "_dashboard"
+
+
+def for_run(job_dir: Path, say: Callable[[str, bool], None]) -> str:
+    """The dashboard of the results root a run's build sits in (`say(line, is_warning)` tells how it went); what the
+    run's summary says of it."""
+    root, output = job_dir.parent, output_of(job_dir)
+    command = f"winsuite report --results {root} --output {output}"
+    try:
+        say(write(report_of(root, ReportOptions(), skip=output), output), False)
+    except UsageError as err:
+        say(f"winsuite: warning: no dashboard: {one_line(str(err))}", True)
+        return command
+    return f"{output / 'index.html'}  (regenerate: {command})"

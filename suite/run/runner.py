@@ -48,6 +48,7 @@ from winsuite.run import credential_scan
 from winsuite.run import dashboard
 from winsuite.run import node_logs
 from winsuite.run import prepull
+from winsuite.run.dashboard import output_of as dashboard_dir
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.base import RunningPhase
 from winsuite.run.engines.ginkgo_phase import UpstreamPhase
@@ -82,7 +83,6 @@ from winsuite.run.results.model import Attempt
 from winsuite.run.results.prow import DISCOVERY_FILE
 from winsuite.run.results.prow import SHARD_METADATA
 from winsuite.run.summary import summarize
-from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.conventions import junit_name
 
 # e2e.test's namespaces an interrupted ginkgo left take seconds to finalize; the run waits for those (its own
@@ -508,9 +508,9 @@ class Runner:
             prow.write_latest_build(self.layout.job_dir, self.layout.build_id)
         with timeline.span("run: dashboard"):
             dashboard = self._dashboard()
-        if dashboard is not None and self._dashboard_dir().is_dir():
+        if dashboard is not None and self.layout.job_dir is not None and dashboard_dir(self.layout.job_dir).is_dir():
             with timeline.span("run: credential scan"):
-                self._credential_scan(self._dashboard_dir())
+                self._credential_scan(dashboard_dir(self.layout.job_dir))
         self._say(summarize(attempts, build_dir=self.layout.build_dir, result=result,
                             interrupted=self.abort_reason, dashboard=dashboard))
         self.log.close()
@@ -539,23 +539,11 @@ class Runner:
         self._say(line, stream=sys.stderr if findings else None)
         return status
 
-    def _dashboard_dir(self) -> Path:
-        """Where the dashboard of the run's results root goes (a run without a job directory writes none)."""
-        job_dir = self.layout.job_dir or self.layout.build_dir
-        return job_dir.parent.parent / "_dashboard"
-
     def _dashboard(self) -> str | None:
-        if self.layout.job_dir is None:
+        if self.layout.job_dir is None:  # a run without a job directory writes none
             return None
-        root = self.layout.job_dir.parent
-        output = self._dashboard_dir()
-        command = f"winsuite report --results {root} --output {output}"
-        try:
-            self._say(dashboard.write(dashboard.report_of(root, ReportOptions(), skip=output), output))
-        except UsageError as err:
-            self._say(f"winsuite: warning: no dashboard: {err}", stream=sys.stderr)
-            return command
-        return f"{output / 'index.html'}  (regenerate: {command})"
+        return dashboard.for_run(self.layout.job_dir,
+                                 lambda line, warning: self._say(line, stream=sys.stderr if warning else None))
 
     def _job_metadata(self) -> dict[str, Any]:
         job = self.run_config.job

@@ -49,7 +49,6 @@ from winsuite.run.shard_merge import merged_result
 from winsuite.run.shard_merge import read_shard_build
 from winsuite.run.shard_merge import write_merged
 from winsuite.run.summary import summarize
-from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
@@ -285,13 +284,8 @@ class InClusterRun:
     def _dashboard(self) -> str | None:
         if not self.state.job_dir:
             return None
-        root = Path(self.state.job_dir).parent
-        output = root.parent / "_dashboard"
-        try:
-            print(dashboard.write(dashboard.report_of(root, ReportOptions(), skip=output), output))
-        except Exception as err:  # the build is written; the dashboard can be made again
-            print(f"winsuite: warning: no dashboard: {one_line(str(err))}", file=sys.stderr)
-        return f"{output / 'index.html'}  (regenerate: winsuite report --results {root} --output {output})"
+        return dashboard.for_run(Path(self.state.job_dir),
+                                 lambda line, warning: print(line, file=sys.stderr if warning else sys.stdout))
 
 
 def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str],
