@@ -131,9 +131,11 @@ def merged_result(builds: Sequence[ShardBuild]) -> str:
 
 
 def write_merged(builds: Sequence[ShardBuild], build_dir: Path, *, metadata: dict[str, Any] | None = None,
-                 started: float | None = None, result: str | None = None) -> list[Attempt]:
+                 started: float | None = None, result: str | None = None,
+                 shard_dirs_kept: bool = True) -> list[Attempt]:
     """The merged build in `build_dir` (with `metadata` added, its start and result when given); its rows.
-    `check_shards` first."""
+    `check_shards` first. Without `shard_dirs_kept` (shard builds unpacked in a scratch directory) the metadata
+    does not name the shard builds' directories."""
     builds = sorted(builds, key=lambda b: b.shard.number)
     artifacts = artifacts_dir(build_dir)
     artifacts.mkdir(parents=True, exist_ok=True)
@@ -148,7 +150,7 @@ def write_merged(builds: Sequence[ShardBuild], build_dir: Path, *, metadata: dic
     first = builds[0]
     extra = metadata or {}
     metadata = {k: v for k, v in first.metadata.items() if k != prow.SHARD_METADATA}
-    metadata["shards"] = [_shard_entry(b, build_dir) for b in builds]
+    metadata["shards"] = [_shard_entry(b, build_dir, shard_dirs_kept) for b in builds]
     metadata.update(extra)
     timestamps = [t for b in builds if isinstance(t := b.started.get("timestamp"), int | float)]
     prow.write_started(build_dir, started or min(timestamps, default=time.time()), metadata)
@@ -171,9 +173,12 @@ def _why(build: ShardBuild) -> str:
     return f"{build.result}" + (f" ({detail})" if detail else "")
 
 
-def _shard_entry(build: ShardBuild, build_dir: Path) -> dict[str, str]:
-    return {"shard": str(build.shard), "result": build.result, "build": str(build.directory),
-            "files": f"{artifacts_dir(build_dir).relative_to(build_dir)}/{SHARDS_DIR}/{build.shard.number:02d}/"}
+def _shard_entry(build: ShardBuild, build_dir: Path, with_directory: bool) -> dict[str, str]:
+    entry = {"shard": str(build.shard), "result": build.result}
+    if with_directory:
+        entry["build"] = str(build.directory)
+    entry["files"] = f"{artifacts_dir(build_dir).relative_to(build_dir)}/{SHARDS_DIR}/{build.shard.number:02d}/"
+    return entry
 
 
 def _copy_artifacts(build: ShardBuild, artifacts: Path) -> None:

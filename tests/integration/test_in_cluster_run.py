@@ -19,6 +19,13 @@ from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
 from winsuite.cluster.local.handle import EmbeddedCluster
+from winsuite.cluster.local.ociimage import Entry
+from winsuite.cluster.local.ociimage import ImageSpec
+from winsuite.cluster.local.ociimage import Layer
+from winsuite.cluster.local.ociimage import write_archive
+from winsuite.cluster.local.realnode.containerd import Containerd
+from winsuite.cluster.local.realnode.containerd import import_images
+from winsuite.cluster.local.state import Layout
 from winsuite.errors import ExitCode
 from winsuite.run.incluster.objects import INDEX_LABEL
 from winsuite.run.incluster.objects import RunObjects
@@ -87,6 +94,8 @@ def test_the_shards_give_the_rows_and_verdicts_of_the_local_run(local_and_in_clu
     assert remote.finished["result"] == local.finished["result"]
     shards = remote.finished["metadata"]["shards"]
     assert [s["shard"] for s in shards] == ["1/2", "2/2"]
+    assert all("build" not in s for s in shards)  # unpacked in a scratch directory: no path to name
+    assert remote.started["metadata"]["node-os"] == "linux"
     assert remote.finished["metadata"]["in-cluster"]["image"].startswith("winsuite.local/winsuite:")
 
 
@@ -126,6 +135,26 @@ def test_a_shard_killed_mid_run_fails_the_build_with_its_unfinished_tests_interr
     # A failed run brings the nodes' logs of its window, fetched from here (the shards collect none).
     assert build.finished["metadata"]["node-logs"] == "artifacts/nodes/"
     assert (build.path / "artifacts" / "nodes" / "linux-0" / "collection.txt").is_file()
+    assert left_in_cluster(real_node, build) == []
+
+
+def test_a_shard_whose_container_cannot_start_says_why(real_node: EmbeddedCluster, tmp_path: Path) -> None:
+    # An image whose entrypoint is missing: the runtime refuses to start it, and the run says so in every row.
+    ref = "winsuite.local/cannot-start:1"
+    write_archive(ImageSpec(names=(ref,), layers=(Layer("empty", (Entry("/tmp", 0o1777),)),),
+                            entrypoint=("/no/such/program",), user="65532"), tmp_path / "cannot-start.tar")
+    import_images(Containerd(Layout(real_node.name).node / "containerd"), [tmp_path / "cannot-start.tar"])
+    root = tmp_path / "results"
+    done = subprocess.run(winsuite(real_node, root, "--focus", SMALL_FOCUS, "--in-cluster", "--image", ref),
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600, check=False)
+    text = done.stdout + done.stderr
+    assert done.returncode == ExitCode.TESTS_FAILED, text[-3000:]
+    build = only_build(root)
+    assert build.finished["result"] == "FAILURE"
+    rows = build.rows()
+    assert len(rows) == 11 and all(r.properties.get("interrupted") == "true" for r in rows)
+    assert all("could not start its container" in r.message and "/no/such/program" in r.message for r in rows), \
+        rows[0].message
     assert left_in_cluster(real_node, build) == []
 
 

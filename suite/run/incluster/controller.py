@@ -50,8 +50,10 @@ from winsuite.run.shard_merge import read_shard_build
 from winsuite.run.shard_merge import write_merged
 from winsuite.run.summary import summarize
 from winsuite_reports.conventions import FINISHED
+from winsuite_reports.conventions import STARTED
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
+from winsuite_reports.prow import MalformedJson
 from winsuite_reports.prow import read_json_object
 
 STOP_GRACE_SECONDS = 20.0  # after SIGINT/SIGTERM: how long shards get to send what they finished
@@ -155,7 +157,7 @@ class InClusterRun:
         with tempfile.TemporaryDirectory(prefix="winsuite-shards-") as scratch:
             builds = [self._shard_build(shard, Path(scratch)) for shard in self.shards]
             result = "ABORTED" if self.abort_reason else None
-            metadata: dict[str, object] = {"in-cluster": {
+            metadata: dict[str, object] = {**self._started_metadata(), "in-cluster": {
                 "namespace": self.objects.namespace, "image": self.state.image, "shards": len(self.shards),
                 "expected-seconds": self.state.expected}}
             if self.abort_reason:
@@ -164,7 +166,7 @@ class InClusterRun:
             if collected:
                 metadata["node-logs"] = collected
             rows = write_merged(builds, self.build_dir, metadata=metadata, started=self.state.started,
-                                result=result)
+                                result=result, shard_dirs_kept=False)
             merged = result or merged_result(builds)
         for shard in self.shards:
             _write_text(artifacts_dir(self.build_dir) / "shards" / f"{shard.number:02d}" / "pod-log.txt", shard.log)
@@ -180,6 +182,15 @@ class InClusterRun:
         failed = merged != "SUCCESS" or any(
             verdict(r) in ("failed", "interrupted") for r in final_attempts(rows).values())
         return ExitCode.TESTS_FAILED if failed else ExitCode.OK
+
+    def _started_metadata(self) -> dict[str, object]:
+        """What the run's started.json said when the Job was made (job, run id, node OS): the merged build keeps it
+        whatever the shards sent (a shard that never started sent nothing)."""
+        try:
+            metadata = read_json_object(self.build_dir / STARTED).get("metadata")
+        except (OSError, MalformedJson):
+            return {}
+        return dict(metadata) if isinstance(metadata, dict) else {}
 
     def _shard_build(self, shard: Shard, scratch: Path) -> ShardBuild:
         """The shard's own build when it arrived whole, else one made of the rows it sent, the rest interrupted."""

@@ -112,6 +112,10 @@ def _container_state(pod: client.V1Pod) -> client.V1ContainerState | None:
     return statuses[0].state if statuses else None
 
 
+# Reasons the kubelet gives a container the runtime could not start.
+_NEVER_STARTED = frozenset({"StartError", "ContainerCannotRun", "CreateContainerError", "RunContainerError"})
+
+
 def _how_it_ended(core: client.CoreV1Api, name: str, namespace: str) -> str:
     """'' for a container that exited by itself; else what ended it (deleted, OOM-killed, evicted, a signal)."""
     deadline = time.monotonic() + 30
@@ -127,6 +131,9 @@ def _how_it_ended(core: client.CoreV1Api, name: str, namespace: str) -> str:
             terminated = state.terminated
             if pod.metadata.deletion_timestamp is not None:
                 return f"its pod {name} was deleted (exit code {terminated.exit_code})"
+            if terminated.reason in _NEVER_STARTED:  # the runtime's message says why (a missing file, a mount)
+                message = " ".join((terminated.message or "").split())[:400]
+                return f"its pod {name} could not start its container ({terminated.reason}: {message})"
             if terminated.reason == "OOMKilled" or terminated.exit_code >= 128:
                 return f"its pod {name} was killed ({terminated.reason}, exit code {terminated.exit_code})"
             return ""

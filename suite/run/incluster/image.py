@@ -32,13 +32,18 @@ from winsuite.cluster.local.ociimage import write_archive
 
 REPOSITORY = "winsuite.local/winsuite"
 SITE = "/opt/winsuite/site-packages"
+# The interpreter and its standard library sit under one prefix of the image's own, wherever this machine has them
+# (/usr, pyenv, a build of one's own): the interpreter finds its library from its own place.
+PYTHON_HOME = "/opt/winsuite/python"
+PYTHON = f"{PYTHON_HOME}/bin/python3"
+STDLIB = f"{PYTHON_HOME}/lib/python{sys.version_info.major}.{sys.version_info.minor}"
 USER_ID = 65532  # the conventional non-root id of distroless images
 BIN = "/usr/local/bin"
 # What a test run never imports: left out of the standard library copy.
 _STDLIB_LEFT_OUT = frozenset({"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages",
                     "dist-packages", "__pycache__", "pydoc_data"})
-ENV = {"PYTHONPATH": SITE, "HOME": "/tmp", "WINSUITE_E2E_TEST": f"{BIN}/e2e.test", "WINSUITE_GINKGO": f"{BIN}/ginkgo",
-       "PYTHONUNBUFFERED": "1"}
+ENV = {"PYTHONHOME": PYTHON_HOME, "PYTHONPATH": SITE, "PYTHONUNBUFFERED": "1", "HOME": "/tmp",
+       "WINSUITE_E2E_TEST": f"{BIN}/e2e.test", "WINSUITE_GINKGO": f"{BIN}/ginkgo"}
 
 
 def runtime_distributions(root: str = "winsuite") -> list[metadata.Distribution]:
@@ -102,8 +107,7 @@ def _inputs(binaries: dict[str, Path]) -> list[tuple[str, Path]]:
     """Every file of the image from this machine, at its path in the image."""
     files = [(f"{SITE}/{r}", s) for dist in runtime_distributions() for r, s in _files_of(dist)]
     files += [(f"{SITE}/{r}", s) for r, s in winsuite_files()]
-    stdlib = Path(sysconfig.get_path("stdlib"))
-    files += [(f"{stdlib}/{r}", s) for r, s in _tree(stdlib, _STDLIB_LEFT_OUT)]
+    files += [(f"{STDLIB}/{r}", s) for r, s in _tree(Path(sysconfig.get_path("stdlib")), _STDLIB_LEFT_OUT)]
     files += [(f"{BIN}/{name}", path) for name, path in sorted(binaries.items())]
     return files
 
@@ -136,8 +140,8 @@ def _stage(files: list[tuple[str, Path]], staging: Path) -> None:
         dest = staging / SITE.lstrip("/") / relative
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
-    for top in (staging / SITE.lstrip("/"), staging / sysconfig.get_path("stdlib").lstrip("/")):
-        compileall.compile_dir(top, quiet=2, workers=1,  # no process pool: it can hang on Ctrl-C
+    for top in (SITE, STDLIB):  # ddir: tracebacks name the file where the image has it
+        compileall.compile_dir(staging / top.lstrip("/"), ddir=top, quiet=2, workers=1,  # a pool can hang on Ctrl-C
                                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
 
 
@@ -146,7 +150,7 @@ def _system_layer() -> Layer:
     python = interpreter()
     programs = [python, *sorted(Path(sysconfig.get_path("stdlib"), "lib-dynload").glob("*.so"))]
     libraries = sorted({lib for program in programs for lib in shared_libraries(program)})
-    entries = [Entry(str(python), source=python), Entry("/usr/bin/python3", 0o777, link=python.name)]
+    entries = [Entry(PYTHON, source=python), Entry("/usr/bin/python3", 0o777, link=PYTHON)]
     entries += [Entry(str(lib), source=lib) for lib in libraries]
     passwd = f"root:x:0:0:root:/root:/sbin/nologin\nwinsuite:x:{USER_ID}:{USER_ID}:winsuite:/tmp:/sbin/nologin\n"
     entries += [Entry("/etc/passwd", 0o644, data=passwd.encode()),
@@ -190,12 +194,11 @@ def build(binaries: dict[str, Path], report: Callable[[str], None]) -> tuple[str
     system = _system_layer()
     libraries = Layer("libraries", tuple(e for e in _extension_libraries(staging)
                                          if e.path not in {s.path for s in system.entries}))
-    stdlib = sysconfig.get_path("stdlib")
     spec = ImageSpec(
         names=(ref,),
-        layers=(system, libraries, _staged_layer("stdlib", staging, stdlib),
+        layers=(system, libraries, _staged_layer("stdlib", staging, STDLIB),
                 _staged_layer("binaries", staging, BIN), _staged_layer("site-packages", staging, SITE)),
-        entrypoint=(f"/usr/bin/{interpreter().name}", "-m", "winsuite.cli"),
+        entrypoint=(PYTHON, "-m", "winsuite.cli"),
         user=f"{USER_ID}:{USER_ID}",
         labels={"org.opencontainers.image.description": "winsuite, its dependencies, e2e.test, ginkgo and kubectl",
                 "org.opencontainers.image.version": metadata.version("winsuite")},
