@@ -19,6 +19,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 
 from winsuite_reports import junit
@@ -37,16 +38,20 @@ from winsuite_reports.prow import junit_paths
 from winsuite_reports.prow import parse_build
 
 CACHE_FILE = ".winsuite-report-cache.sqlite"
-SCHEMA = 3  # PRAGMA user_version of the file; another number means another layout: the file is made anew
+SCHEMA = 4  # PRAGMA user_version of the file; another number means another layout: the file is made anew
 PASS_SEPARATOR = "\0"
 LOCK_SECONDS = 5.0  # another report writing the cache at the same time waits this long, then goes without it
 _SCHEMA_SQL = (
     "CREATE TABLE IF NOT EXISTS builds (path TEXT PRIMARY KEY, fingerprint TEXT NOT NULL,"
-    " header TEXT NOT NULL, passes TEXT NOT NULL, cells TEXT NOT NULL, rows TEXT NOT NULL)"
+    " header TEXT NOT NULL, passes TEXT NOT NULL, cells TEXT NOT NULL, rows TEXT NOT NULL);"
+    # A job's grid and row facts, valid for the builds (path and fingerprint, newest first) it lists.
+    "CREATE TABLE IF NOT EXISTS jobs (path TEXT PRIMARY KEY, builds TEXT NOT NULL, rows TEXT NOT NULL,"
+    " grid TEXT NOT NULL)"
 )
+Encoded = tuple[str, str, str, str]  # a parsed build as the cache stores it: header, passes, other cells, rows
 _STATUS = {status.value: status for status in Status}  # a dict lookup: Status(value) is an Enum call
 # Anything a stored entry could raise while decoding: it is then read from its files again.
-_UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 
 
 def _parser_version() -> str:
@@ -107,8 +112,8 @@ class BuildCache:
         found = self._stored.get(key)
         if found and found[0] == print_:
             try:
-                parsed = _decode(build_dir, *found[1:], rows=lambda: self._stored_rows(key))
-            except _UNDECODABLE:
+                parsed = decode(build_dir, found[1], found[2], found[3], rows=lambda: self._stored_rows(key))
+            except UNDECODABLE:
                 parsed = None
             if parsed is not None:
                 self.hits += 1
@@ -116,14 +121,38 @@ class BuildCache:
         self.misses += 1
         return None
 
-    def put(self, entries: Iterable[tuple[Path, str, ParsedBuild]]) -> None:
+    def put(self, entries: Iterable[tuple[Path, str, Encoded]]) -> None:
         """Store fresh parses (one transaction); a cache that cannot be written is left as it is."""
+        self._write("INSERT OR REPLACE INTO builds VALUES (?, ?, ?, ?, ?, ?)",
+                    [(self._key(path), print_, *encoded) for path, print_, encoded in entries])
+
+    def get_job(self, job_dir: Path) -> tuple[list[tuple[str, str]], str, str] | None:
+        """A job's stored (build path, fingerprint) list, newest first, with the row facts and the grid made of
+        those builds; None when there is none or it does not decode."""
+        found = self._query("SELECT builds, rows, grid FROM jobs WHERE path = ?", (self._key(job_dir),))
+        if not found:
+            return None
+        try:
+            builds = [(str(path), str(print_)) for path, print_ in json.loads(found[0][0])]
+        except UNDECODABLE:
+            return None
+        return builds, found[0][1], found[0][2]
+
+    def put_job(self, job_dir: Path, builds: list[tuple[str, str]], rows: str, grid: str) -> None:
+        """Store a job's grid and row facts with the (build key, fingerprint) list they were made of."""
+        self._write("INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
+                    [(self._key(job_dir), _dumps(builds), rows, grid)])
+
+    def key(self, path: Path) -> str:
+        """A build's or job's path as the cache names it: relative to the results root."""
+        return self._key(path)
+
+    def _write(self, sql: str, rows: Sequence[tuple[str, ...]]) -> None:
         if self._db is None:
             return
-        rows = [(self._key(path), print_, *_encode(parsed)) for path, print_, parsed in entries]
         try:
             with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO builds VALUES (?, ?, ?, ?, ?, ?)", rows)
+                self._db.executemany(sql, rows)
         except sqlite3.Error as err:
             self._give_up(err)
 
@@ -136,11 +165,7 @@ class BuildCache:
         stored = self._query("SELECT path FROM builds WHERE substr(path, 1, ?) = ?", (len(prefix) + 1, prefix + "/"))
         gone = [(path,) for (path,) in stored if path not in kept]
         if gone:
-            try:
-                with self._db:
-                    self._db.executemany("DELETE FROM builds WHERE path = ?", gone)
-            except sqlite3.Error as err:
-                self._give_up(err)
+            self._write("DELETE FROM builds WHERE path = ?", gone)
 
     def _stored_rows(self, key: str) -> str:
         """The stored row facts of one build ("" once the cache is closed or gone: read from the files then)."""
@@ -184,7 +209,7 @@ def _open(path: Path) -> sqlite3.Connection | None:
             if version not in (0, SCHEMA):
                 raise sqlite3.DatabaseError(f"schema {version}")
             db.execute("PRAGMA synchronous = OFF")  # a cache: no fsync; a file a crash left corrupt is made anew
-            db.execute(_SCHEMA_SQL)
+            db.executescript(_SCHEMA_SQL)
             db.execute(f"PRAGMA user_version = {SCHEMA}")
             db.commit()
             return db
@@ -198,7 +223,8 @@ def _open(path: Path) -> sqlite3.Connection | None:
     return None
 
 
-def _encode(parsed: ParsedBuild) -> tuple[str, str, str, str]:
+def encode(parsed: ParsedBuild) -> Encoded:
+    """A parse as the cache stores it (and as worker processes hand it back: strings travel faster than objects)."""
     outcome = None if parsed.outcome is None else [parsed.outcome.passed, parsed.outcome.result]
     header = {
         "started": parsed.started,
@@ -207,7 +233,7 @@ def _encode(parsed: ParsedBuild) -> tuple[str, str, str, str]:
         "malformed": list(parsed.malformed),
         "metadata": dict(parsed.metadata),
         "excluded": parsed.excluded,
-        "has_failing_cell": parsed.has_failing_cell,
+        "counts": {status.value: n for status, n in parsed.counts.items()},
     }
     # Most cells of a history are plain passes: their names, NUL-separated (XML cannot hold a NUL), split in one
     # C call, faster than a JSON list of a thousand strings.
@@ -217,20 +243,14 @@ def _encode(parsed: ParsedBuild) -> tuple[str, str, str, str]:
         for key, cell in parsed.cells.items()
         if cell != PASS or PASS_SEPARATOR in key
     }
-    rows = {
-        key: [list(info.tags), info.tier, info.category, list(info.plan_items), info.excluded, info.engine, info.case]
-        for key, info in parsed.rows.items()
-    }
-    return _dumps(header), PASS_SEPARATOR.join(passes), _dumps(others), _dumps(rows)
+    return _dumps(header), PASS_SEPARATOR.join(passes), _dumps(others), encode_rows(parsed.rows)
 
 
-def _decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *,
-            rows: Callable[[], str]) -> ParsedBuild:
+def decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *,
+           rows: str | Callable[[], str]) -> ParsedBuild:
+    """A stored parse; its cells and row facts are decoded when first asked for (from the build's files again
+    should they not decode)."""
     header = json.loads(header_text)
-    others = json.loads(cells_text)
-    cells: dict[str, Cell] = dict.fromkeys(passes.split(PASS_SEPARATOR) if passes else (), PASS)
-    for key, (status, message, icon, diagnostics, interrupted) in others.items():
-        cells[key] = Cell(_STATUS[status], message, icon, diagnostics, bool(interrupted))
     outcome = header["outcome"]
     return ParsedBuild(
         id=build_dir.name,
@@ -239,18 +259,44 @@ def _decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *,
         outcome=None if outcome is None else Outcome(outcome[0], str(outcome[1])),
         malformed=tuple(header["malformed"]),
         metadata=dict(header["metadata"]),
-        cells=cells,
+        counts={_STATUS[status]: int(n) for status, n in header["counts"].items()},
         excluded=dict(header["excluded"]),
         rows=_StoredRows(rows, build_dir),
-        has_failing_cell=bool(header["has_failing_cell"]),
+        _cells=lambda: _decode_cells(passes, cells_text, build_dir),
     )
+
+
+def _decode_cells(passes: str, cells_text: str, build_dir: Path) -> dict[str, Cell]:
+    try:
+        others = json.loads(cells_text)
+        cells: dict[str, Cell] = dict.fromkeys(passes.split(PASS_SEPARATOR) if passes else (), PASS)
+        for key, (status, message, icon, diagnostics, interrupted) in others.items():
+            cells[key] = Cell(_STATUS[status], message, icon, diagnostics, bool(interrupted))
+        return cells
+    except UNDECODABLE:
+        return parse_build(build_dir).cells
+
+
+def encode_rows(rows: Mapping[str, RowInfo]) -> str:
+    return _dumps({
+        key: [list(info.tags), info.tier, info.category, list(info.plan_items), info.excluded, info.engine, info.case]
+        for key, info in rows.items()
+    })
+
+
+def decode_rows(text: str) -> dict[str, RowInfo]:
+    """Stored row facts; one of UNDECODABLE when the text is not such facts."""
+    return {
+        key: RowInfo(key, tuple(tags), tier, category, tuple(items), excluded, engine, case)
+        for key, (tags, tier, category, items, excluded, engine, case) in json.loads(text).items()
+    }
 
 
 class _StoredRows(Mapping[str, RowInfo]):
     """A build's row facts, decoded only when a report meets one of its rows for the first time (from the build's
     files again should the stored text not decode)."""
 
-    def __init__(self, text: Callable[[], str], build_dir: Path) -> None:
+    def __init__(self, text: str | Callable[[], str], build_dir: Path) -> None:
         self._text = text
         self._build_dir = build_dir
         self._rows: Mapping[str, RowInfo] | None = None
@@ -258,11 +304,8 @@ class _StoredRows(Mapping[str, RowInfo]):
     def _decoded(self) -> Mapping[str, RowInfo]:
         if self._rows is None:
             try:
-                self._rows = {
-                    key: RowInfo(key, tuple(tags), tier, category, tuple(items), excluded, engine, case)
-                    for key, (tags, tier, category, items, excluded, engine, case) in json.loads(self._text()).items()
-                }
-            except _UNDECODABLE:
+                self._rows = decode_rows(self._text if isinstance(self._text, str) else self._text())
+            except UNDECODABLE:
                 self._rows = parse_build(self._build_dir).rows
         return self._rows
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import itertools
 import operator
+from collections import Counter
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
@@ -75,17 +76,30 @@ class RowInfo:
     case: str = ""  # the windows-operational-readiness test case(s) that selected it, " | "-separated
 
 
-@dataclass(slots=True)
+CellsOrReader = dict[str, Cell] | Callable[[], dict[str, Cell]]
+
+
+@dataclass(slots=True, eq=False)
 class Build:
-    """One run of a job: a column of the grid."""
+    """One run of a job: a column of the grid.
+
+    Its cells are read only when asked for (`_cells` may be the function that reads them): a report over a long
+    history reads the rows from the job's stored grid and each build's counts, and the cells of a few builds."""
 
     id: str
     started: int  # epoch seconds; 0 when started.json is missing or malformed
     finished: int | None  # None while running (no finished.json)
     overall: Cell
     metadata: Mapping[str, object]
-    cells: dict[str, Cell] = field(default_factory=dict)
-    excluded: dict[str, str] = field(default_factory=dict)  # row -> exclusion reason, in this build
+    counts: Mapping[Status, int]  # how many of its cells have each status (the Overall cell apart)
+    excluded: dict[str, str]  # row -> exclusion reason, in this build
+    _cells: CellsOrReader
+
+    @property
+    def cells(self) -> dict[str, Cell]:
+        if callable(self._cells):
+            self._cells = self._cells()
+        return self._cells
 
     @property
     def running(self) -> bool:
@@ -99,6 +113,23 @@ class Build:
                 return str(value)
         return ""
 
+    def _facts(self) -> tuple[object, ...]:
+        return (self.id, self.started, self.finished, self.overall, dict(self.metadata), dict(self.counts),
+                self.excluded, self.cells)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Build) and self._facts() == other._facts()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+
+def status_counts(cells: Iterable[Cell]) -> dict[Status, int]:
+    """How many cells have each status (only the statuses present)."""
+    return dict(Counter(map(_STATUS_OF, cells)))
+
+
+_STATUS_OF = operator.attrgetter("status")
+
 
 @dataclass(slots=True)
 class Job:
@@ -111,19 +142,24 @@ class Job:
     release_blocking: bool
     builds: list[Build]  # newest first
     rows: dict[str, RowInfo]  # row key -> info, sorted by key
-    _grid: dict[str, tuple[Cell, ...]] | None = field(default=None, init=False, repr=False, compare=False)
+    # row key -> its cells, newest build first: given when the report's cache holds it, else made on first use
+    grid: dict[str, tuple[Cell, ...]] | None = field(default=None, repr=False, compare=False)
 
     def cells(self, key: str) -> tuple[Cell, ...]:
         """The row's cells, newest build first; NO_RESULT where the build has none."""
-        if self._grid is None:
-            # The builds hold columns and every page reads rows: transposed once, by C-level map and zip
-            # (a row-by-row lookup is a million dict calls on a long history).
-            keys = list(self.rows)
-            every = operator.itemgetter(*keys) if len(keys) > 1 else None
-            columns = [_column(build.cells, keys, every) for build in self.builds]
-            rows = zip(*columns, strict=True) if columns else itertools.repeat(())
-            self._grid = dict(zip(keys, rows, strict=False))  # repeat(()) is endless
-        return self._grid.get(key) or tuple(NO_RESULT for _ in self.builds)
+        if self.grid is None:
+            self.grid = transposed(self.builds, list(self.rows))
+        return self.grid.get(key) or tuple(NO_RESULT for _ in self.builds)
+
+
+def transposed(builds: Sequence[Build], keys: list[str]) -> dict[str, tuple[Cell, ...]]:
+    """Each row's cells over `builds`, NO_RESULT where a build has none. The builds hold columns and every page
+    reads rows: transposed once, by C-level map and zip (a row-by-row lookup is a million dict calls on a long
+    history)."""
+    every = operator.itemgetter(*keys) if len(keys) > 1 else None
+    columns = [_column(build.cells, keys, every) for build in builds]
+    rows = zip(*columns, strict=True) if columns else itertools.repeat(())
+    return dict(zip(keys, rows, strict=False))  # repeat(()) is endless
 
 
 def _column(cells: dict[str, Cell], keys: list[str], every: Callable[[dict[str, Cell]], tuple[Cell, ...]] | None

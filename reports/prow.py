@@ -22,20 +22,23 @@ from winsuite_reports.junit import merge
 from winsuite_reports.junit import read_attempts
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
+from winsuite_reports.model import CellsOrReader
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
+from winsuite_reports.model import status_counts
 
 MALFORMED = "Malformed artifacts: "  # TestGrid's message on the Overall cell of such a build
 # TestGrid fails a build that has no finished.json this long after it started.
 DEADLINE_SECONDS = 24 * 3600
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ParsedBuild:
     """What a build's files say, independent of when they are read: the report's cache keeps exactly this.
 
-    `rows` holds the facts of every row of the build (from its first attempt); a cached build decodes them only
-    when a report meets a row for the first time, which is why they are a Mapping and not a dict."""
+    A cached build decodes its cells (`_cells` is then the function that does) and its rows' facts only when a
+    report asks for them: a report over a long history needs the cells of a few builds and the facts of new rows
+    only, which is also why `rows` is a Mapping and not a dict."""
 
     id: str
     started: int
@@ -43,10 +46,16 @@ class ParsedBuild:
     outcome: Outcome | None  # None while finished.json is missing or unreadable
     malformed: tuple[str, ...]
     metadata: Mapping[str, object]
-    cells: dict[str, Cell]
+    counts: Mapping[Status, int]  # how many cells have each status: what a report asks of every build
     excluded: dict[str, str]
     rows: Mapping[str, RowInfo]
-    has_failing_cell: bool  # found once here: a report asks it of every failed build
+    _cells: CellsOrReader
+
+    @property
+    def cells(self) -> dict[str, Cell]:
+        if callable(self._cells):
+            self._cells = self._cells()
+        return self._cells
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,19 +104,24 @@ def parse_build(build_dir: Path) -> ParsedBuild:
         passed = finished.get("passed")
         result = finished.get("result")
         outcome = Outcome(passed if isinstance(passed, bool) else None, str(result) if result else "")
-    failing = any(cell.status.failing for cell in cells.values())
-    return ParsedBuild(build_dir.name, start, end, outcome, tuple(malformed), metadata, cells, excluded, rows, failing)
+    return ParsedBuild(build_dir.name, start, end, outcome, tuple(malformed), metadata, status_counts(cells.values()),
+                       excluded, rows, cells)
 
 
-def column(parsed: ParsedBuild, *, now: float, rows: dict[str, RowInfo]) -> Build:
-    """A parsed build as a grid column at time `now`; rows seen for the first time are added to `rows`."""
-    if not rows.keys() >= parsed.cells.keys():
+def column(parsed: ParsedBuild, *, now: float, rows: dict[str, RowInfo] | None) -> Build:
+    """A parsed build as a grid column at time `now`; rows seen for the first time are added to `rows` (None: the
+    caller has the rows already)."""
+    if rows is not None and not rows.keys() >= parsed.cells.keys():
         for key, info in parsed.rows.items():
             rows.setdefault(key, info)
     overall = _overall(parsed.outcome, parsed.started, parsed.finished, parsed.malformed, now)
     if overall.status is Status.FAIL and not overall.message:
-        overall = _explain_failure(overall, parsed.metadata, parsed.has_failing_cell)
-    return Build(parsed.id, parsed.started, parsed.finished, overall, parsed.metadata, parsed.cells, parsed.excluded)
+        failing = parsed.counts.get(Status.FAIL, 0) + parsed.counts.get(Status.FLAKY, 0) > 0
+        overall = _explain_failure(overall, parsed.metadata, failing)
+    # The parse's cells, read through it when not read yet (a cached build decodes them at most once).
+    cells = parsed.cells if not callable(parsed._cells) else lambda: parsed.cells
+    return Build(parsed.id, parsed.started, parsed.finished, overall, parsed.metadata, parsed.counts,
+                 parsed.excluded, cells)
 
 
 def row_info(key: str, properties: dict[str, str]) -> RowInfo:

@@ -9,14 +9,23 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from winsuite_reports import job_grid
+from winsuite_reports.cache import UNDECODABLE
 from winsuite_reports.cache import BuildCache
+from winsuite_reports.cache import Encoded
+from winsuite_reports.cache import decode
+from winsuite_reports.cache import decode_rows
+from winsuite_reports.cache import encode
+from winsuite_reports.cache import encode_rows
 from winsuite_reports.cache import fingerprint
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.model import Build
+from winsuite_reports.model import Cell
 from winsuite_reports.model import History
 from winsuite_reports.model import Job
 from winsuite_reports.model import RowInfo
+from winsuite_reports.model import transposed
 from winsuite_reports.prow import ParsedBuild
 from winsuite_reports.prow import column
 from winsuite_reports.prow import parse_build
@@ -75,7 +84,9 @@ def read_job(
     """One tab: its builds (the newest `max_builds` when set) and the rows they hold.
 
     Builds the cache does not hold are parsed; parsing JUnit is most of the time a long history takes, so many
-    builds are parsed by `workers` processes (default: one per CPU), each a contiguous run of builds.
+    builds are parsed by `workers` processes (default: one per CPU), each a contiguous run of builds. With a
+    cache, the job's grid and row facts come from the cache too, brought up to date with the builds that are new
+    since (see reports.job_grid).
     """
     every_build = build_dirs(job_dir)
     paths = every_build[: max_builds or None]
@@ -87,12 +98,88 @@ def read_job(
             if stored is not None:
                 parsed[path] = stored
     missing = [path for path in paths if path not in parsed]
-    parsed.update(zip(missing, _parse_builds(missing, workers), strict=True))
-    if cache is not None:
-        cache.put((path, prints[path], parsed[path]) for path in missing)
-        cache.forget_others(job_dir, every_build)
+    fresh = _parse_builds(missing, workers, encoded=cache is not None)
+    parsed.update((path, build) for path, (build, _) in zip(missing, fresh, strict=True))
+    if cache is None:
+        rows: dict[str, RowInfo] = {}
+        builds = [column(parsed[path], now=now, rows=rows) for path in paths]  # newest first: its row facts win
+        return _job(job_dir, builds, dict(sorted(rows.items())), None)
+    cache.put((path, prints[path], encoded or encode(build))
+              for path, (build, encoded) in zip(missing, fresh, strict=True))
+    cache.forget_others(job_dir, every_build)
+    builds = [column(parsed[path], now=now, rows=None) for path in paths]
+    listed = [(cache.key(path), prints[path]) for path in paths]
+    rows, cells = _rows_and_grid(cache, job_dir, listed, [parsed[path] for path in paths], builds)
+    return _job(job_dir, builds, rows, cells)
+
+
+def _rows_and_grid(cache: BuildCache, job_dir: Path, listed: list[tuple[str, str]], parsed: list[ParsedBuild],
+                   builds: list[Build]) -> tuple[dict[str, RowInfo], dict[str, tuple[Cell, ...]]]:
+    """The job's row facts (sorted) and grid: the stored ones brought up to date when the cache has them, else made
+    from the builds; the cache then holds them as they are now."""
+    stored = cache.get_job(job_dir)
+    update = _stored_grid(stored, listed) if stored is not None else None
+    if update is not None:
+        new, stored_rows, stored_grid = update
+        if new == 0 and stored_grid.width == len(listed):  # nothing changed
+            return stored_rows, stored_grid.expanded()
+        rows, grid = _extended(stored_rows, stored_grid, parsed[:new], builds[:new], len(listed) - new)
+        cells = grid.expanded()
+    else:
+        rows = {}
+        for build in parsed:  # newest first: its row facts win; a build with no new row needs none decoded
+            if not rows.keys() >= build.cells.keys():
+                for key, info in build.rows.items():
+                    rows.setdefault(key, info)
+        rows = dict(sorted(rows.items()))
+        cells = transposed(builds, list(rows))
+        grid = job_grid.of_rows(cells, len(builds))
+    cache.put_job(job_dir, listed, encode_rows(rows), job_grid.dumps(grid))
+    return rows, cells
+
+
+def _stored_grid(stored: tuple[list[tuple[str, str]], str, str], listed: list[tuple[str, str]]
+                 ) -> tuple[int, dict[str, RowInfo], job_grid.RunGrid] | None:
+    """(builds new since, row facts, grid) of a stored job entry that the listed builds extend; else None."""
+    stored_builds, rows_text, grid_text = stored
+    new = _new_since(listed, stored_builds)
+    if new is None:
+        return None
+    try:
+        rows, grid = decode_rows(rows_text), job_grid.loads(grid_text)
+    except UNDECODABLE:
+        return None
+    return (new, rows, grid) if grid.width == len(stored_builds) and grid.runs.keys() == rows.keys() else None
+
+
+def _extended(stored_rows: dict[str, RowInfo], stored_grid: job_grid.RunGrid, parsed: list[ParsedBuild],
+              builds: list[Build], keep: int) -> tuple[dict[str, RowInfo], job_grid.RunGrid]:
+    """The stored grid with the new builds in front and only its newest `keep` builds; rows only the builds gone
+    had are gone too."""
     rows: dict[str, RowInfo] = {}
-    builds = [column(parsed[path], now=now, rows=rows) for path in paths]  # newest first: its row facts win
+    for build in parsed:  # newest first: its row facts win
+        for key, info in build.rows.items():
+            rows.setdefault(key, info)
+    grid = job_grid.extended(stored_grid, builds, keep, rows.keys() | stored_rows.keys())
+    present = job_grid.row_keys_with_cells(grid)
+    for key, info in stored_rows.items():
+        if key in present:
+            rows.setdefault(key, info)
+    grid.runs = {key: runs for key, runs in grid.runs.items() if key in present}
+    return dict(sorted(rows.items())), grid
+
+
+def _new_since(listed: list[tuple[str, str]], stored: list[tuple[str, str]]) -> int | None:
+    """How many of the listed builds are new in front of the stored ones; None when the stored builds are not the
+    listed ones past those (the oldest may be gone: a build rewritten or removed in between means None)."""
+    if not stored or stored[0] not in listed:
+        return None
+    new = listed.index(stored[0])
+    return new if listed[new:] == stored[: len(listed) - new] else None
+
+
+def _job(job_dir: Path, builds: list[Build], rows: dict[str, RowInfo], grid: dict[str, tuple[Cell, ...]] | None
+         ) -> Job:
     blocking = _first(builds, "release-blocking")
     return Job(
         name=job_dir.name,
@@ -101,23 +188,27 @@ def read_job(
         tab=str(_first(builds, "tab") or job_dir.name),
         release_blocking=blocking is True or str(blocking).lower() == "true",
         builds=builds,
-        rows=dict(sorted(rows.items())),
+        rows=rows,
+        grid=grid,
     )
 
 
-def _parse_builds(paths: list[Path], workers: int) -> list[ParsedBuild]:
-    """The builds' files parsed, in order; by several processes when there are many."""
+def _parse_builds(paths: list[Path], workers: int, *, encoded: bool) -> list[tuple[ParsedBuild, Encoded | None]]:
+    """The builds' files parsed, in order; by several processes when there are many, which hand each parse back
+    in the cache's encoding (strings cross a process boundary far faster than objects)."""
     workers = workers or ((os.cpu_count() or 1) if len(paths) >= PARALLEL_FROM else 1)
     size = -(-len(paths) // workers) or 1
     chunks = [paths[i : i + size] for i in range(0, len(paths), size)]
     if len(chunks) <= 1:
-        return [parse_build(path) for path in paths]
+        return [(parse_build(path), None) for path in paths]
     with ProcessPoolExecutor(len(chunks)) as pool:
-        return [parsed for chunk in pool.map(_parse_chunk, chunks) for parsed in chunk]
+        results = [text for chunk in pool.map(_parse_chunk, chunks) for text in chunk]
+    return [(decode(path, *text[:3], rows=text[3]), text if encoded else None)
+            for path, text in zip(paths, results, strict=True)]
 
 
-def _parse_chunk(paths: list[Path]) -> list[ParsedBuild]:
-    return [parse_build(path) for path in paths]
+def _parse_chunk(paths: list[Path]) -> list[Encoded]:
+    return [encode(parse_build(path)) for path in paths]
 
 
 def _first(builds: list[Build], key: str) -> object:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Iterable
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
@@ -137,10 +136,13 @@ class TabSummary:
                 f"{100 * self.passing_cells / self.filled_cells:.1f}% cells{skipped})")
 
 
-def column_cells(build: Build) -> Iterator[Cell]:
-    """Every row of a column, the Overall row included (TestGrid treats it as a row like any other)."""
-    yield build.overall
-    yield from build.cells.values()
+def column_statuses(build: Build, *, ignore_running: bool) -> Counter[Status]:
+    """How many cells of a column have each status, coalesced, the Overall row included (TestGrid treats it as a
+    row like any other)."""
+    counts = Counter({coalesce(build.overall.status, ignore_running=ignore_running): 1})
+    for status, n in build.counts.items():
+        counts[coalesce(status, ignore_running=ignore_running)] += n
+    return counts
 
 
 def recent_builds(job: Job, thresholds: Thresholds) -> list[Build]:
@@ -155,11 +157,11 @@ def summarize(job: Job, thresholds: Thresholds, now: float) -> TabSummary:
     worst_column: tuple[float, str] = (0.0, "")
     flaky = found = False
     for build in recent:
-        statuses = [coalesce(cell.status, ignore_running=True) for cell in column_cells(build)]
-        passes = statuses.count(Status.PASS)
-        failures = len(statuses) - passes - statuses.count(Status.NO_RESULT)
+        statuses = column_statuses(build, ignore_running=True)
+        passes = statuses[Status.PASS]
+        failures = statuses.total() - passes - statuses[Status.NO_RESULT]
         # A skipped cell keeps a column green, as in TestGrid, but it is no passed test.
-        skips = sum(cell.status is Status.SKIP for cell in column_cells(build))
+        skips = build.counts.get(Status.SKIP, 0) + (build.overall.status is Status.SKIP)
         passing_cells, filled_cells = passing_cells + passes - skips, filled_cells + passes + failures - skips
         skipped_cells += skips
         completed_columns += passes + failures > 0
@@ -189,7 +191,7 @@ def job_alerts(job: Job, thresholds: Thresholds) -> list[Alert]:
     alerts = [overall] if overall else []
     for key in job.rows:
         # Lazily: most rows settle at their newest pass, long before the oldest build.
-        alert = row_alert(key, ((b.id, b.cells.get(key, NO_RESULT)) for b in job.builds), thresholds)
+        alert = row_alert(key, zip((b.id for b in job.builds), job.cells(key), strict=True), thresholds)
         if alert:
             alerts.append(alert)
     return alerts
@@ -231,7 +233,7 @@ def _status(
 def latest_green(job: Job) -> str:
     """The newest column with at least one pass and no FAIL/FLAKY cell (a running column is not green)."""
     for build in job.builds:
-        statuses = {coalesce(cell.status, ignore_running=False) for cell in column_cells(build)}
+        statuses = {status for status, n in column_statuses(build, ignore_running=False).items() if n}
         if Status.PASS in statuses and not statuses & {Status.FAIL, Status.FLAKY}:
             return build.id
     return ""

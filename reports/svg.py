@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import collections
 import math
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,13 +26,11 @@ class Point:
 
 def pass_rate(build: Build) -> float | None:
     """Passed / (passed + failed + flaky) over the build's tests; skips do not count either way."""
-    counts = collections.Counter(map(_STATUS, build.cells.values()))  # C-level: a long history has 500k cells
-    passed = counts[Status.PASS]
-    failed = counts[Status.FAIL] + counts[Status.FLAKY]
+    counts = build.counts
+    passed = counts.get(Status.PASS, 0)
+    failed = counts.get(Status.FAIL, 0) + counts.get(Status.FLAKY, 0)
     return passed / (passed + failed) if passed + failed else None
 
-
-_STATUS = operator.attrgetter("status")
 
 
 def trend_points(job: Job) -> list[Point]:
