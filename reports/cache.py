@@ -237,12 +237,13 @@ def encode(parsed: ParsedBuild) -> Encoded:
     }
     # Most cells of a history are plain passes: their names, NUL-separated (XML cannot hold a NUL), split in one
     # C call, faster than a JSON list of a thousand strings.
-    passes = [key for key, cell in parsed.cells.items() if cell == PASS and PASS_SEPARATOR not in key]
-    others = {
-        key: [cell.status.value, cell.message, cell.icon, cell.diagnostics, cell.interrupted]
-        for key, cell in parsed.cells.items()
-        if cell != PASS or PASS_SEPARATOR in key
-    }
+    passes: list[str] = []
+    others: dict[str, list[object]] = {}
+    for key, cell in parsed.cells.items():
+        if (cell is PASS or cell == PASS) and PASS_SEPARATOR not in key:  # identity first: a Cell's == is Python
+            passes.append(key)
+        else:
+            others[key] = [cell.status.value, cell.message, cell.icon, cell.diagnostics, cell.interrupted]
     return _dumps(header), PASS_SEPARATOR.join(passes), _dumps(others), encode_rows(parsed.rows)
 
 

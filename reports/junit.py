@@ -80,7 +80,8 @@ def _attempt(testcase: ET.Element) -> Attempt | None:
     error = failure = skipped = None
     for child in testcase:
         if child.tag == "properties":
-            properties.update((prop.get("name", ""), prop.get("value", "")) for prop in child)
+            for prop in child:
+                properties[prop.get("name", "")] = prop.get("value", "")
         elif child.tag == "error":
             error = child
         elif child.tag == "failure":

@@ -125,7 +125,24 @@ def column(parsed: ParsedBuild, *, now: float, rows: dict[str, RowInfo] | None) 
 
 
 def row_info(key: str, properties: dict[str, str]) -> RowInfo:
-    """Row facts from winsuite's testcase properties; upstream rows only have the `[Tag]`s in their name."""
+    """Row facts from winsuite's testcase properties; upstream rows only have the `[Tag]`s in their name.
+
+    A long history has the same row with the same facts in every build: made once per process."""
+    memo_key = (key, *map(properties.get, _ROW_PROPERTIES))
+    info = _ROW_INFO.get(memo_key)
+    if info is None:
+        if len(_ROW_INFO) >= _ROW_INFO_LIMIT:
+            _ROW_INFO.clear()
+        info = _ROW_INFO[memo_key] = _row_info(key, properties)
+    return info
+
+
+_ROW_PROPERTIES = ("tags", "tier", "category", "plan-items", "excluded", "engine", "ops-readiness-case")
+_ROW_INFO: dict[tuple[str | None, ...], RowInfo] = {}
+_ROW_INFO_LIMIT = 100_000
+
+
+def _row_info(key: str, properties: dict[str, str]) -> RowInfo:
     tags = _split(properties["tags"]) if "tags" in properties else tags_in_name(key)
     return RowInfo(
         name=key,

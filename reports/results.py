@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import re
 import time
@@ -208,6 +209,9 @@ def _parse_builds(paths: list[Path], workers: int, *, encoded: bool) -> list[tup
 
 
 def _parse_chunk(paths: list[Path]) -> list[Encoded]:
+    # A worker process of its own: parsed trees hold no reference cycles, so the collector's passes over the
+    # millions of elements they make are pure cost (about a tenth of the parse).
+    gc.disable()
     return [encode(parse_build(path)) for path in paths]
 
 

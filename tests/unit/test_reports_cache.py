@@ -4,11 +4,16 @@ and never a reason for a report to fail."""
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.analysis import build_report
@@ -21,6 +26,7 @@ from winsuite_reports.model import History
 from winsuite_reports.model import Status
 from winsuite_reports.render import write_dashboard
 from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import CODES
 from winsuite_reports.synthetic import START
 from winsuite_reports.synthetic import write_build
 from winsuite_reports.synthetic import write_job
@@ -41,7 +47,14 @@ def history_of(root: Path, *, cache: bool) -> History:
 
 
 def columns(history: History) -> list[tuple[object, ...]]:
-    return [(job.name, job.rows, job.builds) for job in history.jobs]
+    """Everything a report reads of a history: its jobs, their rows, builds and grids."""
+    return [(job.name, job.rows, job.builds, [job.cells(key) for key in job.rows]) for job in history.jobs]
+
+
+def remove_build(build: Path) -> None:
+    for path in sorted(build.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()
+    build.rmdir()
 
 
 @pytest.fixture
@@ -92,10 +105,7 @@ def test_a_build_whose_files_change_is_read_again(results: Path) -> None:
 def test_a_new_build_and_a_removed_one_are_seen(results: Path) -> None:
     history_of(results, cache=True)
     job = results / "ci-linux"
-    oldest = min(path for path in job.iterdir() if path.is_dir())
-    for path in sorted(oldest.rglob("*"), reverse=True):
-        path.rmdir() if path.is_dir() else path.unlink()
-    oldest.rmdir()
+    remove_build(min(path for path in job.iterdir() if path.is_dir()))
     write_build(job, START + 10 * 3600, {"[sig-node] a": "F"})
     cached = history_of(results, cache=True)
     assert columns(cached) == columns(history_of(results, cache=False))
@@ -153,3 +163,76 @@ def test_a_directory_where_the_cache_file_belongs_leaves_the_report_uncached(res
     (results / CACHE_FILE).mkdir()
     assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
     assert (results / CACHE_FILE).is_dir()
+
+
+def stored_job_builds(root: Path, job: str) -> list[str]:
+    with sqlite3.connect(root / CACHE_FILE) as db:
+        (listed,) = db.execute("SELECT builds FROM jobs WHERE path = ?", (job,)).fetchone()
+    return [path for path, _ in json.loads(listed)]
+
+
+def test_the_stored_grid_is_extended_by_the_new_builds(results: Path) -> None:
+    history_of(results, cache=True)
+    job = results / "ci-windows"
+    write_build(job, START + 10 * 3600, {"[sig-windows] pods pass": "F", "[sig-windows] a new row": "P"})
+    write_build(job, START + 11 * 3600, {"[sig-windows] flaky one": "K"})
+    cached = history_of(results, cache=True)
+    assert columns(cached) == columns(history_of(results, cache=False))
+    windows = next(j for j in cached.jobs if j.name == "ci-windows")
+    assert [c.status for c in windows.cells("[sig-windows] a new row")][:3] == [Status.NO_RESULT, Status.PASS,
+                                                                             Status.NO_RESULT]
+    assert stored_job_builds(results, "ci-windows") == [f"ci-windows/{build.id}" for build in windows.builds]
+
+
+def test_a_window_of_the_newest_builds_slides_and_drops_the_rows_only_its_oldest_had(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    write_job(root, "ci", {"[sig-node] always": "PPPP", "[sig-node] only the oldest": "___F"})
+    assert "[sig-node] only the oldest" in load_history(root, max_builds=4, now=NOW).jobs[0].rows
+    write_build(root / "ci", START + 10 * 3600, {"[sig-node] always": "F"})
+    cached = load_history(root, max_builds=4, now=NOW)
+    assert columns(cached) == columns(load_history(root, cache=False, max_builds=4, now=NOW))
+    assert list(cached.jobs[0].rows) == ["[sig-node] always"]
+
+
+def test_a_rewritten_build_remakes_the_grid(results: Path) -> None:
+    history_of(results, cache=True)
+    job = results / "ci-linux"
+    oldest = min(path for path in job.iterdir() if path.is_dir())
+    junit = artifacts_dir(oldest) / junit_name(1)
+    junit.write_text(junit.read_text().replace("[sig-node] a", "[sig-node] b"))
+    os.utime(junit, ns=(junit.stat().st_atime_ns, junit.stat().st_mtime_ns + 1_000_000))
+    assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
+
+
+@pytest.mark.parametrize("grid", ["not json", '{"cells": [], "runs": {}, "width": 4}',
+                                  '{"cells": [["P", "", "", "", false]], "runs": {"x": [0, 3]}, "width": 4}',
+                                  '{"cells": [["P", "", "", "", false]], "runs": {"x": [5, 4]}, "width": 4}'])
+def test_a_stored_grid_that_does_not_fit_is_made_anew(results: Path, grid: str) -> None:
+    history_of(results, cache=True)
+    with sqlite3.connect(results / CACHE_FILE) as db:
+        db.execute("UPDATE jobs SET grid = ?", (grid,))
+    assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.lists(st.text(CODES, min_size=3, max_size=3), min_size=1, max_size=4),
+       steps=st.lists(st.one_of(st.tuples(st.just("add"), st.text(CODES, min_size=1, max_size=1),
+                                          st.integers(0, 4)),
+                                st.tuples(st.just("drop-oldest"), st.just(""), st.just(0)),
+                                st.tuples(st.just("window"), st.just(""), st.integers(0, 4))),
+                      min_size=1, max_size=5))
+def test_the_cached_history_follows_any_sequence_of_changes(
+        tmp_path_factory: pytest.TempPathFactory, first: list[str], steps: list[tuple[str, str, int]]) -> None:
+    root = tmp_path_factory.mktemp("results")
+    write_job(root, "ci", {f"[sig-node] row {i}": codes for i, codes in enumerate(first)})
+    started, max_builds = START + 100 * 3600, 0
+    for step, code, number in steps:
+        if step == "add":
+            started += 3600
+            write_build(root / "ci", started, {f"[sig-node] row {number}": code, "[sig-node] row 0": "P"})
+        elif step == "drop-oldest" and len(list((root / "ci").iterdir())) > 2:
+            remove_build(min(path for path in (root / "ci").iterdir() if path.is_dir()))
+        elif step == "window":
+            max_builds = number
+        cached = load_history(root, now=NOW, max_builds=max_builds)
+        assert columns(cached) == columns(load_history(root, now=NOW, max_builds=max_builds, cache=False))
