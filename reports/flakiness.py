@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -93,32 +94,49 @@ def analyze(job: Job, *, days: float = DEFAULT_DAYS) -> TabFlakiness:
         for build in job.builds
     ]
     columns = [(index, column_failed) for index, column_failed in enumerate(failing) if column_failed is not None]
+    # The window is the newest builds (builds sort by id, which is mostly by start): then each row is read by its
+    # runs of one cell, clipped to the window, instead of cell by cell.
+    newest = len(columns) if all(index == i for i, (index, _) in enumerate(columns)) else 0
     tests = []
     for key in job.rows:
-        cells = job.cells(key)
         codes: list[str] = []
         passed = failed = flaky = infra = 0
-        for index, column_failed in columns:
-            cell = cells[index]
+        for cell, length, first in _window_runs(job, key, columns, newest):
             code = _COALESCED_CODE[cell.status]
             if code == _PASS:
-                passed += 1
+                passed += length
+                codes.append(code * length)
             elif code == _FLAKY:
-                flaky += 1
+                flaky += length
+                codes.append(code * length)
             elif code == _NO_RESULT:
                 continue
             elif is_infra_failure(cell):
-                infra += 1
-                continue
+                infra += length
             else:
-                failed += 1
-                if column_failed:  # a column where every test failed says nothing about this test
-                    continue
-            codes.append(code)
+                failed += length
+                # a column where every test failed says nothing about this test
+                codes.extend(code for index in range(first, first + length) if not failing[index])
         if passed or failed or flaky:
             tests.append(RowFlakiness(key, flip_flakiness("".join(codes)), passed, failed, flaky, infra))
     tests.sort(key=lambda test: (-test.flakiness, test.row))
     return TabFlakiness(tests, len(builds), days)
+
+
+def _window_runs(job: Job, key: str, columns: list[tuple[int, bool]], newest: int) -> Iterator[tuple[Cell, int, int]]:
+    """The row's cells in the window as (cell, length, first build index): its runs clipped to the `newest` builds
+    when the window is those, else one by one."""
+    if newest:
+        first = 0
+        for cell, length in job.row_runs(key):
+            if first >= newest:
+                return
+            yield cell, min(length, newest - first), first
+            first += length
+    else:
+        cells = job.cells(key)
+        for index, _ in columns:
+            yield cells[index], 1, index
 
 
 # A cell's status, coalesced, as its one-letter code (looked up once per cell of the window).

@@ -37,16 +37,17 @@ class StringTable:
         return index
 
 
-def encode_row(cells: Iterable[Cell], strings: StringTable) -> list[int]:
+def encode_row(row_runs: Iterable[tuple[Cell, int]], strings: StringTable) -> list[int]:
+    """A row given as runs of (cell, length), equal neighbours joined."""
     runs: list[int] = []
     previous: Cell | None = None
-    for cell in cells:
+    for cell, length in row_runs:
         if cell is previous or cell == previous:
-            runs[-4] += 1
+            runs[-4] += length
             continue
         previous = cell
         diagnostics = quote(cell.diagnostics, safe="/") if cell.diagnostics else ""
-        runs += [_CODE[cell.status], 1, strings(cell.message), strings(diagnostics), strings(cell.icon)]
+        runs += [_CODE[cell.status], length, strings(cell.message), strings(diagnostics), strings(cell.icon)]
     return runs
 
 
@@ -82,7 +83,7 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
             strings(info.tier),
             strings(info.category),
             strings(info.engine),
-            encode_row(job.cells(key), strings),
+            encode_row(job.row_runs(key), strings),
         ]
         for key, info in job.rows.items()
     ]
@@ -90,7 +91,7 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
         "codes": CODES,
         "columns": columns,
         "builds": builds,
-        "overall": encode_row((build.overall for build in job.builds), strings),
+        "overall": encode_row(((build.overall, 1) for build in job.builds), strings),
         "rows": rows,
         "strings": strings.strings,
     }

@@ -31,6 +31,11 @@ class RunGrid:
     runs: dict[str, list[int]]
     width: int
 
+    def pairs(self) -> dict[str, list[tuple[Cell, int]]]:
+        """Every row as its runs of (cell, length) (what Job.row_runs returns)."""
+        table = self.cells
+        return {key: [(table[runs[i]], runs[i + 1]) for i in range(0, len(runs), 2)] for key, runs in self.runs.items()}
+
     def expanded(self) -> dict[str, tuple[Cell, ...]]:
         """Every row as its tuple of cells (what Job.cells returns)."""
         table = self.cells

@@ -144,12 +144,25 @@ class Job:
     rows: dict[str, RowInfo]  # row key -> info, sorted by key
     # row key -> its cells, newest build first: given when the report's cache holds it, else made on first use
     grid: dict[str, tuple[Cell, ...]] | None = field(default=None, repr=False, compare=False)
+    # row key -> its cells as runs of one cell, (cell, length), newest first: given with the grid, else made
+    runs: dict[str, list[tuple[Cell, int]]] | None = field(default=None, repr=False, compare=False)
 
     def cells(self, key: str) -> tuple[Cell, ...]:
         """The row's cells, newest build first; NO_RESULT where the build has none."""
         if self.grid is None:
             self.grid = transposed(self.builds, list(self.rows))
         return self.grid.get(key) or tuple(NO_RESULT for _ in self.builds)
+
+    def row_runs(self, key: str) -> list[tuple[Cell, int]]:
+        """The row's cells as runs, (cell, length), newest build first: a long history's row is a few runs, so
+        what goes over runs costs a few steps a row where going over cells costs hundreds."""
+        if self.runs is None:
+            self.runs = {}
+        found = self.runs.get(key)
+        if found is None:
+            groups = (list(group) for _, group in itertools.groupby(self.cells(key), key=id))
+            found = self.runs[key] = [(cells[0], len(cells)) for cells in groups]
+        return found
 
 
 def transposed(builds: Sequence[Build], keys: list[str]) -> dict[str, tuple[Cell, ...]]:

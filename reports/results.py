@@ -22,7 +22,6 @@ from winsuite_reports.cache import fingerprint
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.model import Build
-from winsuite_reports.model import Cell
 from winsuite_reports.model import History
 from winsuite_reports.model import Job
 from winsuite_reports.model import RowInfo
@@ -110,12 +109,12 @@ def read_job(
     cache.forget_others(job_dir, every_build)
     builds = [column(parsed[path], now=now, rows=None) for path in paths]
     listed = [(cache.key(path), prints[path]) for path in paths]
-    rows, cells = _rows_and_grid(cache, job_dir, listed, [parsed[path] for path in paths], builds)
-    return _job(job_dir, builds, rows, cells)
+    rows, grid = _rows_and_grid(cache, job_dir, listed, [parsed[path] for path in paths], builds)
+    return _job(job_dir, builds, rows, grid)
 
 
 def _rows_and_grid(cache: BuildCache, job_dir: Path, listed: list[tuple[str, str]], parsed: list[ParsedBuild],
-                   builds: list[Build]) -> tuple[dict[str, RowInfo], dict[str, tuple[Cell, ...]]]:
+                   builds: list[Build]) -> tuple[dict[str, RowInfo], job_grid.RunGrid]:
     """The job's row facts (sorted) and grid: the stored ones brought up to date when the cache has them, else made
     from the builds; the cache then holds them as they are now."""
     stored = cache.get_job(job_dir)
@@ -123,9 +122,8 @@ def _rows_and_grid(cache: BuildCache, job_dir: Path, listed: list[tuple[str, str
     if update is not None:
         new, stored_rows, stored_grid = update
         if new == 0 and stored_grid.width == len(listed):  # nothing changed
-            return stored_rows, stored_grid.expanded()
+            return stored_rows, stored_grid
         rows, grid = _extended(stored_rows, stored_grid, parsed[:new], builds[:new], len(listed) - new)
-        cells = grid.expanded()
     else:
         rows = {}
         for build in parsed:  # newest first: its row facts win; a build with no new row needs none decoded
@@ -133,10 +131,9 @@ def _rows_and_grid(cache: BuildCache, job_dir: Path, listed: list[tuple[str, str
                 for key, info in build.rows.items():
                     rows.setdefault(key, info)
         rows = dict(sorted(rows.items()))
-        cells = transposed(builds, list(rows))
-        grid = job_grid.of_rows(cells, len(builds))
+        grid = job_grid.of_rows(transposed(builds, list(rows)), len(builds))
     cache.put_job(job_dir, listed, encode_rows(rows), job_grid.dumps(grid))
-    return rows, cells
+    return rows, grid
 
 
 def _stored_grid(stored: tuple[list[tuple[str, str]], str, str], listed: list[tuple[str, str]]
@@ -179,8 +176,7 @@ def _new_since(listed: list[tuple[str, str]], stored: list[tuple[str, str]]) -> 
     return new if listed[new:] == stored[: len(listed) - new] else None
 
 
-def _job(job_dir: Path, builds: list[Build], rows: dict[str, RowInfo], grid: dict[str, tuple[Cell, ...]] | None
-         ) -> Job:
+def _job(job_dir: Path, builds: list[Build], rows: dict[str, RowInfo], grid: job_grid.RunGrid | None) -> Job:
     blocking = _first(builds, "release-blocking")
     return Job(
         name=job_dir.name,
@@ -190,7 +186,8 @@ def _job(job_dir: Path, builds: list[Build], rows: dict[str, RowInfo], grid: dic
         release_blocking=blocking is True or str(blocking).lower() == "true",
         builds=builds,
         rows=rows,
-        grid=grid,
+        grid=grid.expanded() if grid is not None else None,
+        runs=grid.pairs() if grid is not None else None,
     )
 
 

@@ -11,8 +11,17 @@ from hypothesis import strategies as st
 from winsuite_reports.flakiness import RowFlakiness
 from winsuite_reports.flakiness import analyze
 from winsuite_reports.flakiness import flip_flakiness
+from winsuite_reports.flakiness import is_infra_failure
+from winsuite_reports.flakiness import window
+from winsuite_reports.model import PASS
+from winsuite_reports.model import Build
+from winsuite_reports.model import Cell
+from winsuite_reports.model import Job
+from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
+from winsuite_reports.model import status_counts
 from winsuite_reports.results import load_history
+from winsuite_reports.status import coalesce
 from winsuite_reports.synthetic import START
 from winsuite_reports.synthetic import write_job
 
@@ -119,3 +128,57 @@ def _flip_flakiness_walk(statuses: list[Status]) -> float:
 def test_flip_flakiness_agrees_with_testgrids_walk(statuses: list[Status]) -> None:
     assert flip_flakiness(statuses) == _flip_flakiness_walk(statuses)
     assert flip_flakiness("".join(s.value for s in statuses)) == _flip_flakiness_walk(statuses)
+
+
+def _analysis_cell_by_cell(job: Job, days: float) -> list[RowFlakiness]:
+    """The analysis as its definition reads: every cell of the window, one at a time."""
+    in_window = {id(build) for build in window(job, days)}
+    tests = []
+    for key in job.rows:
+        codes, passed, failed, flaky, infra = [], 0, 0, 0, 0
+        for build, cell in zip(job.builds, job.cells(key), strict=True):
+            if id(build) not in in_window:
+                continue
+            status = coalesce(cell.status, ignore_running=False)
+            if status is Status.PASS:
+                passed += 1
+            elif status is Status.FLAKY:
+                flaky += 1
+            elif status is Status.NO_RESULT:
+                continue
+            elif is_infra_failure(cell):
+                infra += 1
+                continue
+            else:
+                failed += 1
+                everything_failed = len(job.rows) > 1 and not any(
+                    coalesce(c.status, ignore_running=True) in (Status.PASS, Status.FLAKY)
+                    for c in build.cells.values())
+                if everything_failed:
+                    continue
+            codes.append(status.value)
+        if passed or failed or flaky:
+            tests.append(RowFlakiness(key, flip_flakiness("".join(codes)), passed, failed, flaky, infra))
+    return sorted(tests, key=lambda test: (-test.flakiness, test.row))
+
+
+CELLS = {"P": PASS, "F": Cell(Status.FAIL, "boom", "F"), "I": Cell(Status.FAIL, "Timeout", "F"),
+         "K": Cell(Status.FLAKY, "1/2 runs passed", "1/2"), "S": Cell(Status.SKIP, "not here", "S"),
+         "R": Cell(Status.RUNNING)}
+
+
+@given(rows=st.lists(st.text("PFIKSR_", min_size=8, max_size=8), min_size=1, max_size=4),
+       hours=st.lists(st.integers(0, 400), min_size=8, max_size=8), in_order=st.booleans(),
+       days=st.sampled_from([1.0, 7.0, 30.0]))
+def test_the_analysis_by_runs_is_the_analysis_cell_by_cell(rows: list[str], hours: list[int], in_order: bool,
+                                                           days: float) -> None:
+    # Builds newest first as usual (the window is the newest ones), or started in any order (it is not).
+    if in_order:
+        hours = sorted(hours, reverse=True)
+    builds = []
+    for index, start in enumerate(hours):
+        cells = {f"row {r}": CELLS[codes[index]] for r, codes in enumerate(rows) if codes[index] != "_"}
+        builds.append(Build(f"{index:03d}", START + start * 3600, START + start * 3600 + 60, PASS, {},
+                            status_counts(cells.values()), {}, cells))
+    job = Job("ci", Path("ci"), "d", "ci", False, builds, {f"row {r}": RowInfo(f"row {r}") for r in range(len(rows))})
+    assert analyze(job, days=days).tests == _analysis_cell_by_cell(job, days)

@@ -27,7 +27,8 @@ def decode(runs: list[int], strings: list[str]) -> list[tuple[str, int, str, str
 def test_equal_neighbouring_cells_collapse_into_one_run() -> None:
     strings = StringTable()
     failed = Cell(Status.FAIL, "boom", "F", "artifacts/my test/")
-    runs = encode_row([Cell(Status.PASS)] * 3 + [failed, failed, Cell(Status.NO_RESULT)], strings)
+    runs = encode_row([(Cell(Status.PASS), 2), (Cell(Status.PASS), 1), (failed, 1), (failed, 1),
+                       (Cell(Status.NO_RESULT), 1)], strings)
     assert decode(runs, strings.strings) == [
         ("P", 3, "", "", ""),
         ("F", 2, "boom", "artifacts/my%20test/", "F"),
