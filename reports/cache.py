@@ -167,6 +167,17 @@ class BuildCache:
         if gone:
             self._write("DELETE FROM builds WHERE path = ?", gone)
 
+    def forget_jobs_other_than(self, job_dirs: Iterable[Path]) -> None:
+        """Drop the entries of jobs (and their builds) whose directories are gone from the results root."""
+        kept = {self._key(path) for path in job_dirs}
+        gone_jobs = [(path,) for (path,) in self._query("SELECT path FROM jobs", ()) if path not in kept]
+        gone_builds = [(path,) for (path,) in self._query("SELECT path FROM builds", ())
+                       if path.partition("/")[0] not in kept]
+        if gone_jobs:
+            self._write("DELETE FROM jobs WHERE path = ?", gone_jobs)
+        if gone_builds:
+            self._write("DELETE FROM builds WHERE path = ?", gone_builds)
+
     def _stored_rows(self, key: str) -> str:
         """The stored row facts of one build ("" once the cache is closed or gone: read from the files then)."""
         found = self._query("SELECT rows FROM builds WHERE path = ?", (key,))

@@ -62,6 +62,8 @@ def load_history(
         ]
     with BuildCache(root) if cache and job_dirs else contextlib.nullcontext() as store:
         jobs = [read_job(path, now=now, max_builds=max_builds, cache=store) for path in job_dirs]
+        if store is not None and job_dirs != [root]:  # a root of jobs: jobs removed since are forgotten
+            store.forget_jobs_other_than(job_dirs)
     jobs.sort(key=lambda job: (job.dashboard, natural_key(job.tab)))
     return History(root, jobs)
 

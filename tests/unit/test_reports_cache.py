@@ -236,3 +236,18 @@ def test_the_cached_history_follows_any_sequence_of_changes(
             max_builds = number
         cached = load_history(root, now=NOW, max_builds=max_builds)
         assert columns(cached) == columns(load_history(root, now=NOW, max_builds=max_builds, cache=False))
+
+
+def test_a_job_removed_from_the_root_is_forgotten(results: Path) -> None:
+    history_of(results, cache=True)
+    linux = results / "ci-linux"
+    for build in [path for path in linux.iterdir() if path.is_dir()]:
+        remove_build(build)
+    for path in linux.iterdir():
+        path.unlink()
+    linux.rmdir()
+    history_of(results, cache=True)
+    with sqlite3.connect(results / CACHE_FILE) as db:
+        builds = {path.partition("/")[0] for (path,) in db.execute("SELECT path FROM builds")}
+        jobs = {path for (path,) in db.execute("SELECT path FROM jobs")}
+    assert builds == jobs == {"ci-windows"}
