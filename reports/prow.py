@@ -66,9 +66,9 @@ class Outcome:
     result: str
 
 
-def read_build(build_dir: Path, *, now: float, rows: dict[str, RowInfo]) -> Build:
-    """Read one build; a row seen for the first time (builds are read newest first) is added to `rows`."""
-    return column(parse_build(build_dir), now=now, rows=rows)
+def read_build(build_dir: Path, *, now: float) -> Build:
+    """Read one build as a grid column at time `now`."""
+    return column(parse_build(build_dir), now=now)
 
 
 def parse_build(build_dir: Path) -> ParsedBuild:
@@ -108,12 +108,8 @@ def parse_build(build_dir: Path) -> ParsedBuild:
                        excluded, rows, cells)
 
 
-def column(parsed: ParsedBuild, *, now: float, rows: dict[str, RowInfo] | None) -> Build:
-    """A parsed build as a grid column at time `now`; rows seen for the first time are added to `rows` (None: the
-    caller has the rows already)."""
-    if rows is not None and not rows.keys() >= parsed.cells.keys():
-        for key, info in parsed.rows.items():
-            rows.setdefault(key, info)
+def column(parsed: ParsedBuild, *, now: float) -> Build:
+    """A parsed build as a grid column at time `now`."""
     overall = _overall(parsed.outcome, parsed.started, parsed.finished, parsed.malformed, now)
     if overall.status is Status.FAIL and not overall.message:
         failing = parsed.counts.get(Status.FAIL, 0) + parsed.counts.get(Status.FLAKY, 0) > 0

@@ -102,14 +102,12 @@ def read_job(
     missing = [path for path in paths if path not in parsed]
     fresh = _parse_builds(missing, workers, encoded=cache is not None)
     parsed.update((path, build) for path, (build, _) in zip(missing, fresh, strict=True))
+    builds = [column(parsed[path], now=now) for path in paths]
     if cache is None:
-        rows: dict[str, RowInfo] = {}
-        builds = [column(parsed[path], now=now, rows=rows) for path in paths]  # newest first: its row facts win
-        return _job(job_dir, builds, dict(sorted(rows.items())), None)
+        return _job(job_dir, builds, dict(sorted(_row_facts([parsed[path] for path in paths]).items())), None)
     cache.put((path, prints[path], encoded or encode(build))
               for path, (build, encoded) in zip(missing, fresh, strict=True))
     cache.forget_others(job_dir, every_build)
-    builds = [column(parsed[path], now=now, rows=None) for path in paths]
     listed = [(cache.key(path), prints[path]) for path in paths]
     rows, grid = _rows_and_grid(cache, job_dir, listed, [parsed[path] for path in paths], builds)
     return _job(job_dir, builds, rows, grid)
@@ -127,12 +125,7 @@ def _rows_and_grid(cache: BuildCache, job_dir: Path, listed: list[tuple[str, str
             return stored_rows, stored_grid
         rows, grid = _extended(stored_rows, stored_grid, parsed[:new], builds[:new], len(listed) - new)
     else:
-        rows = {}
-        for build in parsed:  # newest first: its row facts win; a build with no new row needs none decoded
-            if not rows.keys() >= build.cells.keys():
-                for key, info in build.rows.items():
-                    rows.setdefault(key, info)
-        rows = dict(sorted(rows.items()))
+        rows = dict(sorted(_row_facts(parsed).items()))
         grid = job_grid.of_rows(transposed(builds, list(rows)), len(builds))
     cache.put_job(job_dir, listed, encode_rows(rows), job_grid.dumps(grid))
     return rows, grid
@@ -156,10 +149,7 @@ def _extended(stored_rows: dict[str, RowInfo], stored_grid: job_grid.RunGrid, pa
               builds: list[Build], keep: int) -> tuple[dict[str, RowInfo], job_grid.RunGrid]:
     """The stored grid with the new builds in front and only its newest `keep` builds; rows only the builds gone
     had are gone too."""
-    rows: dict[str, RowInfo] = {}
-    for build in parsed:  # newest first: its row facts win
-        for key, info in build.rows.items():
-            rows.setdefault(key, info)
+    rows = _row_facts(parsed)
     grid = job_grid.extended(stored_grid, builds, keep, rows.keys() | stored_rows.keys())
     present = job_grid.row_keys_with_cells(grid)
     for key, info in stored_rows.items():
@@ -167,6 +157,17 @@ def _extended(stored_rows: dict[str, RowInfo], stored_grid: job_grid.RunGrid, pa
             rows.setdefault(key, info)
     grid.runs = {key: runs for key, runs in grid.runs.items() if key in present}
     return dict(sorted(rows.items())), grid
+
+
+def _row_facts(parsed: list[ParsedBuild]) -> dict[str, RowInfo]:
+    """Each row's facts from the newest build that has it (builds newest first); a build with no row that is new
+    to the builds before it needs none of its facts decoded."""
+    rows: dict[str, RowInfo] = {}
+    for build in parsed:
+        if not rows.keys() >= build.cells.keys():
+            for key, info in build.rows.items():
+                rows.setdefault(key, info)
+    return rows
 
 
 def _new_since(listed: list[tuple[str, str]], stored: list[tuple[str, str]]) -> int | None:

@@ -88,7 +88,7 @@ def find_build(ref: str, results_root: Path) -> Path:
 
 def load_rerun(ref: str, results_root: Path) -> Rerun:
     build_dir = find_build(ref, results_root)
-    build = read_build(build_dir, now=time.time(), rows={})
+    build = read_build(build_dir, now=time.time())
     if build.overall.message.startswith(MALFORMED):  # rerunning part of what failed would hide the rest
         raise DataError(build_dir, "", f"--rerun-failed: {one_line(build.overall.message)}")
     names = sorted(key for key, cell in build.cells.items() if cell.status in RERUN_STATUSES or cell.interrupted)

@@ -181,7 +181,7 @@ def test_rows_written_by_winsuite_read_back_by_the_reports_as_testgrid_would(tmp
     prow.write_started(build, 1_767_225_600, {"job": "job"})
     junit.write(artifacts_dir(build) / junit_name(1), attempts)
     prow.write_finished(build, passed=False, result="FAILURE", metadata={"job": "job"})
-    read = read_build(build, now=1_767_225_700, rows={})
+    read = read_build(build, now=1_767_225_700)
     statuses = {name: cell.status.name for name, cell in read.cells.items()}
     assert statuses == {"[sig-node] passes": "PASS", "[sig-node] fails": "FAIL", "[sig-node] flakes": "FLAKY",
                         "[sig-node] skips": "SKIP", "[sig-node] cut off": "FAIL"}
