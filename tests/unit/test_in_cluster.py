@@ -16,6 +16,7 @@ import yaml
 from winsuite.policy.job_document import job_document
 from winsuite.policy.jobs import load_job
 from winsuite.policy.jobs import resolve_job_path
+from winsuite.run.incluster import image
 from winsuite.run.incluster import protocol
 from winsuite.run.incluster.objects import RunObjects
 from winsuite.run.incluster.objects import job_manifest
@@ -105,3 +106,19 @@ def test_the_job_is_indexed_never_retried_and_pinned_to_the_given_linux_nodes() 
     assert "tolerations" not in pod  # simulated nodes are tainted: never tolerated
     assert pod["containers"][0]["securityContext"]["runAsNonRoot"] is True
     assert job["metadata"]["namespace"] == "winsuite-run-20261125-abcd"
+
+
+def test_the_image_has_this_machines_interpreter_where_its_entrypoint_names_it() -> None:
+    # Whatever this machine's Python is (Debian's, pyenv's): the interpreter is copied to the image's own prefix.
+    entries = {entry.path: entry for entry in image.system_layer().entries}
+    assert entries[image.PYTHON].source == image.interpreter()
+    assert entries["/usr/bin/python3"].link == image.PYTHON
+    assert image.STDLIB.startswith(f"{image.PYTHON_HOME}/lib/python3.")
+    assert image.ENV["PYTHONHOME"] == image.PYTHON_HOME
+
+
+def test_libpython_is_also_where_an_interpreter_relative_to_itself_looks() -> None:
+    libraries = [Path("/opt/python/lib/libpython3.12.so.1.0"), Path("/lib/x86_64-linux-gnu/libz.so.1")]
+    (link,) = image.libpython_links(libraries)
+    assert (link.path, link.link) == (f"{image.PYTHON_HOME}/lib/libpython3.12.so.1.0",
+                                      "/opt/python/lib/libpython3.12.so.1.0")

@@ -145,18 +145,26 @@ def _stage(files: list[tuple[str, Path]], staging: Path) -> None:
                                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
 
 
-def _system_layer() -> Layer:
+def system_layer() -> Layer:
     """The interpreter, every library it and the extension modules link, a user, /tmp."""
     python = interpreter()
     programs = [python, *sorted(Path(sysconfig.get_path("stdlib"), "lib-dynload").glob("*.so"))]
     libraries = sorted({lib for program in programs for lib in shared_libraries(program)})
     entries = [Entry(PYTHON, source=python), Entry("/usr/bin/python3", 0o777, link=PYTHON)]
     entries += [Entry(str(lib), source=lib) for lib in libraries]
+    entries += libpython_links(libraries)
     passwd = f"root:x:0:0:root:/root:/sbin/nologin\nwinsuite:x:{USER_ID}:{USER_ID}:winsuite:/tmp:/sbin/nologin\n"
     entries += [Entry("/etc/passwd", 0o644, data=passwd.encode()),
                 Entry("/etc/group", 0o644, data=f"root:x:0:\nwinsuite:x:{USER_ID}:\n".encode()),
                 Entry("/tmp", 0o1777), Entry("/results", 0o1777)]
     return Layer("system", tuple(entries))
+
+
+def libpython_links(libraries: list[Path]) -> list[Entry]:
+    """libpython also under the image's prefix: an interpreter that finds it relative to itself ($ORIGIN/../lib, as
+    python-build-standalone's do) finds it there; one with an absolute RUNPATH, at its path on this machine."""
+    return [Entry(f"{PYTHON_HOME}/lib/{lib.name}", 0o777, link=str(lib))
+            for lib in libraries if lib.name.startswith("libpython")]
 
 
 def _extension_libraries(staging: Path) -> list[Entry]:
@@ -191,7 +199,7 @@ def build(binaries: dict[str, Path], report: Callable[[str], None]) -> tuple[str
     staging = paths.cache_dir() / "images" / "winsuite-staging"
     report(f"image {ref}: staging {len(files)} files and compiling their bytecode")
     _stage(files, staging)
-    system = _system_layer()
+    system = system_layer()
     libraries = Layer("libraries", tuple(e for e in _extension_libraries(staging)
                                          if e.path not in {s.path for s in system.entries}))
     spec = ImageSpec(
