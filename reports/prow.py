@@ -57,6 +57,10 @@ class ParsedBuild:
             self._cells = self._cells()
         return self._cells
 
+    def cells_when_asked(self) -> CellsOrReader:
+        """The cells if read already, else a function that reads them through this parse (so at most once)."""
+        return self._cells if not callable(self._cells) else (lambda: self.cells)
+
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
@@ -114,10 +118,8 @@ def column(parsed: ParsedBuild, *, now: float) -> Build:
     if overall.status is Status.FAIL and not overall.message:
         failing = parsed.counts.get(Status.FAIL, 0) + parsed.counts.get(Status.FLAKY, 0) > 0
         overall = _explain_failure(overall, parsed.metadata, failing)
-    # The parse's cells, read through it when not read yet (a cached build decodes them at most once).
-    cells = parsed.cells if not callable(parsed._cells) else lambda: parsed.cells
     return Build(parsed.id, parsed.started, parsed.finished, overall, parsed.metadata, parsed.counts,
-                 parsed.excluded, cells)
+                 parsed.excluded, parsed.cells_when_asked())
 
 
 def row_info(key: str, properties: dict[str, str]) -> RowInfo:
