@@ -30,6 +30,7 @@ from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.model import PASS
 from winsuite_reports.model import Cell
+from winsuite_reports.model import LazyCells
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.prow import Outcome
@@ -274,7 +275,7 @@ def decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *,
         counts={_STATUS[status]: int(n) for status, n in header["counts"].items()},
         excluded=dict(header["excluded"]),
         rows=_StoredRows(rows, build_dir),
-        _cells=lambda: _decode_cells(passes, cells_text, build_dir),
+        cell_source=LazyCells(lambda: _decode_cells(passes, cells_text, build_dir)),
     )
 
 

@@ -76,15 +76,29 @@ class RowInfo:
     case: str = ""  # the windows-operational-readiness test case(s) that selected it, " | "-separated
 
 
-CellsOrReader = dict[str, Cell] | Callable[[], dict[str, Cell]]
+class LazyCells:
+    """A build's cells, or the function that reads them: read at most once, whoever asks (a parse and the grid
+    column made of it share one)."""
+
+    __slots__ = ("_cells", "_read")
+
+    def __init__(self, cells: dict[str, Cell] | Callable[[], dict[str, Cell]]) -> None:
+        self._cells: dict[str, Cell] | None = None if callable(cells) else cells
+        self._read: Callable[[], dict[str, Cell]] | None = cells if callable(cells) else None
+
+    def get(self) -> dict[str, Cell]:
+        if self._cells is None:
+            assert self._read is not None
+            self._cells, self._read = self._read(), None
+        return self._cells
 
 
 @dataclass(slots=True, eq=False)
 class Build:
     """One run of a job: a column of the grid.
 
-    Its cells are read only when asked for (`_cells` may be the function that reads them): a report over a long
-    history reads the rows from the job's stored grid and each build's counts, and the cells of a few builds."""
+    Its cells are read only when asked for: a report over a long history reads the rows from the job's stored grid
+    and each build's counts, and the cells of a few builds."""
 
     id: str
     started: int  # epoch seconds; 0 when started.json is missing or malformed
@@ -93,13 +107,11 @@ class Build:
     metadata: Mapping[str, object]
     counts: Mapping[Status, int]  # how many of its cells have each status (the Overall cell apart)
     excluded: dict[str, str]  # row -> exclusion reason, in this build
-    _cells: CellsOrReader
+    cell_source: LazyCells
 
     @property
     def cells(self) -> dict[str, Cell]:
-        if callable(self._cells):
-            self._cells = self._cells()
-        return self._cells
+        return self.cell_source.get()
 
     @property
     def running(self) -> bool:

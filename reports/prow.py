@@ -22,7 +22,7 @@ from winsuite_reports.junit import merge
 from winsuite_reports.junit import read_attempts
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
-from winsuite_reports.model import CellsOrReader
+from winsuite_reports.model import LazyCells
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.model import status_counts
@@ -32,13 +32,13 @@ MALFORMED = "Malformed artifacts: "  # TestGrid's message on the Overall cell of
 DEADLINE_SECONDS = 24 * 3600
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ParsedBuild:
     """What a build's files say, independent of when they are read: the report's cache keeps exactly this.
 
-    A cached build decodes its cells (`_cells` is then the function that does) and its rows' facts only when a
-    report asks for them: a report over a long history needs the cells of a few builds and the facts of new rows
-    only, which is also why `rows` is a Mapping and not a dict."""
+    A cached build decodes its cells and its rows' facts only when a report asks for them: a report over a long
+    history needs the cells of a few builds and the facts of new rows only, which is also why `rows` is a Mapping
+    and not a dict."""
 
     id: str
     started: int
@@ -49,17 +49,11 @@ class ParsedBuild:
     counts: Mapping[Status, int]  # how many cells have each status: what a report asks of every build
     excluded: dict[str, str]
     rows: Mapping[str, RowInfo]
-    _cells: CellsOrReader
+    cell_source: LazyCells
 
     @property
     def cells(self) -> dict[str, Cell]:
-        if callable(self._cells):
-            self._cells = self._cells()
-        return self._cells
-
-    def cells_when_asked(self) -> CellsOrReader:
-        """The cells if read already, else a function that reads them through this parse (so at most once)."""
-        return self._cells if not callable(self._cells) else (lambda: self.cells)
+        return self.cell_source.get()
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +103,7 @@ def parse_build(build_dir: Path) -> ParsedBuild:
         result = finished.get("result")
         outcome = Outcome(passed if isinstance(passed, bool) else None, str(result) if result else "")
     return ParsedBuild(build_dir.name, start, end, outcome, tuple(malformed), metadata, status_counts(cells.values()),
-                       excluded, rows, cells)
+                       excluded, rows, LazyCells(cells))
 
 
 def column(parsed: ParsedBuild, *, now: float) -> Build:
@@ -119,7 +113,7 @@ def column(parsed: ParsedBuild, *, now: float) -> Build:
         failing = parsed.counts.get(Status.FAIL, 0) + parsed.counts.get(Status.FLAKY, 0) > 0
         overall = _explain_failure(overall, parsed.metadata, failing)
     return Build(parsed.id, parsed.started, parsed.finished, overall, parsed.metadata, parsed.counts,
-                 parsed.excluded, parsed.cells_when_asked())
+                 parsed.excluded, parsed.cell_source)
 
 
 def row_info(key: str, properties: dict[str, str]) -> RowInfo:

@@ -48,7 +48,6 @@ from winsuite.run import credential_scan
 from winsuite.run import dashboard
 from winsuite.run import node_logs
 from winsuite.run import prepull
-from winsuite.run.dashboard import output_of as dashboard_dir
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.base import RunningPhase
 from winsuite.run.engines.ginkgo_phase import UpstreamPhase
@@ -507,12 +506,13 @@ class Runner:
         if self.layout.job_dir is not None:
             prow.write_latest_build(self.layout.job_dir, self.layout.build_id)
         with timeline.span("run: dashboard"):
-            dashboard = self._dashboard()
-        if dashboard is not None and self.layout.job_dir is not None and dashboard_dir(self.layout.job_dir).is_dir():
+            board = self._dashboard()
+        board_dir = dashboard.output_of(self.layout.job_dir) if self.layout.job_dir is not None else None
+        if board is not None and board_dir is not None and board_dir.is_dir():
             with timeline.span("run: credential scan"):
-                self._credential_scan(dashboard_dir(self.layout.job_dir))
+                self._credential_scan(board_dir)
         self._say(summarize(attempts, build_dir=self.layout.build_dir, result=result,
-                            interrupted=self.abort_reason, dashboard=dashboard))
+                            interrupted=self.abort_reason, dashboard=board))
         self.log.close()
         if self.abort_reason:
             return ExitCode.TIMED_OUT if self.timed_out else ExitCode.INTERRUPTED

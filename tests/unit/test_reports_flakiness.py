@@ -17,6 +17,7 @@ from winsuite_reports.model import PASS
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
+from winsuite_reports.model import LazyCells
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.model import status_counts
@@ -179,6 +180,6 @@ def test_the_analysis_by_runs_is_the_analysis_cell_by_cell(rows: list[str], hour
     for index, start in enumerate(hours):
         cells = {f"row {r}": CELLS[codes[index]] for r, codes in enumerate(rows) if codes[index] != "_"}
         builds.append(Build(f"{index:03d}", START + start * 3600, START + start * 3600 + 60, PASS, {},
-                            status_counts(cells.values()), {}, cells))
+                            status_counts(cells.values()), {}, LazyCells(cells)))
     job = Job("ci", Path("ci"), "d", "ci", False, builds, {f"row {r}": RowInfo(f"row {r}") for r in range(len(rows))})
     assert analyze(job, days=days).tests == _analysis_cell_by_cell(job, days)

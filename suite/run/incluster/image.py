@@ -200,8 +200,8 @@ def build(binaries: dict[str, Path], report: Callable[[str], None]) -> tuple[str
     report(f"image {ref}: staging {len(files)} files and compiling their bytecode")
     _stage(files, staging)
     system = system_layer()
-    libraries = Layer("libraries", tuple(e for e in _extension_libraries(staging)
-                                         if e.path not in {s.path for s in system.entries}))
+    in_system = {entry.path for entry in system.entries}
+    libraries = Layer("libraries", tuple(e for e in _extension_libraries(staging) if e.path not in in_system))
     spec = ImageSpec(
         names=(ref,),
         layers=(system, libraries, _staged_layer("stdlib", staging, STDLIB),
