@@ -155,7 +155,13 @@ def column_statuses(build: Build, *, ignore_running: bool) -> Counter[Status]:
 
 def rows_without_recent_results(job: Job, recent: int) -> list[str]:
     """Rows with no result in the newest `recent` columns: TestGrid's summarizer leaves them out (recentRows)."""
-    return [key for key in job.rows if all(cell.status is Status.NO_RESULT for cell in job.cells(key)[:recent])]
+    return [key for key in job.rows if not _has_recent_result(job.cells(key), recent)]
+
+
+def _has_recent_result(cells: tuple[Cell, ...], recent: int) -> bool:
+    if cells and cells[0].status is not Status.NO_RESULT:  # most rows: one look at the newest build
+        return True
+    return any(cell.status is not Status.NO_RESULT for cell in cells[:recent])
 
 
 @dataclass(frozen=True)
