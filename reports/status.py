@@ -174,7 +174,9 @@ class _Columns:
     def statuses(self, index: int, *, ignore_running: bool) -> Counter[Status]:
         counts = column_statuses(self.job.builds[index], ignore_running=ignore_running)
         for key in self.dropped:
-            counts[coalesce(self.job.cells(key)[index].status, ignore_running=ignore_running)] -= 1
+            cell = self.job.cells(key)[index]
+            if cell.status is not Status.NO_RESULT:  # a missing cell was never counted
+                counts[coalesce(cell.status, ignore_running=ignore_running)] -= 1
         return counts
 
     def running(self, index: int) -> bool:
@@ -289,6 +291,6 @@ def _latest_green(columns: _Columns) -> str:
     """TestGrid's latestGreen (without a column_header, the build id)."""
     for index, build in enumerate(columns.job.builds):
         statuses = columns.statuses(index, ignore_running=False)
-        if statuses[Status.PASS] > 0 and statuses[Status.FAIL] <= 0 and statuses[Status.FLAKY] <= 0:
+        if statuses[Status.PASS] and not statuses[Status.FAIL] and not statuses[Status.FLAKY]:
             return build.id
     return ""

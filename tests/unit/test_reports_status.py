@@ -196,3 +196,9 @@ def test_rows_without_a_recent_result_raise_no_alert(tmp_path: Path) -> None:
     job = job_of(tmp_path, {"gone": "___FFF", "kept": "PPPPPP"})
     assert summarize(job, Thresholds(num_columns_recent=3), newest_start(job)).alerts == []
     assert [a.row for a in summarize(job, Thresholds(num_columns_recent=4), newest_start(job)).alerts] == ["gone"]
+
+
+def test_latest_green_reads_only_rows_with_a_recent_result(tmp_path: Path) -> None:
+    job = job_of(tmp_path, {"gone": "___K", "kept": "FFFP"})  # the oldest build passed, with a flake
+    assert summarize(job, Thresholds(num_columns_recent=3), newest_start(job)).latest_green == job.builds[3].id
+    assert summarize(job, Thresholds(num_columns_recent=4), newest_start(job)).latest_green == ""

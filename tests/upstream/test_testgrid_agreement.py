@@ -54,8 +54,8 @@ JOBS = [*EDGE_CASES, NEVER_FINISHED, GENERATED]
 
 def generated_rows(builds: int, tests: int, seed: int) -> dict[str, str]:
     """Mostly green, with the kinds of rows a real tab has: rare failures, flakes, infrastructure failures, hard
-    breaks, outages still open (some through a flake, some of tests since removed), tests always skipped, tests
-    added part-way (no result before)."""
+    breaks, outages still open (some through a flake, some of tests since removed), tests removed long ago while
+    failing, tests always skipped, tests added part-way (no result before)."""
     rng = random.Random(seed)
     rows = {}
     for i in range(tests):
@@ -70,6 +70,9 @@ def generated_rows(builds: int, tests: int, seed: int) -> dict[str, str]:
         elif kind < 0.14:
             removed, broken = rng.randrange(4), rng.randrange(3, 9)
             codes = ("_" * removed + "F" + "K" * rng.randrange(2) + "F" * broken + "P" * builds)[:builds]
+        elif kind < 0.15:
+            removed = rng.randrange(10, builds // 2)  # failing when removed, out of the recent columns since
+            codes = ("_" * removed + "F" * rng.randrange(3, 6) + "P" * builds)[:builds]
         elif kind < 0.16:
             added = rng.randrange(1, builds)
             codes = "P" * added + "_" * (builds - added)
