@@ -33,8 +33,8 @@ from bench.upstream_e2e import NON_BLOCKING_TAINTS
 from bench.upstream_e2e import e2e_binary
 from winsuite.cluster.local import LocalCluster
 from winsuite.cluster.local import images
+from winsuite.inputs.pins import load_pins
 from winsuite.policy.catalog import collect
-from winsuite.policy.pins import load_pins
 from winsuite.run.engines import upstream_toolchain
 from winsuite.run.engines.upstream_toolchain import ginkgo_version_for
 

@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from winsuite.inputs.pins import load_pins
 from winsuite.paths import upstream_names_file
-from winsuite.policy.pins import load_pins
 from winsuite.policy.selection import Selector
 from winsuite.policy.upstream_names import read_names_file
 from winsuite_reports.conventions import SUITE_NAME

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from kubernetes import client
 
-from winsuite.cluster.base import ClusterSpec
 from winsuite.cluster.base import ClusterTarget
 from winsuite.cluster.base import target_of
 from winsuite.cluster.kubeconfig import api_client
 from winsuite.cluster.kubeconfig import server_version
+from winsuite.inputs.cluster_spec import ClusterSpec
 
 
 @dataclasses.dataclass

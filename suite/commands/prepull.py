@@ -6,8 +6,8 @@ import argparse
 import signal
 
 from winsuite.commands._types import Subparsers
+from winsuite.inputs.jobs import parse_duration
 from winsuite.policy import options
-from winsuite.policy.jobs import parse_duration
 
 
 def register(subparsers: Subparsers) -> None:
@@ -27,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     from winsuite.policy.catalog import collect
     from winsuite.policy.prepull_list import to_prepull
     from winsuite.policy.run_config import build_run_config
+    from winsuite.results.model import Outcome
     from winsuite.run import prepull
-    from winsuite.run.results.model import Outcome
 
     # SIGTERM (a CI job cancelled) stops the pulls like SIGINT does: the DaemonSets are still removed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from winsuite.commands._types import Subparsers
+from winsuite.inputs.jobs import parse_duration
 from winsuite.policy import options
-from winsuite.policy.jobs import parse_duration
 
 
 def register(subparsers: Subparsers) -> None:

@@ -12,6 +12,7 @@ from winsuite.authoring.naming import Slow
 from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import spec_of
 from winsuite.authoring.registry import check_specs
+from winsuite.plugin.results_writer import WINSUITE_PROPERTY
 from winsuite.policy.catalog import DIRECTORY_TIERS
 from winsuite.policy.plan import load_plan
 from winsuite.policy.run_config import RunConfig
@@ -20,9 +21,8 @@ from winsuite.policy.selection import Verdict
 from winsuite.policy.selection import in_phase
 from winsuite.policy.shards import PlannedTest
 from winsuite.policy.shards import expected_durations
-from winsuite.run.results import durations
-from winsuite.run.results.model import ENGINE_PROPERTY
-from winsuite.run.results.writer import WINSUITE_PROPERTY
+from winsuite.results import durations
+from winsuite.results.model import ENGINE_PROPERTY
 
 
 def result_properties(item: pytest.Item, spec: Spec, verdict: Verdict) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from winsuite.plugin import session
 from winsuite.plugin.flakes import ATTEMPT_KEY
 from winsuite.plugin.session import RunSession
 from winsuite.policy.run_config import RunConfig
-from winsuite.run.results.prow import diagnostics_dir_name
+from winsuite.results.prow import diagnostics_dir_name
 
 DIAGNOSTICS_PROPERTY = "winsuite.diagnostics"
 PHASE_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()

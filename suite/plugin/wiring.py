@@ -19,13 +19,13 @@ from winsuite.plugin import hookspecs
 from winsuite.plugin.collection import Selection
 from winsuite.plugin.flakes import FlakeAttempts
 from winsuite.plugin.requirements import Requirements
+from winsuite.plugin.results_writer import ResultsWriter
 from winsuite.plugin.session import close_session
 from winsuite.plugin.session import run_config
 from winsuite.plugin.timeouts import TestTimeouts
 from winsuite.plugin.timing import Timing
 from winsuite.policy import options
 from winsuite.policy.run_config import PHASES
-from winsuite.run.results.writer import ResultsWriter
 
 PLUGINS_KEY = pytest.StashKey[list[str]]()
 

@@ -11,14 +11,14 @@ from typing import Any
 
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.targeting import Placement
+from winsuite.inputs.images import ImageCatalog
+from winsuite.inputs.images import RepoList
+from winsuite.inputs.images import load_image_catalog
+from winsuite.inputs.images import load_repo_list
+from winsuite.inputs.jobs import JobSpec
+from winsuite.inputs.jobs import resolve_job
 from winsuite.policy.exclusions import ScopeFacts
 from winsuite.policy.exclusions import load_exclusions
-from winsuite.policy.images import ImageCatalog
-from winsuite.policy.images import RepoList
-from winsuite.policy.images import load_image_catalog
-from winsuite.policy.images import load_repo_list
-from winsuite.policy.jobs import JobSpec
-from winsuite.policy.jobs import resolve_job
 from winsuite.policy.selection import Policy
 from winsuite.policy.selection import Selector
 

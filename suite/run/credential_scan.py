@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from winsuite.errors import one_line
-from winsuite.policy import strict_yaml
+from winsuite.inputs import strict_yaml
 
 MIN_BYTES = 8
 MAX_FILE_BYTES = 256 << 20

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from winsuite.policy.run_config import RunConfig
-from winsuite.run.results import prow
+from winsuite.results import prow
 from winsuite_reports.conventions import BUILD_LOG
 from winsuite_reports.conventions import artifacts_dir
 

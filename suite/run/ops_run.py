@@ -13,9 +13,9 @@ from winsuite.policy.ops_readiness import CaseSelection
 from winsuite.policy.ops_readiness import OpsCase
 from winsuite.policy.ops_readiness import select
 from winsuite.policy.selection import exact_focus
-from winsuite.run.results.model import OPS_CASE_PROPERTY
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results.model import OPS_CASE_PROPERTY
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 
 CASE_ROW_PREFIX = "[ops-readiness] "
 FIRST_JUNIT = "junit_01.xml"

@@ -24,8 +24,8 @@ from winsuite.k8s import namespaces
 from winsuite.k8s import retry
 from winsuite.k8s import waits
 from winsuite.policy.prepull_list import ResolvedImage
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 
 ROW_PREFIX = "[winsuite] prepull "
 PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",

@@ -6,9 +6,9 @@ import collections
 from collections.abc import Iterable
 from pathlib import Path
 
-from winsuite.run.results.merge import final_attempts
-from winsuite.run.results.merge import verdict
-from winsuite.run.results.model import Attempt
+from winsuite.results.merge import final_attempts
+from winsuite.results.merge import verdict
+from winsuite.results.model import Attempt
 
 
 def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, interrupted: str,

@@ -15,7 +15,7 @@ from tests.integration.runner_support import run_args
 from tests.integration.runner_support import run_namespaces
 from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.errors import ExitCode
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 pytestmark = pytest.mark.cluster
 

@@ -6,16 +6,16 @@ import pytest
 
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Tag
-from winsuite.policy.catalog import Engine
+from winsuite.inputs.engines import Engine
+from winsuite.inputs.pins import load_pins
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import collect
 from winsuite.policy.catalog import engine_catalog
 from winsuite.policy.catalog import tags_of_name
-from winsuite.policy.pins import load_pins
 from winsuite.policy.run_config import build_run_config
 from winsuite.policy.upstream_names import names_for_minor
-from winsuite.run.plan import plan_run
-from winsuite.run.plan import skip_upstream
+from winsuite.run.phase_plan import plan_run
+from winsuite.run.phase_plan import skip_upstream
 
 
 @pytest.fixture(scope="module")

@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from winsuite.policy.job_document import job_document
-from winsuite.policy.jobs import load_job
-from winsuite.policy.jobs import resolve_job_path
+from winsuite.inputs.job_document import job_document
+from winsuite.inputs.jobs import load_job
+from winsuite.inputs.jobs import resolve_job_path
+from winsuite.results.events import ProtocolError
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 from winsuite.run.incluster import image
 from winsuite.run.incluster import protocol
 from winsuite.run.incluster.objects import RunObjects
 from winsuite.run.incluster.objects import job_manifest
-from winsuite.run.results.events import ProtocolError
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
 
 
 @pytest.mark.parametrize("name", ["embedded", "sig-windows-parallel"])

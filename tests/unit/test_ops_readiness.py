@@ -10,10 +10,10 @@ from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.policy.ops_readiness import load_cases
 from winsuite.policy.ops_readiness import select
+from winsuite.results.model import OPS_CASE_PROPERTY
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 from winsuite.run.ops_run import OpsRun
-from winsuite.run.results.model import OPS_CASE_PROPERTY
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "ops-readiness"
 HOST_IP = "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]"

@@ -10,8 +10,8 @@ from xml.sax.saxutils import quoteattr
 import pytest
 
 from winsuite.errors import UsageError
-from winsuite.policy.regex import compile_re2
-from winsuite.policy.regex import quote_meta
+from winsuite.inputs.regex import compile_re2
+from winsuite.inputs.regex import quote_meta
 from winsuite.policy.selection import Selector
 from winsuite.policy.selection import exact_focus
 from winsuite.run.rerun import find_build

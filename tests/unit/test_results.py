@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from winsuite.run.results import events
-from winsuite.run.results import junit
-from winsuite.run.results import prow
-from winsuite.run.results.merge import HANDLERS
-from winsuite.run.results.merge import close_unfinished
-from winsuite.run.results.merge import cross_checks
-from winsuite.run.results.merge import final_attempts
-from winsuite.run.results.merge import read_events
-from winsuite.run.results.merge import verdict
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results import events
+from winsuite.results import junit
+from winsuite.results import prow
+from winsuite.results.merge import HANDLERS
+from winsuite.results.merge import close_unfinished
+from winsuite.results.merge import cross_checks
+from winsuite.results.merge import final_attempts
+from winsuite.results.merge import read_events
+from winsuite.results.merge import verdict
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 from winsuite.run.summary import summarize
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name

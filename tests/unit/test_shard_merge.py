@@ -9,10 +9,10 @@ import pytest
 
 from winsuite import cli
 from winsuite.errors import UsageError
-from winsuite.run.results import junit
-from winsuite.run.results import prow
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results import junit
+from winsuite.results import prow
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 from winsuite.run.shard_merge import check_shards
 from winsuite.run.shard_merge import read_shard_build
 from winsuite.run.shard_merge import write_merged

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from winsuite.policy.selection import Selector
+from winsuite.results.model import Outcome
 from winsuite.run.engines.ginkgo_phase import MAX_FOCUS_CHARS
 from winsuite.run.engines.ginkgo_phase import OutputReader
 from winsuite.run.engines.ginkgo_phase import focus_chunks
@@ -17,7 +18,6 @@ from winsuite.run.engines.ginkgo_report import ReportError
 from winsuite.run.engines.ginkgo_report import attempts_of
 from winsuite.run.engines.ginkgo_report import never_started
 from winsuite.run.engines.ginkgo_report import spec_reports
-from winsuite.run.results.model import Outcome
 
 NAME = "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]"
 

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Protocol
 
-from winsuite.run.results.model import Attempt
+from winsuite.results.model import Attempt
 from winsuite_reports.conventions import junit_name
 
 

@@ -23,6 +23,10 @@ from typing import IO
 from typing import Any
 from typing import TextIO
 
+from winsuite.results.model import ENGINE_PROPERTY
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
+from winsuite.results.prow import diagnostics_dir_name
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.ginkgo_report import ReportError
 from winsuite.run.engines.ginkgo_report import attempts_of
@@ -31,10 +35,6 @@ from winsuite.run.engines.ginkgo_report import never_started
 from winsuite.run.engines.ginkgo_report import spec_name
 from winsuite.run.engines.ginkgo_report import spec_reports
 from winsuite.run.engines.upstream_toolchain import Toolchain
-from winsuite.run.results.model import ENGINE_PROPERTY
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
-from winsuite.run.results.prow import diagnostics_dir_name
 from winsuite_reports.conventions import SUITE_NAME
 
 # Linux limits one command-line argument to 128 KiB: a longer focus is split over several ginkgo runs.

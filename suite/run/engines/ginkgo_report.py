@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from winsuite.run.results.junit import short
-from winsuite.run.results.model import ENGINE_PROPERTY
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results.junit import short
+from winsuite.results.model import ENGINE_PROPERTY
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 
 # ginkgo's spec states -> winsuite outcomes (types.SpecState).
 _OUTCOMES = {

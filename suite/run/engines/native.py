@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TextIO
 
 from winsuite.policy import options
+from winsuite.results.events import INTERRUPT_REASON_FILE
+from winsuite.results.events import Event
+from winsuite.results.events import EventKind
+from winsuite.results.events import events_name
+from winsuite.results.model import Attempt
 from winsuite.run.engines.base import PhaseSpec
-from winsuite.run.results.events import INTERRUPT_REASON_FILE
-from winsuite.run.results.events import Event
-from winsuite.run.results.events import EventKind
-from winsuite.run.results.events import events_name
-from winsuite.run.results.model import Attempt
 
 # How long a phase may take to write its results after being interrupted, before it is killed.
 INTERRUPT_GRACE_SECONDS = 45.0

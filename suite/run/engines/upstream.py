@@ -14,23 +14,23 @@ from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
 from winsuite.cluster.local.artifacts import catalog as build_catalog
 from winsuite.cluster.local.artifacts import locate
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import load_pins
 from winsuite.k8s.namespaces import delete_e2e_namespaces
 from winsuite.k8s.namespaces import e2e_namespaces
 from winsuite.plugin.session import RunSession
-from winsuite.policy.pins import load_pins
 from winsuite.policy.plan import load_plan
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.upstream_names import minor_of
 from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import parse_list_tests
+from winsuite.results.model import Attempt
 from winsuite.run.engines import placement_policy
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.ginkgo_phase import UpstreamPhase
 from winsuite.run.engines.ginkgo_phase import UpstreamSettings
 from winsuite.run.engines.upstream_toolchain import Toolchain
 from winsuite.run.engines.upstream_toolchain import resolve
-from winsuite.run.plan import with_plan_properties
-from winsuite.run.results.model import Attempt
+from winsuite.run.phase_plan import with_plan_properties
 
 # Taints that never block e2e.test's "all nodes schedulable" wait: upstream's default, plus the simulated nodes'.
 NON_BLOCKING_TAINTS = ("node-role.kubernetes.io/control-plane", SIMULATED_NODE_TAINT_KEY)

@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from winsuite.cluster.base import ClusterSpec
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
-from winsuite.run.results.junit import write_atomically
+from winsuite.inputs.cluster_spec import ClusterSpec
+from winsuite.inputs.cluster_spec import ClusterType
+from winsuite.results.junit import write_atomically
 from winsuite_reports.prow import MalformedJson
 from winsuite_reports.prow import read_json_object
 
@@ -49,9 +50,10 @@ class InClusterState:
             raise DataError(path, "", str(err)) from None
         try:
             fields: dict[str, Any] = dict(raw)
-            fields["cluster"] = ClusterSpec(**fields["cluster"])
+            cluster = dict(fields["cluster"])
+            fields["cluster"] = ClusterSpec(**{**cluster, "type": ClusterType(str(cluster.get("type")))})
             state = InClusterState(**fields)
-        except (TypeError, KeyError) as err:
+        except (TypeError, KeyError, ValueError) as err:
             raise DataError(path, "", f"not the state of an in-cluster run: {err}") from None
         if not all(isinstance(s, list) for s in state.shards) or not state.shards:
             raise DataError(path, "shards", "expected a list of lists of test names")

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from winsuite.run.results import events
-from winsuite.run.results import junit
-from winsuite.run.results.events import INTERRUPT_REASON_FILE
-from winsuite.run.results.events import Event
-from winsuite.run.results.events import events_name
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results import events
+from winsuite.results import junit
+from winsuite.results.events import INTERRUPT_REASON_FILE
+from winsuite.results.events import Event
+from winsuite.results.events import events_name
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 
 # The user property workers attach to every winsuite test's reports (see plugin/collection.py).
 WINSUITE_PROPERTY = "winsuite"

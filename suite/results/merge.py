@@ -6,11 +6,11 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from winsuite.run.results.events import Event
-from winsuite.run.results.events import EventKind
-from winsuite.run.results.model import ENGINE_PROPERTY
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results.events import Event
+from winsuite.results.events import EventKind
+from winsuite.results.model import ENGINE_PROPERTY
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 
 # The row that compares two engines' verdicts of one test (--engine both).
 CROSS_CHECK_PREFIX = "[winsuite] engines agree: "

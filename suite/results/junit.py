@@ -13,9 +13,9 @@ from pathlib import Path
 from junit_xml import TestCase
 from junit_xml import TestSuite
 
-from winsuite.run.results.model import PROPERTY_KEYS
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results.model import PROPERTY_KEYS
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 from winsuite_reports.conventions import IT_PREFIX
 from winsuite_reports.conventions import SUITE_NAME
 from winsuite_reports.junit import MalformedJunit

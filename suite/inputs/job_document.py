@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from winsuite.policy.jobs import API_VERSION
-from winsuite.policy.jobs import KIND
-from winsuite.policy.jobs import JobSpec
+from winsuite.inputs.jobs import API_VERSION
+from winsuite.inputs.jobs import KIND
+from winsuite.inputs.jobs import JobSpec
 
 
 def _seconds(value: float) -> str:
@@ -24,10 +24,10 @@ def job_document(job: JobSpec, cluster: Mapping[str, Any], files: Mapping[str, s
     doc: dict[str, Any] = {
         "apiVersion": API_VERSION, "kind": KIND, "name": job.name, "description": job.description,
         "dashboard": job.dashboard, "tab": job.tab_name, "releaseBlocking": job.release_blocking,
-        "cluster": dict(cluster), "nodeOS": job.node_os, "focus": list(job.focus), "skip": list(job.skip),
+        "cluster": dict(cluster), "nodeOS": str(job.node_os), "focus": list(job.focus), "skip": list(job.skip),
         "parallelism": job.parallelism, "flakeAttempts": job.flake_attempts,
         "timeouts": {"test": _seconds(job.test_timeout), "run": _seconds(job.run_timeout)},
-        "runExcluded": job.run_excluded, "engine": job.engine, "prepull": job.prepull,
+        "runExcluded": job.run_excluded, "engine": str(job.engine), "prepull": job.prepull,
     }
     if job.interval is not None:
         doc["interval"] = _seconds(job.interval)

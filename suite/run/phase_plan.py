@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from winsuite.policy.catalog import Engine
+from winsuite.inputs.engines import Engine
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import engine_catalog
 from winsuite.policy.catalog import tags_of_name
 from winsuite.policy.plan import Plan
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
+from winsuite.results.model import ENGINE_PROPERTY
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome as Result
 from winsuite.run.engines.ginkgo_phase import NODEID
-from winsuite.run.results.model import ENGINE_PROPERTY
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome as Result
 
 PHASE_NAMES = ("parallel", "serial")
 

@@ -11,13 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from winsuite import messages
+from winsuite.authoring.targeting import NodeOS
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.errors import shown
+from winsuite.inputs import strict_yaml
 from winsuite.paths import test_images_dir
-from winsuite.policy import strict_yaml
-
-OSES = ("linux", "windows")
 
 
 class ImageUnavailable(UsageError):
@@ -119,8 +118,8 @@ def _image_from_yaml(image_id: str, raw: Any, path: Path, registries: dict[str, 
     field = f"images.{image_id}"
     raw = _require(raw, path, field, dict)
     oses = tuple(_require(raw.get("os"), path, f"{field}.os", list))
-    if not oses or not set(oses) <= set(OSES):
-        raise DataError(path, f"{field}.os", f"expected a list of {', '.join(OSES)}")
+    if not oses or not set(oses) <= set(NodeOS):
+        raise DataError(path, f"{field}.os", f"expected a list of {', '.join(NodeOS)}")
     windows = tuple(str(w) for w in raw.get("windows", ()))
     if "reference" in raw:
         return Image(id=image_id, os=oses, windows=windows, reference=str(raw["reference"]))
