@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,10 +79,10 @@ class Selection:
             config.hook.pytest_deselected(items=deselected)
         # The longest first, as far as this machine's record of earlier runs knows (durations), so none starts at
         # the end and stretches the phase while the other workers sit idle; Slow ones first of all (as upstream).
-        record = config.getoption("winsuite_durations_file", None)
-        if record:
+        record = run.output.artifacts / durations.SNAPSHOT_FILE if run.output is not None else None
+        if record is not None and record.is_file():
             planned = {i.nodeid: PlannedTest(s.full_name if (s := spec_of(i)) else i.nodeid) for i in kept}
-            expected = expected_durations(list(planned.values()), durations.load(Path(record)))
+            expected = expected_durations(list(planned.values()), durations.load(record))
             kept.sort(key=lambda i: -expected[planned[i.nodeid].name])
         kept.sort(key=lambda i: 0 if (s := spec_of(i)) is not None and s.has(Slow) else 1)
         items[:] = kept

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Generator
-from pathlib import Path
 
 import pytest
 from kubernetes import client
@@ -91,15 +90,14 @@ def namespace(request: pytest.FixtureRequest, cluster: ClusterSession) -> Genera
 
 def _collect_diagnostics(request: pytest.FixtureRequest, api: client.ApiClient, namespace: str, name: str) -> None:
     """Gathered here, by the process that owns the namespace, before the namespace goes away."""
-    get = request.config.getoption
-    diagnostics_dir = get("winsuite_diagnostics_dir") or get("winsuite_results_dir")
-    if not diagnostics_dir:
+    output = session.run_config(request.config).output
+    if output is None:  # a run without a build directory (plain pytest) keeps none
         return
-    destination = Path(diagnostics_dir) / diagnostics_dir_name(name, request.node.stash.get(ATTEMPT_KEY, 1))
+    destination = output.diagnostics_dir / diagnostics_dir_name(name, request.node.stash.get(ATTEMPT_KEY, 1))
     diagnostics.collect(api, namespace, destination)
     # The row links it relative to the build directory (what the dashboard resolves links against).
-    build_dir = get("winsuite_build_dir") or Path(diagnostics_dir).parent
-    request.node.user_properties.append((DIAGNOSTICS_PROPERTY, f"{os.path.relpath(destination, build_dir)}/"))
+    relative = os.path.relpath(destination, output.build_dir)
+    request.node.user_properties.append((DIAGNOSTICS_PROPERTY, f"{relative}/"))
 
 
 @pytest.hookimpl(wrapper=True)

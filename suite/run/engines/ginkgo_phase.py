@@ -49,7 +49,7 @@ class UpstreamSettings:
     kubeconfig: Path | None  # None: in-cluster
     context: str | None
     node_os: str
-    repo_list: str | None  # KUBE_TEST_REPO_LIST: a file or URL
+    repo_list: str | None  # KUBE_TEST_REPO_LIST: the run's repo list, as a file of the build
     non_blocking_taints: tuple[str, ...]
     flake_attempts: int
     # ginkgo has no per-spec timeout flag (specs carry their own): a spec running longer than this gets
