@@ -17,9 +17,11 @@ from winsuite.results.events import Event
 from winsuite.results.events import events_name
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
+from winsuite_reports.conventions import RowProperties
 
 # The user property workers attach to every winsuite test's reports (see plugin/collection.py).
 WINSUITE_PROPERTY = "winsuite"
+NAME_KEY, ROW_KEY = "name", "row"  # its full name, and its row properties as JUnit spells them
 
 
 def winsuite_properties(report: pytest.TestReport) -> dict[str, Any] | None:
@@ -111,7 +113,7 @@ class ResultsWriter:
                 self._running.pop(report.nodeid, None)
                 self._event(events.done(report.nodeid))
             return
-        attempt = int(props.get("attempt", 1))
+        attempt = 1
         for key, value in report.user_properties:
             if key == "winsuite.attempt":
                 attempt = int(str(value))
@@ -139,13 +141,12 @@ class ResultsWriter:
 
     def _close(self, nodeid: str, attempt_number: int, final: bool) -> None:
         pending = self._pending.pop((nodeid, attempt_number))
-        props = {k: ",".join(v) if isinstance(v, list) else str(v)
-                 for k, v in pending.properties.items() if k not in ("name", "attempt")}
-        props.update(pending.extra)
+        # What the test's own run added (diagnostics, timed-out, interrupted) over what collection said of it.
+        properties = RowProperties.from_junit({**pending.properties[ROW_KEY], **pending.extra})
         attempt = Attempt(
-            name=str(pending.properties["name"]), nodeid=nodeid, outcome=pending.outcome,
+            name=str(pending.properties[NAME_KEY]), nodeid=nodeid, outcome=pending.outcome,
             attempt=attempt_number, duration=pending.duration, message=pending.message,
-            details=pending.details, properties=props,
+            details=pending.details, properties=properties,
         )
         self.attempts.append(attempt)
         if final:

@@ -6,13 +6,15 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
+from winsuite.inputs.engines import Engine
 from winsuite.results.events import Event
 from winsuite.results.events import EventKind
-from winsuite.results.model import ENGINE_PROPERTY
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
+from winsuite_reports.conventions import RowProperties
 
 # The row that compares two engines' verdicts of one test (--engine both).
+CROSS_CHECK_ENGINE = "both"  # the engine property of a row that cross-checks the two engines
 CROSS_CHECK_PREFIX = "[winsuite] engines agree: "
 
 
@@ -77,7 +79,7 @@ def close_unfinished(record: PhaseRecord, reason: str, name_of: Callable[[str], 
     rows = [
         Attempt(name=name_of(nodeid), nodeid=nodeid, outcome=Outcome.INTERRUPTED,
                 attempt=1 + sum(a.nodeid == nodeid for a in record.attempts),
-                message=f"interrupted: {reason}", properties={"interrupted": "true"})
+                message=f"interrupted: {reason}", properties=RowProperties(interrupted=True))
         for nodeid in record.unfinished
     ]
     record.attempts.extend(rows)
@@ -96,7 +98,8 @@ def final_attempts(attempts: list[Attempt]) -> dict[str, list[Attempt]]:
 
 
 def engine_of(attempt: Attempt) -> str:
-    return attempt.properties.get(ENGINE_PROPERTY) or "native"
+    """native, upstream, or both (a cross-check row)."""
+    return attempt.properties.engine or Engine.NATIVE
 
 
 def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
@@ -113,7 +116,7 @@ def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
         rows.append(Attempt(f"{CROSS_CHECK_PREFIX}{name}", "cross-check",
                             Outcome.PASSED if agree else Outcome.FAILED,
                             message="" if agree else f"the engines disagree: native {native}, upstream {upstream}",
-                            properties={ENGINE_PROPERTY: "both"}))
+                            properties=RowProperties(engine=CROSS_CHECK_ENGINE)))
     return rows
 
 

@@ -10,9 +10,9 @@ from winsuite.authoring.facts import ClusterFacts
 from winsuite.policy.ops_readiness import CaseSelection
 from winsuite.policy.ops_readiness import OpsCase
 from winsuite.policy.ops_readiness import select
-from winsuite.results.model import OPS_CASE_PROPERTY
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
+from winsuite_reports.conventions import RowProperties
 
 CASE_ROW_PREFIX = "[ops-readiness] "
 FIRST_JUNIT = "junit_01.xml"
@@ -50,8 +50,8 @@ class OpsRun:
     def _labelled(attempt: Attempt, cases: list[OpsCase]) -> Attempt:
         categories = ", ".join(dict.fromkeys(c.category for c in cases))
         descriptions = " | ".join(dict.fromkeys(c.description for c in cases))
-        return dataclasses.replace(attempt, properties={**attempt.properties, "category": categories,
-                                                        OPS_CASE_PROPERTY: descriptions})
+        properties = dataclasses.replace(attempt.properties, category=categories, ops_readiness_case=descriptions)
+        return dataclasses.replace(attempt, properties=properties)
 
     def _case_rows(self) -> list[Attempt]:
         rows = []
@@ -62,6 +62,6 @@ class OpsRun:
                                                f"skip {list(case.skip)}; {case.source})")
             if why:
                 rows.append(Attempt(f"{CASE_ROW_PREFIX}{case.category}: {case.description}", "", Outcome.SKIPPED,
-                                    message=why, properties={"category": case.category,
-                                                             OPS_CASE_PROPERTY: case.description}))
+                                    message=why, properties=RowProperties(category=case.category,
+                                                                          ops_readiness_case=case.description)))
         return rows

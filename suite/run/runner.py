@@ -115,7 +115,7 @@ class Runner:
         finisher = Finisher(self.run, self.console, self.supervisor)
         if session is not None:
             finisher.end_on_cluster(session.connection, session.facts, rows, lambda: self._cleanup(session))
-        durations.record(a for a in rows if engine_of(a) == Engine.NATIVE and not a.properties.get("interrupted"))
+        durations.record(a for a in rows if engine_of(a) == Engine.NATIVE and not a.properties.interrupted)
         return finisher.finish(rows, connection=session.connection if session else None,
                                facts=session.facts if session else None, metadata=run_metadata(self.run),
                                result="FAILURE" if error else None, error=error, error_code=error_code)

@@ -25,7 +25,7 @@ def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, inte
     if failed:
         lines.append(f"\nFailures ({len(failed)}):")
         for name, last in failed:
-            diag = last.properties.get("diagnostics")
+            diag = last.properties.diagnostics
             lines.append(f"  FAIL {name}\n       {last.message}")
             if diag:
                 lines.append(f"       diagnostics: {build_dir / diag}")

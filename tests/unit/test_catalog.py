@@ -71,7 +71,7 @@ def test_a_run_plan_puts_every_selected_test_in_its_phase_with_the_policys_skips
     skipped = {row.name: row for row in parallel.upstream_skipped}
     guestbook = next(name for name in skipped if "Guestbook" in name)
     assert skipped[guestbook].message.startswith("excluded: the guestbook images have no Windows variants")
-    assert skipped[guestbook].properties["excluded"].startswith("excluded:")
+    assert skipped[guestbook].properties.excluded.startswith("excluded:")
     assert len(parallel.upstream) + len(parallel.upstream_skipped) + parallel.native > 463
     assert not set(parallel.upstream) & {e.spec.full_name for e in natives}
     assert skip_upstream(plan, "requires a node that runs Windows containers (found: none)") == len(

@@ -28,6 +28,7 @@ from winsuite.run.incluster.objects import RunObjects
 from winsuite.run.incluster.objects import job_manifest
 from winsuite.run.incluster.start import for_pods
 from winsuite.run.incluster.worker import shard_run
+from winsuite_reports.conventions import RowProperties
 
 
 @pytest.mark.parametrize("name", ["embedded", "sig-windows-parallel"])
@@ -54,7 +55,8 @@ def test_rows_and_builds_travel_through_log_lines(tmp_path: Path) -> None:
     (build / "artifacts" / "diag").mkdir(parents=True)
     (build / "finished.json").write_text("{}")
     (build / "artifacts" / "diag" / "events.txt").write_text("x" * 200_000)
-    attempt = Attempt("[sig-node] a test", "n", Outcome.FAILED, 2, 1.5, "boom", "details", {"engine": "native"})
+    attempt = Attempt("[sig-node] a test", "n", Outcome.FAILED, 2, 1.5, "boom", "details",
+                      RowProperties(engine="native"))
     lines = [protocol.row(1, attempt, final=False).line(), "plain output of the shard",
              *(m.line() for m in protocol.build_messages(build, 1))]
     messages = [protocol.parse(line) for line in lines]

@@ -23,11 +23,11 @@ from typing import IO
 from typing import Any
 from typing import TextIO
 
-from winsuite.results.model import ENGINE_PROPERTY
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
 from winsuite.results.prow import diagnostics_dir_name
 from winsuite.run.engines.base import PhaseSpec
+from winsuite.run.engines.ginkgo_report import UPSTREAM
 from winsuite.run.engines.ginkgo_report import ReportError
 from winsuite.run.engines.ginkgo_report import attempts_of
 from winsuite.run.engines.ginkgo_report import captured_output
@@ -228,7 +228,7 @@ class UpstreamPhase:
             except queue.Empty:
                 return
             self.reported[name] = outcome
-            yield Attempt(name, NODEID, outcome, duration=seconds, properties={ENGINE_PROPERTY: "upstream"}), True
+            yield Attempt(name, NODEID, outcome, duration=seconds, properties=UPSTREAM), True
 
     # -- results --------------------------------------------------------------------------------------------
     def close(self) -> list[Attempt]:
@@ -254,11 +254,11 @@ class UpstreamPhase:
             if name in self.reported:  # done, but its details are lost with a killed ginkgo
                 rows[name] = [Attempt(name, NODEID, self.reported[name], message=(
                     "" if self.reported[name] is Outcome.PASSED else "failed; details lost: " + "; ".join(problems)),
-                    properties={ENGINE_PROPERTY: "upstream"})]
+                    properties=UPSTREAM)]
             elif problems or self.interrupted_with:
                 reason = self.interrupted_with or "; ".join(problems)
                 rows[name] = [Attempt(name, NODEID, Outcome.INTERRUPTED, message=f"interrupted: {reason}",
-                                      properties={ENGINE_PROPERTY: "upstream", "interrupted": "true"})]
+                                      properties=dataclasses.replace(UPSTREAM, interrupted=True))]
         return [attempt for name in self.names for attempt in rows.get(name, [])]
 
     def _with_diagnostics(self, attempts: list[Attempt], report: dict[str, Any]) -> list[Attempt]:
@@ -273,4 +273,5 @@ class UpstreamPhase:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "e2e.log").write_text(f"{last.details}\n\n{output}", encoding="utf-8")
         link = f"{os.path.relpath(directory, self.artifacts.parent)}/"
-        return [*attempts[:-1], dataclasses.replace(last, properties={**last.properties, "diagnostics": link})]
+        return [*attempts[:-1], dataclasses.replace(
+            last, properties=dataclasses.replace(last.properties, diagnostics=link))]

@@ -6,15 +6,17 @@ failures as AdditionalFailures, in order, before the final outcome.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from winsuite.inputs.engines import Engine
 from winsuite.results.junit import short
-from winsuite.results.model import ENGINE_PROPERTY
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
+from winsuite_reports.conventions import RowProperties
 
 # ginkgo's spec states -> winsuite outcomes (types.SpecState).
 _OUTCOMES = {
@@ -29,6 +31,8 @@ _OUTCOMES = {
 }
 # What ginkgo says of specs it never started because the suite was interrupted or aborted.
 _NOT_STARTED = ("interrupt", "abort")
+
+UPSTREAM = RowProperties(engine=Engine.UPSTREAM)  # what every row of an upstream spec carries
 
 
 class ReportError(ValueError):
@@ -80,15 +84,12 @@ def attempts_of(report: dict[str, Any], nodeid: str) -> list[Attempt]:
     for number, earlier in enumerate(retried, 1):
         earlier_message, earlier_details = _message(earlier.get("Failure"))
         rows.append(Attempt(name, nodeid, Outcome.FAILED, attempt=number, message=earlier_message,
-                            details=earlier_details, properties={ENGINE_PROPERTY: "upstream",
-                                                                 "attempt": str(number)}))
+                            details=earlier_details, properties=UPSTREAM))
     number = len(retried) + 1
-    properties = {ENGINE_PROPERTY: "upstream", "attempt": str(number)}
+    properties = dataclasses.replace(UPSTREAM, interrupted=outcome is Outcome.INTERRUPTED,
+                                     timed_out=state == "timedout")
     if outcome is Outcome.INTERRUPTED:
-        properties["interrupted"] = "true"
         message = f"interrupted: {message}" if message else "interrupted"
-    if state == "timedout":
-        properties["timed-out"] = "true"
     rows.append(Attempt(name, nodeid, outcome, attempt=number, duration=duration, message=message,
                         details=details, properties=properties))
     return rows

@@ -27,7 +27,6 @@ from winsuite.k8s.namespaces import delete_run_namespaces
 from winsuite.policy.run_config import RunConfig
 from winsuite.results import junit
 from winsuite.results import prow
-from winsuite.results.model import ENGINE_PROPERTY
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
 from winsuite.results.prow import DISCOVERY_FILE
@@ -48,6 +47,7 @@ from winsuite.run.shard_merge import write_merged
 from winsuite.run.supervisor import Supervisor
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import STARTED
+from winsuite_reports.conventions import RowProperties
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
 from winsuite_reports.prow import MalformedJson
@@ -258,7 +258,7 @@ def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str],
 
 def _interrupted(name: str, attempt: int, reason: str, engine: Engine) -> Attempt:
     return Attempt(name, "", Outcome.INTERRUPTED, attempt=attempt, message=reason,
-                   properties={"interrupted": "true", ENGINE_PROPERTY: engine})
+                   properties=RowProperties(engine=engine, interrupted=True))
 
 
 def _write_text(path: Path, lines: list[str]) -> None:
