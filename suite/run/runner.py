@@ -17,8 +17,6 @@ from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.inputs.engines import Engine
 from winsuite.inputs.engines import EngineChoice
-from winsuite.k8s import run_leases
-from winsuite.k8s.namespaces import delete_run_namespaces
 from winsuite.plugin.session import RunSession
 from winsuite.policy.catalog import DEFAULT_PACKAGE
 from winsuite.policy.catalog import Entry
@@ -39,6 +37,8 @@ from winsuite.results.merge import engine_of
 from winsuite.results.merge import read_events
 from winsuite.results.model import Attempt
 from winsuite.run import prepull
+from winsuite.run.cleanup import clean_up
+from winsuite.run.cleanup import hold_lease
 from winsuite.run.console import Console
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.ginkgo_phase import UpstreamPhase
@@ -57,10 +57,6 @@ from winsuite.run.progress import Progress
 from winsuite.run.session import open_session
 from winsuite.run.supervisor import Supervisor
 from winsuite_reports.conventions import junit_name
-
-# e2e.test's namespaces an interrupted ginkgo left take seconds to finalize; the run waits for those (its own
-# namespaces it deletes without waiting).
-NAMESPACE_DELETE_TIMEOUT = 120.0
 
 RowCallback = Callable[[int, Attempt, bool], None]  # (phase, attempt, whether it is its test's last)
 
@@ -97,7 +93,7 @@ class Runner:
                 session = open_session(self.run, self.console)
             self.run = session.run
             with timeline.span("run: lease"):
-                self._register(session)
+                hold_lease(session.connection.api, self.run, self.console)
             self._run_phases(session)
         except KeyboardInterrupt:
             self.supervisor.abort_reason = self.supervisor.abort_reason or "interrupted"
@@ -114,7 +110,9 @@ class Runner:
         rows = [a for r in self.records.values() for a in r.attempts]
         finisher = Finisher(self.run, self.console, self.supervisor)
         if session is not None:
-            finisher.end_on_cluster(session.connection, session.facts, rows, lambda: self._cleanup(session))
+            api = session.connection.api
+            finisher.end_on_cluster(session.connection, session.facts, rows,
+                                    lambda: clean_up(api, self.run, self.upstream, self.console))
         durations.record(a for a in rows if engine_of(a) == Engine.NATIVE and not a.properties.interrupted)
         return finisher.finish(rows, connection=session.connection if session else None,
                                facts=session.facts if session else None, metadata=run_metadata(self.run),
@@ -304,40 +302,6 @@ class Runner:
                 disagree = [c.name.removeprefix(CROSS_CHECK_PREFIX) for c in checks if c.message]
                 self.console.say(f"engines cross-checked on {len(checks)} test(s); they disagree on "
                                  f"{len(disagree)}" + "".join(f"\n  {name}" for name in disagree))
-
-    # -- the cluster ---------------------------------------------------------------------------------------
-    def _register(self, session: RunSession) -> None:
-        """Hold the run's Lease, so other runs' cleanup leaves this run's objects alone."""
-        try:
-            run_leases.register(session.connection.api, self.run.run_id, self.run.job.run_timeout)
-        except Exception as err:  # e.g. no right to create Leases: the run goes on, only less protected
-            self.console.say(f"winsuite: warning: the run's Lease was not created ({one_line(str(err), 160)}); "
-                             "a concurrent run's cleanup could not tell this run is active", warning=True)
-
-    def _cleanup(self, session: RunSession) -> None:
-        try:
-            self._delete_namespaces(session)
-        except Exception as err:  # cleanup must not hide the run's result; what is left is listed for later
-            self.console.say(f"winsuite: warning: failed to delete the run's namespaces: {one_line(str(err))}; "
-                             f"`winsuite cleanup --run-id {self.run.run_id}` deletes them once the cluster answers",
-                             warning=True)
-
-    def _delete_namespaces(self, session: RunSession) -> None:
-        # Deleted, not awaited (as upstream's framework does): the namespace controller finishes in the background
-        # and nothing of a later run depends on it; the run's ids keep them apart.
-        api = session.connection.api
-        left = delete_run_namespaces(api, run_id=self.run.run_id)
-        if left:
-            self.console.say(f"deleting {len(left)} namespace(s) of this run that were still there")
-        run_leases.withdraw(api, self.run.run_id)
-        if self.upstream is not None:
-            others = run_leases.active_runs(api)
-            left = self.upstream.cleanup(api, timeout=NAMESPACE_DELETE_TIMEOUT, other_runs=others)
-            if left:
-                self.console.say(f"deleted {len(left)} namespace(s) e2e.test left: {', '.join(left)}")
-            elif others:
-                self.console.say(f"e2e.test namespaces left for the last of the active runs to delete: "
-                                 f"{', '.join(others)}")
 
 
 def _short_id(nodeid: str) -> str:
