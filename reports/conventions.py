@@ -55,6 +55,18 @@ class RowProperty(enum.StrEnum):
     EXCLUDED = "excluded"  # the exclusion that skips (or, with --run-excluded, would skip) the test
     INTERRUPTED = "interrupted"
     TIMED_OUT = "timed-out"
+    FAILURE_CLASS = "failure-class"  # why a failed or interrupted row failed (FailureClass)
+    FAILURE_EVIDENCE = "failure-evidence"  # what was observed that decided the class
+    RAN_ON = "ran-on"  # the nodes its pods ran on: name (os, build, runtime), ...
+
+
+class FailureClass(enum.StrEnum):
+    """Why a failed or interrupted row failed, decided by what was observed (never by the message alone)."""
+
+    INFRASTRUCTURE = "infrastructure"  # an image that did not pull, a node lost, the API server or DNS not answering
+    SETUP = "setup"  # the test's namespace, service account or fixture (or ginkgo's BeforeSuite) did not come up
+    TIMEOUT = "timeout"  # the per-test or the run timeout cut it off
+    TEST = "test"  # an assertion failed: the default when nothing else was observed
 
 
 _TRUE = "true"
@@ -74,6 +86,9 @@ class RowProperties:
     excluded: str = ""
     interrupted: bool = False
     timed_out: bool = False
+    failure_class: str = ""  # a FailureClass value, on failed and interrupted rows
+    failure_evidence: str = ""
+    ran_on: str = ""
 
     def to_junit(self, attempt: int) -> dict[str, str]:
         """The properties as JUnit writes them (empty ones left out), in RowProperty order."""
@@ -84,6 +99,8 @@ class RowProperties:
             RowProperty.DIAGNOSTICS: self.diagnostics, RowProperty.EXCLUDED: self.excluded,
             RowProperty.INTERRUPTED: _TRUE if self.interrupted else "",
             RowProperty.TIMED_OUT: _TRUE if self.timed_out else "",
+            RowProperty.FAILURE_CLASS: self.failure_class, RowProperty.FAILURE_EVIDENCE: self.failure_evidence,
+            RowProperty.RAN_ON: self.ran_on,
         }
         return {str(key): value for key, value in written.items() if value}
 
@@ -96,7 +113,9 @@ class RowProperties:
             tags=split_list(get(RowProperty.TAGS, "")), tier=get(RowProperty.TIER, ""),
             category=get(RowProperty.CATEGORY, ""), plan_items=split_list(get(RowProperty.PLAN_ITEMS, "")),
             diagnostics=get(RowProperty.DIAGNOSTICS, ""), excluded=get(RowProperty.EXCLUDED, ""),
-            interrupted=get(RowProperty.INTERRUPTED) == _TRUE, timed_out=get(RowProperty.TIMED_OUT) == _TRUE)
+            interrupted=get(RowProperty.INTERRUPTED) == _TRUE, timed_out=get(RowProperty.TIMED_OUT) == _TRUE,
+            failure_class=get(RowProperty.FAILURE_CLASS, ""), failure_evidence=get(RowProperty.FAILURE_EVIDENCE, ""),
+            ran_on=get(RowProperty.RAN_ON, ""))
 
 
 def split_list(value: str) -> tuple[str, ...]:
