@@ -26,6 +26,7 @@ from winsuite.run import credential_scan
 from winsuite.run import dashboard
 from winsuite.run import node_logs
 from winsuite.run.console import Console
+from winsuite.run.summary import evidence_counts
 from winsuite.run.summary import summarize
 from winsuite.run.supervisor import Supervisor
 
@@ -111,7 +112,11 @@ class Finisher:
         aborted = self.supervisor.abort_reason
         if result is None:
             result = "ABORTED" if aborted else ("FAILURE" if has_failures(rows) or error else "SUCCESS")
-        metadata = dict(metadata)
+        evidence = evidence_counts(final_attempts(rows))
+        metadata = {**metadata, **evidence.metadata()}
+        if result == "SUCCESS" and evidence.flaky and self.run.job.fail_on_flaky:
+            result = "FAILURE"
+            metadata["flaky-policy"] = f"{evidence.flaky} test(s) passed only on a retry; the job fails on flakes"
         if facts is not None:
             metadata.update(facts.metadata(self.run.target_os))
         if aborted:
