@@ -142,15 +142,15 @@ class Finisher:
     def _credential_scan(self, root: Path, connection: Connection | None) -> str:
         """Redact the cluster's credentials wherever the run wrote them under `root`; what the metadata says."""
         api = connection.api if connection is not None and self.api_lost is None else None
-        credentials, gap = credential_scan.run_credentials(
+        credentials, gaps = credential_scan.run_credentials(
             connection.kubeconfig if connection is not None else None, api,
             lambda: namespaces.of_run(api, self.run.run_id),
             "no connection" if connection is None else "the API server does not answer")
         files, findings = credential_scan.scan([root], credentials)
         self.console.reopen()
         where = root.name if root != self.output.build_dir else "the build"
-        line, status = credential_scan.summary(where, files, findings, gap)
-        self.console.say(line, warning=bool(findings))
+        line, status = credential_scan.summary(where, files, findings, gaps)
+        self.console.say(line, warning=status != "clean")
         return status
 
     def _dashboard(self, connection: Connection | None) -> str | None:
