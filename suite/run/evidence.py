@@ -4,9 +4,9 @@ Placement: a row whose pods ran (a container started) on nodes, none of them of 
 nodes; a test that also runs pods of the other OS on purpose is judged by those of the target OS. Simulated nodes
 run nothing: a pod there is never a placement. Failure classes, decided from what the run observed (observations.py),
 in this order: infrastructure (an image that did not pull in its namespaces, a node its pods were on going NotReady
-or away while it ran, the API server not answering while it ran, its pods on the wrong OS, the run stopped by a
-signal), setup (pytest's setup phase or ginkgo's BeforeSuite failed), timeout (the per-test or the run timeout cut
-it off), test (an assertion failed: nothing else was observed).
+or away, or its kubelet no longer renewing the node's Lease, the API server not answering while it ran, its pods on
+the wrong OS, the run stopped by a signal), setup (pytest's setup phase or ginkgo's BeforeSuite failed), timeout
+(the per-test or the run timeout cut it off), test (an assertion failed: nothing else was observed).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from winsuite_reports.conventions import FailureClass
 # A node is marked NotReady by the node controller some seconds after its kubelet stops (node-monitor-grace-period,
 # 40 s by default): a change that soon after a test ended is still evidence about it.
 NODE_GRACE_SECONDS = 60.0
+# A kubelet renews its node's Lease every 10 s: two renewals missed before a test ended mean it had stopped.
+STALE_HEARTBEAT_SECONDS = 25.0
 SETUP_PHASES = ("setup", "BeforeSuite")
 EVIDENCE_FILE = "evidence.txt"
 _NODE_LABEL = re.compile(r"\((?P<os>[a-z]+)(?:, build (?P<build>[0-9.]+))?")
@@ -106,6 +108,12 @@ class Evidence:
             change = lost[0]
             return FailureClass.INFRASTRUCTURE, (f"node {change.node} went {change.state} ({change.reason}) at "
                                                  f"{_clock(change.at)} while the test ran there")
+        for node in sorted(on):
+            renewed = self.observer.last_renewal(node, before=end)
+            if renewed is not None and end - renewed > STALE_HEARTBEAT_SECONDS:
+                return FailureClass.INFRASTRUCTURE, (f"node {node}'s kubelet stopped renewing its Lease at "
+                                                     f"{_clock(renewed)}, {end - renewed:.0f}s before the test "
+                                                     "ended there")
         outages = self.observer.outages_between(start, end)
         if outages:
             outage = outages[0]

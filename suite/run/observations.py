@@ -21,6 +21,7 @@ PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName
 PROBE_INTERVAL = 2.0  # seconds between the API server probes
 PROBE_TIMEOUT = 3.0
 RELIST_PAUSE = 1.0  # after a watch that could not go on: the list is asked for again
+NODE_LEASES = "kube-node-lease"  # a kubelet's heartbeat: it renews its node's Lease here every 10 s
 
 
 @dataclasses.dataclass
@@ -60,6 +61,7 @@ class Observer:
         self.pods: dict[tuple[str, str], PodSeen] = {}
         self.node_changes: list[NodeChange] = []
         self.outages: list[Outage] = []
+        self.renewals: dict[str, list[float]] = {}  # node -> when its kubelet renewed its Lease (heartbeats)
         self.errors: list[str] = []  # what kept a watch from seeing (said in the evidence it could not give)
         self._ready: dict[str, str] = {}
         self._lock = threading.Lock()
@@ -70,6 +72,8 @@ class Observer:
                              name="winsuite-pods"),
             threading.Thread(target=self._follow, args=(core.list_node, self._node), daemon=True,
                              name="winsuite-nodes"),
+            threading.Thread(target=self._follow, args=(self._node_leases, self._lease), daemon=True,
+                             name="winsuite-leases"),
             threading.Thread(target=self._probe, daemon=True, name="winsuite-readyz"),
         ]
 
@@ -93,6 +97,12 @@ class Observer:
     def node_changes_between(self, start: float, end: float) -> list[NodeChange]:
         with self._lock:
             return [c for c in self.node_changes if start <= c.at <= end]
+
+    def last_renewal(self, node: str, before: float) -> float | None:
+        """When the node's kubelet last renewed its Lease before `before` (None: no renewal was seen)."""
+        with self._lock:
+            earlier = [at for at in self.renewals.get(node, []) if at <= before]
+        return max(earlier, default=None)
 
     def outages_between(self, start: float, end: float) -> list[Outage]:
         with self._lock:
@@ -143,6 +153,19 @@ class Observer:
                 if name in self._ready:  # a change (the first sight of a node is its start)
                     self.node_changes.append(NodeChange(name, time.time(), state, reason))
                 self._ready[name] = state
+
+    def _node_leases(self, **kwargs: Any) -> Any:
+        return client.CoordinationV1Api(self.api).list_namespaced_lease(NODE_LEASES, **kwargs)
+
+    def _lease(self, kind: str, lease: Any) -> None:
+        renewed = lease.spec.renew_time if lease.spec else None
+        if kind == "DELETED" or renewed is None:
+            return
+        with self._lock:
+            times = self.renewals.setdefault(lease.metadata.name, [])
+            if not times or times[-1] != renewed.timestamp():
+                times.append(renewed.timestamp())
+                del times[:-100]  # the newest are what a test's end is compared with
 
     def _probe(self) -> None:
         """GET /readyz every PROBE_INTERVAL seconds: the windows the API server did not answer."""
