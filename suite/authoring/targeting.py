@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import enum
 from typing import Any
 
 OS_LABEL = "kubernetes.io/os"
+
+
+class NodeOS(enum.StrEnum):
+    """A node's operating system, as its kubernetes.io/os label and a pod's spec.os.name say it."""
+
+    WINDOWS = "windows"
+    LINUX = "linux"
+
+
 WINDOWS_BUILD_LABEL = "node.kubernetes.io/windows-build"
 # kwok's simulated nodes carry this taint so that only scheduling/admission tests land on them.
 SIMULATED_NODE_TAINT_KEY = "kwok.x-k8s.io/node"

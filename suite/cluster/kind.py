@@ -11,7 +11,7 @@ from pathlib import Path
 from winsuite.cluster.kubeconfig import api_client
 from winsuite.cluster.kubeconfig import server_version
 from winsuite.errors import UsageError
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 log = logging.getLogger("winsuite.cluster")
 

@@ -23,7 +23,7 @@ from winsuite.cluster.local.status import render
 from winsuite.commands._types import Subparsers
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 DEFAULT_NAME = "winsuite"
 

@@ -10,8 +10,8 @@ from winsuite.commands._output import print_json
 from winsuite.commands._output import warn
 from winsuite.commands._types import Subparsers
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import load_pins
 from winsuite.policy import options
-from winsuite.policy.pins import load_pins
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Selector
 from winsuite.policy.shard_selection import planned_tests
@@ -55,9 +55,9 @@ def run(args: argparse.Namespace) -> int:
     if args.names:
         return _list_names(args)
     from winsuite.policy.catalog import engine_catalog
-    from winsuite.policy.run_config import build_run_config
+    from winsuite.policy.run_config import resolve_run
 
-    config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
+    config = resolve_run(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
     for message in config.repo_list.warnings:
         warn(message)
     if args.category and not args.ops_readiness:
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if args.shards is not None:
         from pathlib import Path
 
-        from winsuite.run.results import durations
+        from winsuite.results import durations
 
         recorded = durations.for_planning(Path(args.results_root) / config.job.name)
         return _list_shards(config, planned_tests(config, catalog), args.shards, args.format, recorded)

@@ -24,9 +24,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from winsuite.errors import ExitCode
-    from winsuite.run.results import prow
-    from winsuite.run.results.merge import final_attempts
-    from winsuite.run.results.merge import verdict
+    from winsuite.results import prow
+    from winsuite.results.merge import final_attempts
+    from winsuite.results.merge import verdict
     from winsuite.run.shard_merge import check_shards
     from winsuite.run.shard_merge import merged_result
     from winsuite.run.shard_merge import read_shard_build

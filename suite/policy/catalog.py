@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import enum
 import importlib
 import inspect
 import pkgutil
@@ -15,6 +14,7 @@ from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import Tag
 from winsuite.authoring.naming import specs_of_function
 from winsuite.errors import UsageError
+from winsuite.inputs.engines import Engine
 from winsuite.policy.selection import is_serial
 from winsuite_reports.conventions import tags_in_name
 
@@ -75,13 +75,6 @@ def collect(package: str = DEFAULT_PACKAGE) -> list[Entry]:
             raise UsageError(f"cannot import test module {info.name}: {type(err).__name__}: {err}") from err
         entries += _specs_of(module)
     return sorted(entries, key=lambda e: (e.module, e.spec.line))
-
-
-class Engine(enum.StrEnum):
-    """What runs a test: a winsuite test (pytest), or a spec of upstream e2e.test (ginkgo)."""
-
-    NATIVE = "native"
-    UPSTREAM = "upstream"
 
 
 def tags_of_name(full_name: str) -> tuple[Tag, ...]:

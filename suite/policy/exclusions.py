@@ -12,9 +12,9 @@ from typing import Any
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.errors import DataError
 from winsuite.errors import shown
-from winsuite.policy import strict_yaml
-from winsuite.policy.regex import RegexError
-from winsuite.policy.regex import compile_re2
+from winsuite.inputs import strict_yaml
+from winsuite.inputs.regex import RegexError
+from winsuite.inputs.regex import compile_re2
 
 API_VERSION = "winsuite.io/v1alpha1"
 KIND = "ExclusionList"

@@ -22,9 +22,9 @@ from typing import Any
 
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
-from winsuite.policy import strict_yaml
-from winsuite.policy.regex import RegexError
-from winsuite.policy.regex import compile_re2
+from winsuite.inputs import strict_yaml
+from winsuite.inputs.regex import RegexError
+from winsuite.inputs.regex import compile_re2
 
 SPEC_FILE = "spec.yaml"
 _TOP_KEYS = ("category", "testCases")

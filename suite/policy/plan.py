@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from winsuite.errors import DataError
+from winsuite.inputs import strict_yaml
 from winsuite.paths import plan_dir
-from winsuite.policy import strict_yaml
 
 TIERS = ("adapted", "substitute", "windows-specific", "api-compatibility", "will-never-work")
 _ITEM_KEYS = ("id", "title", "source", "tests", "exclusions")

@@ -7,8 +7,8 @@ import dataclasses
 from collections.abc import Iterable
 
 from winsuite.authoring.facts import ClusterFacts
+from winsuite.inputs.images import ImageUnavailable
 from winsuite.policy.catalog import Entry
-from winsuite.policy.images import ImageUnavailable
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 

@@ -14,15 +14,15 @@ from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Tag
 from winsuite.errors import UsageError
+from winsuite.inputs.label_filter import Filter
+from winsuite.inputs.label_filter import parse_label_filter
+from winsuite.inputs.regex import Alternatives
+from winsuite.inputs.regex import GoRegex
+from winsuite.inputs.regex import RegexError
+from winsuite.inputs.regex import compile_re2
+from winsuite.inputs.regex import quote_meta
 from winsuite.policy.exclusions import Exclusion
 from winsuite.policy.exclusions import ScopeFacts
-from winsuite.policy.label_filter import Filter
-from winsuite.policy.label_filter import parse_label_filter
-from winsuite.policy.regex import Alternatives
-from winsuite.policy.regex import GoRegex
-from winsuite.policy.regex import RegexError
-from winsuite.policy.regex import compile_re2
-from winsuite.policy.regex import quote_meta
 from winsuite_reports.conventions import SUITE_NAME
 
 # What e2e.test skips when it is given neither focus nor skip (test/e2e/framework/test_context.go).

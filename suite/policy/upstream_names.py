@@ -8,8 +8,8 @@ import zlib
 from pathlib import Path
 
 from winsuite.errors import UsageError
+from winsuite.inputs import strict_yaml
 from winsuite.paths import upstream_names_file
-from winsuite.policy import strict_yaml
 
 # "    k8s.io/kubernetes@v1.36.3/test/e2e/apps/job.go:123: [sig-apps] Job should …"
 _LIST_TESTS_LINE = re.compile(r"^\s*\S+\.go:\d+: (.+)$")

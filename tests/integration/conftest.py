@@ -21,8 +21,8 @@ from winsuite.cluster.local.errors import ComponentFailed
 from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.cluster.local.state import load
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import load_pins
 from winsuite.k8s import namespaces
-from winsuite.policy.pins import load_pins
 
 CLUSTER_ENV = "WINSUITE_TEST_CLUSTER"
 DEFAULT_CLUSTER = "winsuite-test"

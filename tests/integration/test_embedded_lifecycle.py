@@ -18,7 +18,7 @@ from winsuite.cluster.local.processes import wait_exit
 from winsuite.cluster.local.state import Layout
 from winsuite.cluster.local.state import load
 from winsuite.errors import ExitCode
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 pytestmark = pytest.mark.cluster
 

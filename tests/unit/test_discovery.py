@@ -10,8 +10,8 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.facts import NodeFacts
 from winsuite.cluster.discovery import _warnings
+from winsuite.inputs.images import load_image_catalog
 from winsuite.policy.exclusions import ScopeFacts
-from winsuite.policy.images import load_image_catalog
 
 
 def node(name: str, os_name: str, *, simulated: bool, build: str | None = None, kubelet: str = "v1.36.3",

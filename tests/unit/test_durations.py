@@ -9,9 +9,9 @@ import pytest
 
 from winsuite.policy.shards import PlannedTest
 from winsuite.policy.shards import expected_durations
-from winsuite.run.results import durations
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results import durations
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 
 
 def attempt(name: str, outcome: Outcome, seconds: float) -> Attempt:
@@ -58,10 +58,10 @@ def test_a_snapshot_is_what_the_phases_read_whatever_is_written_after(tmp_path: 
 
 
 def test_a_jobs_stored_builds_give_durations_the_newest_winning(tmp_path: Path) -> None:
-    from winsuite.run.results import junit
-    from winsuite.run.results.durations import of_job
-    from winsuite.run.results.model import Attempt
-    from winsuite.run.results.model import Outcome
+    from winsuite.results import junit
+    from winsuite.results.durations import of_job
+    from winsuite.results.model import Attempt
+    from winsuite.results.model import Outcome
 
     for build, seconds in (("20260101000000", 5.0), ("20260102000000", 7.0)):
         junit.write(tmp_path / build / "artifacts" / "junit_01.xml",

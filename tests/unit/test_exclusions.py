@@ -10,6 +10,7 @@ import pytest
 
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import load_pins
 from winsuite.paths import jobs_dir
 from winsuite.paths import upstream_names_file
 from winsuite.policy.catalog import collect
@@ -20,7 +21,6 @@ from winsuite.policy.exclusions import lint
 from winsuite.policy.exclusions import load_exclusions
 from winsuite.policy.exclusions import read_exclusion_file
 from winsuite.policy.exclusions import version_in_range
-from winsuite.policy.pins import load_pins
 from winsuite.policy.upstream_names import read_names_file
 
 HEADER = "apiVersion: winsuite.io/v1alpha1\nkind: ExclusionList\n"

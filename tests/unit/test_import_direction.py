@@ -16,7 +16,7 @@ from tests.tools.import_graph import imported_names
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOTS = {"winsuite": ROOT / "suite", "winsuite_reports": ROOT / "reports"}
-# The controller side of the run package; its results protocol (winsuite.run.results) sits below the plugin.
+# The controller side of the run package; its results protocol (winsuite.results) sits below the plugin.
 CONTROLLER = ("winsuite.run.runner", "winsuite.run.engines", "winsuite.run.progress", "winsuite.run.summary",
               "winsuite.run.dashboard")
 
@@ -36,7 +36,7 @@ RULES = [
          why="policy decides, it never runs"),
     Rule("winsuite.plugin", forbidden=(*CONTROLLER, "winsuite.commands", "winsuite.cli"),
          why="the pytest side reaches the results protocol, never the controller"),
-    Rule("winsuite.run.results", forbidden=(*CONTROLLER, "winsuite.plugin", "winsuite.policy", "winsuite.commands"),
+    Rule("winsuite.results", forbidden=(*CONTROLLER, "winsuite.plugin", "winsuite.policy", "winsuite.commands"),
          why="the results protocol and writers depend on nothing above them"),
     Rule("winsuite.run", forbidden=("winsuite.commands", "winsuite.cli"), why="the runner never reaches the CLI"),
 ]

@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from winsuite import paths
-from winsuite.policy.images import ImageCatalog
-from winsuite.policy.images import load_image_catalog
-from winsuite.policy.pins import Pins
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.images import ImageCatalog
+from winsuite.inputs.images import load_image_catalog
+from winsuite.inputs.pins import Pins
+from winsuite.inputs.pins import load_pins
 
 VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
 

@@ -8,8 +8,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from winsuite.inputs.pins import Pins
 from winsuite.paths import cache_dir
-from winsuite.policy.pins import Pins
 
 BIN_DIR_ENV = "WINSUITE_BIN_DIR"
 

@@ -26,8 +26,8 @@ from winsuite.cluster.local.toolchain import Module
 from winsuite.cluster.local.toolchain import download_module
 from winsuite.cluster.local.toolchain import find_go
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import Pins
 from winsuite.paths import cache_dir
-from winsuite.policy.pins import Pins
 
 STRIP = "-s -w"
 

@@ -13,8 +13,8 @@ from kubernetes import config as kube_config
 from winsuite.cluster.local import images
 from winsuite.cluster.local import leftovers
 from winsuite.cluster.local.target import LocalCluster
-from winsuite.policy.images import load_image_catalog
-from winsuite.policy.images import load_repo_list
+from winsuite.inputs.images import load_image_catalog
+from winsuite.inputs.images import load_repo_list
 
 _config: Any = kube_config  # no type hints in this module of the client
 

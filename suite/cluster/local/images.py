@@ -18,11 +18,11 @@ from winsuite.cluster.local.ociimage import Layer
 from winsuite.cluster.local.ociimage import write_archive
 from winsuite.cluster.local.progress import Reporter
 from winsuite.errors import DataError
+from winsuite.inputs.images import ImageCatalog
+from winsuite.inputs.images import load_image_catalog
+from winsuite.inputs.images import load_repo_list
 from winsuite.paths import cache_dir
 from winsuite.paths import test_images_dir
-from winsuite.policy.images import ImageCatalog
-from winsuite.policy.images import load_image_catalog
-from winsuite.policy.images import load_repo_list
 
 ENTRY_KINDS = {"dir": set(), "file": {"host", "built", "text"}, "symlink": {"target"}, "applets": set()}
 IMAGE_KEYS = {"layers", "entrypoint", "cmd", "user", "sandbox", "extraNames", "substituteFor", "description"}

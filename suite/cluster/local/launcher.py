@@ -43,7 +43,7 @@ from winsuite.cluster.local.state import ClusterState
 from winsuite.cluster.local.state import Layout
 from winsuite.cluster.local.state import load
 from winsuite.cluster.local.state import save
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 NODES_READY_TIMEOUT = 120.0
 

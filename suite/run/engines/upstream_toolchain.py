@@ -17,8 +17,8 @@ from winsuite.cluster.local.build import Builder
 from winsuite.cluster.local.toolchain import download_module
 from winsuite.cluster.local.toolchain import find_go
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import load_pins
 from winsuite.paths import cache_dir
-from winsuite.policy.pins import load_pins
 
 GINKGO_MODULE = "github.com/onsi/ginkgo/v2"
 GINKGO_ENV = "WINSUITE_GINKGO"  # a ginkgo CLI to use instead of the one installed into the cache

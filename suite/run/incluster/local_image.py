@@ -10,7 +10,7 @@ from winsuite.cluster.local.realnode.containerd import image_names
 from winsuite.cluster.local.realnode.containerd import import_images
 from winsuite.cluster.local.state import Layout
 from winsuite.errors import UsageError
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 from winsuite.run.engines.upstream import kubectl_path
 from winsuite.run.engines.upstream_toolchain import resolve
 from winsuite.run.incluster.image import build

@@ -15,10 +15,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from winsuite import paths
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 
 FILE = "durations.json"
+SNAPSHOT_FILE = "winsuite-durations.json"  # in a build's artifacts: the record its phases order their tests by
 MAX_ENTRIES = 20_000  # the newest are kept: several catalogs and upstream lists fit
 MAX_BYTES = 4 * 1024 * 1024
 
@@ -75,7 +76,7 @@ def record(attempts: Iterable[Attempt], path: Path | None = None) -> None:
 def of_job(job_dir: Path, newest: int = 5) -> dict[str, float]:
     """{full test name: seconds} from the newest stored builds of one job (`<results root>/<job>/`), the newest
     build's figure winning: what a job's shards are cut by, on any machine that holds the job's results."""
-    from winsuite.run.results import junit
+    from winsuite.results import junit
 
     builds = sorted((p for p in job_dir.glob("*/artifacts") if p.is_dir()), key=lambda p: p.parent.name)[-newest:]
     found: dict[str, float] = {}

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from winsuite.run.results.junit import write_atomically
+from winsuite.results.junit import write_atomically
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import LATEST_BUILD
 from winsuite_reports.conventions import METADATA

@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from winsuite.run.results.model import Attempt
+from winsuite.results.model import Attempt
 
 # Written by the controller before it interrupts a phase, so the phase's rows can say why.
 INTERRUPT_REASON_FILE = "winsuite-interrupt-reason.txt"

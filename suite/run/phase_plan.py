@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from winsuite.policy.catalog import Engine
+from winsuite.inputs.engines import Engine
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import engine_catalog
 from winsuite.policy.catalog import tags_of_name
 from winsuite.policy.plan import Plan
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome as Result
 from winsuite.run.engines.ginkgo_phase import NODEID
-from winsuite.run.results.model import ENGINE_PROPERTY
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome as Result
+from winsuite.run.engines.ginkgo_report import UPSTREAM
 
 PHASE_NAMES = ("parallel", "serial")
 
@@ -41,7 +41,7 @@ def plan_run(run: RunConfig, natives: list[Entry], upstream_names: list[str]) ->
         if test.engine is Engine.NATIVE:
             phase.native += 1
         elif verdict.outcome is Outcome.SKIP:
-            excluded = {"excluded": verdict.exclusion.skip_reason()} if verdict.exclusion else {}
+            excluded = verdict.exclusion.skip_reason() if verdict.exclusion else ""
             phase.upstream_skipped.append(skipped_row(test.name, verdict.reason, excluded))
         else:
             phase.upstream.append(test.name)
@@ -58,9 +58,9 @@ def skip_upstream(plan: dict[str, PhasePlan], reason: str) -> int:
     return count
 
 
-def skipped_row(name: str, reason: str, properties: dict[str, str] | None = None) -> Attempt:
+def skipped_row(name: str, reason: str, excluded: str = "") -> Attempt:
     return Attempt(name, NODEID, Result.SKIPPED, message=reason,
-                   properties={ENGINE_PROPERTY: "upstream", **(properties or {})})
+                   properties=dataclasses.replace(UPSTREAM, excluded=excluded))
 
 
 def with_plan_properties(attempts: list[Attempt], plan: Plan) -> list[Attempt]:
@@ -68,7 +68,10 @@ def with_plan_properties(attempts: list[Attempt], plan: Plan) -> list[Attempt]:
     rows = []
     for attempt in attempts:
         items = plan.items_of_test(attempt.name)
-        known = {"tags": ",".join(t.value for t in tags_of_name(attempt.name)),
-                 "plan-items": ",".join(i.id for i in items), "tier": items[0].tier if items else ""}
-        rows.append(dataclasses.replace(attempt, properties={**known, **attempt.properties}))
+        known = attempt.properties
+        properties = dataclasses.replace(
+            known, tags=known.tags or tuple(t.value for t in tags_of_name(attempt.name)),
+            plan_items=known.plan_items or tuple(i.id for i in items),
+            tier=known.tier or (items[0].tier if items else ""))
+        rows.append(dataclasses.replace(attempt, properties=properties))
     return rows

@@ -3,32 +3,32 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 from collections.abc import Callable
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from typing import TypeVar
 
 from winsuite.authoring.targeting import DEFAULT_WINDOWS_TAINT
+from winsuite.authoring.targeting import NodeOS
 from winsuite.authoring.targeting import Taint
-from winsuite.cluster.base import CLUSTER_TYPES
-from winsuite.cluster.base import ClusterSpec
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.errors import shown
+from winsuite.inputs import strict_yaml
+from winsuite.inputs.cluster_spec import ClusterSpec
+from winsuite.inputs.cluster_spec import ClusterType
+from winsuite.inputs.engines import EngineChoice
+from winsuite.inputs.label_filter import LabelFilterError
+from winsuite.inputs.label_filter import parse_label_filter
+from winsuite.inputs.regex import RegexError
+from winsuite.inputs.regex import compile_re2
 from winsuite.paths import jobs_dir
-from winsuite.policy import strict_yaml
-from winsuite.policy.label_filter import LabelFilterError
-from winsuite.policy.label_filter import parse_label_filter
-from winsuite.policy.regex import RegexError
-from winsuite.policy.regex import compile_re2
 
 API_VERSION = "winsuite.io/v1alpha1"
 KIND = "Job"
-NODE_OSES = ("windows", "linux")
-# Which engine runs a test: auto = winsuite's native port where one exists, else upstream e2e.test;
-# both = as auto, and the ported specs upstream too, with a row that cross-checks the two verdicts.
-ENGINES = ("auto", "native", "upstream", "both")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_JOB = "embedded.yaml"
 
@@ -66,7 +66,7 @@ class JobSpec:
     interval: float | None = None
     release_blocking: bool = False
     cluster: ClusterSpec = dataclasses.field(default_factory=ClusterSpec)
-    node_os: str = "windows"
+    node_os: NodeOS = NodeOS.WINDOWS
     repo_list: str | None = None
     exclusions: tuple[str, ...] = ()
     focus: tuple[str, ...] = ()
@@ -80,9 +80,10 @@ class JobSpec:
     cni: str | None = None
     artifacts: str | None = None
     run_excluded: bool = False
-    engine: str = "auto"
+    engine: EngineChoice = EngineChoice.AUTO
     label_filter: str = ""
     prepull: bool = False  # pull the selection's images on the nodes before the tests
+    fail_on_flaky: bool = False  # a test that passed only on a retry fails the run (Kubernetes' no-flake policy)
     e2e_test: str | None = None  # an e2e.test binary to use (default: built for the server's version)
 
     @property
@@ -92,6 +93,7 @@ class JobSpec:
 
 # --- strict reading ---------------------------------------------------------------------------------
 Reader = Callable[[Any, str, str], Any]
+StrEnumT = TypeVar("StrEnumT", bound=enum.StrEnum)
 
 
 def _string(value: Any, path: str, field: str) -> str:
@@ -179,6 +181,15 @@ def _one_of(allowed: tuple[str, ...]) -> Reader:
     return read
 
 
+def _member_of(members: type[StrEnumT]) -> Callable[[Any, str, str], StrEnumT]:
+    def read(value: Any, path: str, field: str) -> StrEnumT:
+        if not isinstance(value, str) or value not in members.__members__.values():
+            raise DataError(path, field, f"got {shown(value)}; allowed: {', '.join(members)}")
+        return members(value)
+
+    return read
+
+
 def _mapping(value: Any, path: str, field: str, readers: Mapping[str, Reader]) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise DataError(path, field, "expected a mapping")
@@ -191,7 +202,7 @@ def _mapping(value: Any, path: str, field: str, readers: Mapping[str, Reader]) -
 
 def _cluster(value: Any, path: str, field: str) -> ClusterSpec:
     raw = _mapping(value, path, field, {
-        "type": _one_of(CLUSTER_TYPES), "name": _string, "kubeconfig": _path,
+        "type": _member_of(ClusterType), "name": _string, "kubeconfig": _path,
         "context": _string, "realNode": _boolean,
     })
     if "realNode" in raw:
@@ -221,16 +232,16 @@ def _placement(value: Any, path: str, field: str) -> dict[str, Any]:
 _TOP_LEVEL: dict[str, Reader] = {
     "apiVersion": _string, "kind": _string, "name": _job_name, "description": _string,
     "dashboard": _string, "tab": _string, "interval": _duration, "releaseBlocking": _boolean,
-    "cluster": _cluster, "nodeOS": _one_of(NODE_OSES), "repoList": _path, "exclusions": _path_list,
+    "cluster": _cluster, "nodeOS": _member_of(NodeOS), "repoList": _path, "exclusions": _path_list,
     "focus": _regex_list, "skip": _regex_list, "parallelism": _positive_int,
     "flakeAttempts": _positive_int, "timeouts": _timeouts, "placement": _placement, "cni": _string,
-    "artifacts": _path, "runExcluded": _boolean, "engine": _one_of(ENGINES), "e2eTest": _path,
-    "labelFilter": _label_filter, "prepull": _boolean,
+    "artifacts": _path, "runExcluded": _boolean, "engine": _member_of(EngineChoice), "e2eTest": _path,
+    "labelFilter": _label_filter, "prepull": _boolean, "failOnFlaky": _boolean,
 }
 _FIELD_OF = {
     "releaseBlocking": "release_blocking", "nodeOS": "node_os", "repoList": "repo_list",
     "flakeAttempts": "flake_attempts", "runExcluded": "run_excluded", "e2eTest": "e2e_test",
-    "labelFilter": "label_filter",
+    "labelFilter": "label_filter", "failOnFlaky": "fail_on_flaky",
 }
 
 
@@ -304,9 +315,9 @@ ENVIRONMENT: dict[str, str] = {
 def _coerce(field: str, value: Any, where: str) -> Any:
     """Validate one override the same way the job file is validated."""
     if field == "node_os":
-        return _one_of(NODE_OSES)(value, where, field)
+        return _member_of(NodeOS)(value, where, field)
     if field == "engine":
-        return _one_of(ENGINES)(value, where, field)
+        return _member_of(EngineChoice)(value, where, field)
     if field == "label_filter":
         return _label_filter(value, where, "--label-filter")
     if field in ("parallelism", "flake_attempts"):

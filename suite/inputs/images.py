@@ -11,13 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from winsuite import messages
+from winsuite.authoring.targeting import NodeOS
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.errors import shown
+from winsuite.inputs import strict_yaml
 from winsuite.paths import test_images_dir
-from winsuite.policy import strict_yaml
-
-OSES = ("linux", "windows")
 
 
 class ImageUnavailable(UsageError):
@@ -50,6 +49,7 @@ class RepoList:
     source: str
     registries: dict[str, str]
     warnings: tuple[str, ...] = ()
+    text: str = ""  # the file as read: what e2e.test is handed (KUBE_TEST_REPO_LIST), so it reads no other
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,8 +119,8 @@ def _image_from_yaml(image_id: str, raw: Any, path: Path, registries: dict[str, 
     field = f"images.{image_id}"
     raw = _require(raw, path, field, dict)
     oses = tuple(_require(raw.get("os"), path, f"{field}.os", list))
-    if not oses or not set(oses) <= set(OSES):
-        raise DataError(path, f"{field}.os", f"expected a list of {', '.join(OSES)}")
+    if not oses or not set(oses) <= set(NodeOS):
+        raise DataError(path, f"{field}.os", f"expected a list of {', '.join(NodeOS)}")
     windows = tuple(str(w) for w in raw.get("windows", ()))
     if "reference" in raw:
         return Image(id=image_id, os=oses, windows=windows, reference=str(raw["reference"]))
@@ -180,7 +180,8 @@ def load_repo_list(source: str | Path, catalog: ImageCatalog | None = None) -> R
     """Read a KUBE_TEST_REPO_LIST file (either key generation) over the catalog's default registries."""
     catalog = catalog or load_image_catalog()
     source = str(source)
-    raw = strict_yaml.parse(_read_repo_list_text(source), source)
+    text = _read_repo_list_text(source)
+    raw = strict_yaml.parse(text, source)
     if raw is None:  # an empty file changes nothing, as upstream reads it
         raw = {}
     if not isinstance(raw, dict):
@@ -196,7 +197,7 @@ def load_repo_list(source: str | Path, catalog: ImageCatalog | None = None) -> R
     unknown = sorted(k for k in raw if k not in registries and k not in catalog.legacy_registries)
     if unknown:
         warnings.append(messages.unknown_repo_list_keys(source, unknown, list(registries)))
-    return RepoList(source, registries, tuple(warnings))
+    return RepoList(source, registries, tuple(warnings), text)
 
 
 def _legacy_keys(raw: dict[str, str], registries: dict[str, str], catalog: ImageCatalog, source: str) -> Iterable[str]:

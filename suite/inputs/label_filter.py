@@ -12,8 +12,8 @@ import dataclasses
 from collections.abc import Callable
 from collections.abc import Sequence
 
-from winsuite.policy.regex import RegexError
-from winsuite.policy.regex import compile_re2
+from winsuite.inputs.regex import RegexError
+from winsuite.inputs.regex import compile_re2
 
 Filter = Callable[[Sequence[str]], bool]
 SET_OPERATIONS = {"isempty": "isEmpty", "containsany": "containsAny", "containsall": "containsAll",

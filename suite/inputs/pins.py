@@ -6,8 +6,8 @@ import dataclasses
 import functools
 
 from winsuite.errors import DataError
+from winsuite.inputs import strict_yaml
 from winsuite.paths import PACKAGE_DIR
-from winsuite.policy import strict_yaml
 
 PINS_FILE = PACKAGE_DIR / "pins.yaml"
 
