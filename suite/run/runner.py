@@ -18,6 +18,7 @@ from typing import TextIO
 
 from winsuite import timeline
 from winsuite.authoring.capabilities import Capability
+from winsuite.authoring.environment import image_registries
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.api_guard import GuardedApiClient
 from winsuite.cluster.connect import Connection
@@ -493,7 +494,7 @@ class Runner:
             result = "ABORTED" if self.abort_reason else ("FAILURE" if failed else "SUCCESS")
         metadata = self._job_metadata()
         if facts is not None:
-            metadata.update(facts.metadata(self.run_config.target_os))
+            metadata.update(facts.metadata(self.run_config.target_os, self.run_config.job.runtime_class))
         if self.abort_reason:
             metadata["interrupted"] = self.abort_reason
         if error:
@@ -556,7 +557,8 @@ class Runner:
             "release-blocking": job.release_blocking, "node-os": job.node_os, "run-id": self.run_config.run_id,
             "winsuite-version": version, "cluster": job.cluster.type, "focus": list(job.focus),
             "skip": list(job.skip), "parallelism": job.parallelism, "flake-attempts": job.flake_attempts,
-            "engine": job.engine, "cases": self.cases,
+            "engine": job.engine, "cases": self.cases, "image-registries": image_registries(
+                self.run_config.repo_list.registries, self.run_config.images.default_registries),
             **({"job-file": str(Path(job.source).resolve())} if Path(job.source).is_file() else {}),
             **(self.rerun.metadata_entries() if self.rerun else {}),
             **({SHARD_METADATA: str(self.shard)} if self.shard else {}),
