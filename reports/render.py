@@ -15,6 +15,8 @@ from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
 from winsuite_reports.categories import categories
+from winsuite_reports.compare import Comparison
+from winsuite_reports.compare import Verdict
 from winsuite_reports.flakiness import IGNORE_FAILURES_IN_A_ROW
 from winsuite_reports.grid import grid_data
 from winsuite_reports.model import Build
@@ -25,6 +27,7 @@ from winsuite_reports.svg import trend_chart
 COLUMN_CHOICES = (25, 50, 100, 200)
 DEFAULT_GRID_COLUMNS = 50  # the grid draws this many builds at first; the page can show all
 SPARKLINE_BUILDS = 60
+COMPARE_PAGE = "compare.html"
 
 
 def environment() -> jinja2.Environment:
@@ -102,6 +105,15 @@ def _write_tab(
     _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job),
            history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP), **common)
     _write(env, "diff.html.j2", page_dir / "diff.html", **common)
+
+
+def write_compare(comparison: Comparison, output: Path, *, generated: float, dashboard: bool) -> Path:
+    """The comparison's page, `compare.html` under `output` (beside the dashboard's pages when `dashboard`)."""
+    output.mkdir(parents=True, exist_ok=True)
+    page = output / COMPARE_PAGE
+    _write(environment(), "compare.html.j2", page, comparison=comparison, generated=generated, dashboard=dashboard,
+           verdicts=list(Verdict))
+    return page
 
 
 def _sparkline(tab: TabReport) -> Markup:
