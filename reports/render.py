@@ -28,6 +28,7 @@ COLUMN_CHOICES = (25, 50, 100, 200)
 DEFAULT_GRID_COLUMNS = 50  # the grid draws this many builds at first; the page can show all
 SPARKLINE_BUILDS = 60
 COMPARE_PAGE = "compare.html"
+JOB_TOKEN, BUILD_TOKEN = "<job>", "<build>"  # of --build-url, as TestGrid's link templates write them
 
 
 def environment() -> jinja2.Environment:
@@ -63,24 +64,29 @@ def pct(fraction: float | None) -> str:
     return "—" if fraction is None else f"{100 * fraction:.1f} %"
 
 
-def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLUMNS) -> Path:
-    """Write every page under `output`; returns the index page."""
+def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLUMNS,
+                    build_url: str = "", compared: bool = False) -> Path:
+    """Write every page under `output`; returns the index page. `build_url` is where build links point, as a
+    template of TestGrid's kind (`<job>`, `<build>`); "" links each job's own directory."""
     env = environment()
     output.mkdir(parents=True, exist_ok=True)
-    _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline)
+    _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline,
+           compare_page=COMPARE_PAGE if compared else "")
     _write(env, "readiness.html.j2", output / "readiness.html", report=report, root="", states=list(RowState))
     for tab in report.tabs:
-        _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns)
+        _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns, build_url)
     return output / "index.html"
 
 
 def _write_tab(
-    env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, grid_columns: int
+    env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, grid_columns: int, build_url: str
 ) -> None:
     page_dir.mkdir(parents=True, exist_ok=True)
-    job_href = quote(Path(os.path.relpath(tab.job.path.resolve(), page_dir.resolve())).as_posix())
+    job_href = tab.job.url or quote(Path(os.path.relpath(tab.job.path.resolve(), page_dir.resolve())).as_posix())
 
     def build_href(build: Build) -> str:
+        if build_url:
+            return build_url.replace(JOB_TOKEN, quote(tab.job.name)).replace(BUILD_TOKEN, quote(build.id))
         return f"{job_href}/{quote(build.id)}"
 
     common = {"report": report, "tab": tab, "root": "../../"}
