@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -32,10 +31,6 @@ class StoreError(Exception):
         super().__init__(f"{failure.value}: {detail}")
         self.failure = failure
         self.detail = detail
-
-
-class MissingClient(Exception):
-    """The optional client library of a scheme is not installed; the text says which extra installs it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,23 +108,3 @@ def parse_remote(location: str) -> RemoteRoot:
     if any(part in ("", ".", "..") for part in prefix.split("/")) and prefix:
         raise ValueError(f"{location}: the prefix has an empty, '.' or '..' part")
     return RemoteRoot(scheme, bucket, prefix)
-
-
-def open_store(root: RemoteRoot) -> ObjectStore:
-    """The store of a remote root, through its scheme's client (credentials from the ecosystem's standard chain,
-    anonymous where it yields none); MissingClient when that client is not installed."""
-    opener: Callable[[str], ObjectStore]
-    if root.scheme == "s3":
-        try:
-            from winsuite_reports.store_s3 import S3Store
-        except ImportError as err:
-            raise MissingClient(f"reading s3:// needs the minio client: pip install 'winsuite[s3]' ({err})") from None
-        opener = S3Store
-    else:
-        try:
-            from winsuite_reports.store_gcs import GcsStore
-        except ImportError as err:
-            raise MissingClient(
-                f"reading gs:// needs google-cloud-storage: pip install 'winsuite[gcs]' ({err})") from None
-        opener = GcsStore
-    return opener(root.bucket)

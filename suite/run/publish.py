@@ -22,13 +22,13 @@ from winsuite_reports.conventions import LATEST_BUILD
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.results import is_build
 from winsuite_reports.results import natural_key
-from winsuite_reports.store import MissingClient
 from winsuite_reports.store import ObjectStore
 from winsuite_reports.store import StoredObject
 from winsuite_reports.store import is_remote
-from winsuite_reports.store import open_store
 from winsuite_reports.store import parse_remote
 from winsuite_reports.store_dir import DirectoryStore
+from winsuite_reports.store_schemes import MissingClient
+from winsuite_reports.store_schemes import open_store
 
 
 @dataclass(frozen=True)

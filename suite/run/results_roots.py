@@ -17,12 +17,12 @@ from winsuite_reports.mirror import Kind
 from winsuite_reports.mirror import Mirror
 from winsuite_reports.mirror import Unread
 from winsuite_reports.mirror import mirror_dir
-from winsuite_reports.store import MissingClient
 from winsuite_reports.store import StoreError
 from winsuite_reports.store import StoreFailure
 from winsuite_reports.store import is_remote
-from winsuite_reports.store import open_store
 from winsuite_reports.store import parse_remote
+from winsuite_reports.store_schemes import MissingClient
+from winsuite_reports.store_schemes import open_store
 
 # The exit code of each failure, and which one a report that met several exits with (the first listed).
 FAILURE_EXIT = {
