@@ -99,6 +99,7 @@ class Mirror:
         self._stopped: StoreError | None = None  # the failure that stopped every further request
         self._lock = threading.Lock()
         self._result = Mirrored(base, Kind.ROOT)
+        self._levels: dict[str, _Level] = {}
 
     def sync(self, *, max_builds: int = 0, since: float | None = None) -> Mirrored:
         """Bring the mirror up to date with the store; raises StoreError when not even the prefix can be listed."""
@@ -131,7 +132,10 @@ class Mirror:
         if LATEST_BUILD in top.files:
             return Kind.JOB, top
         for child in sorted(top.dirs, key=natural_key, reverse=True)[:3]:
-            if any(marker in self._list_level(self.root.key(child)).files for marker in MARKERS):
+            files = self._list_level(self.root.key(child)).files
+            if LATEST_BUILD in files:  # a job: the prefix is a root of jobs
+                break
+            if any(marker in files for marker in MARKERS):
                 return Kind.JOB, top
         return Kind.ROOT, top
 
@@ -140,9 +144,13 @@ class Mirror:
         return parent.rpartition("/")[2] or self.root.bucket, build
 
     def _list_level(self, prefix: str) -> _Level:
-        self._result.listings += 1
-        level = self.store.list_level(prefix)
-        return _Level(level.dirs, level.files)
+        """A delimiter listing, made once per sync (telling a root from a job lists a job, which its sync reuses)."""
+        found = self._levels.get(prefix)
+        if found is None:
+            self._result.listings += 1
+            level = self.store.list_level(prefix)
+            found = self._levels[prefix] = _Level(level.dirs, level.files)
+        return found
 
     # -- one job -------------------------------------------------------------------------------------------------
     def _sync_listed_job(self, cache: BuildCache, versions: dict[str, str], key: str, local: Path,
