@@ -32,7 +32,7 @@ BUCKET = "ci-logs"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[s3_server.S3Server]:
-    missing = s3_server.go_available()
+    missing = s3_server.missing_prerequisite()
     if missing:
         pytest.skip(missing)
     with s3_server.running(tmp_path_factory.mktemp("s3")) as running:

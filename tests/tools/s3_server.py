@@ -1,7 +1,7 @@
-"""A real S3 server for the tests: the Versity S3 Gateway (versitygw, Apache-2.0) built from the Go module proxy into
-winsuite's cache (keyed by version, built once per machine), started on a free loopback port over a data directory
-of its own, stopped at the end. It serves the S3 API from plain files (posix backend, metadata in a sidecar
-directory), and its access log is where the tests count the requests a report made.
+"""A real S3 server for the tests: the Versity S3 Gateway (versitygw, Apache-2.0) built from the Go module proxy
+into winsuite's cache (tests/tools/go_programs.py: keyed by version, built once per machine), started on a free
+loopback port over a data directory of its own, stopped at the end. It serves the S3 API from plain files (posix
+backend, metadata in a sidecar directory), and its access log is where the tests count the requests a report made.
 
 Why not MinIO: its server module is a 260-dependency build (see the README, "Tests against object stores").
 """
@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import fcntl
 import json
-import os
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,39 +21,26 @@ from pathlib import Path
 
 from minio import Minio
 
-from winsuite.cluster.local.toolchain import find_go
-from winsuite.paths import cache_dir
+from tests.tools.go_programs import GoPrograms
+from tests.tools.go_programs import ensure_built
+from winsuite.cluster.local.progress import Reporter
+from winsuite.cluster.local.progress import stderr_reporter
 
-MODULE = "github.com/versity/versitygw"
-VERSION = "v1.8.0"
-PACKAGE = f"{MODULE}/cmd/versitygw"
-GO_MINIMUM = "1.25"  # its go.mod's go line
+VERSITYGW = GoPrograms(
+    key="versitygw",
+    module="github.com/versity/versitygw",
+    version="v1.8.0",
+    minimum_go="1.25",  # its go.mod's go line
+    programs={"versitygw": "github.com/versity/versitygw/cmd/versitygw"},
+)
 ACCESS_KEY = "winsuite-admin"
 SECRET_KEY = "winsuite-admin-secret"  # a test server's own root account: nothing outside the test knows it
 READY_SECONDS = 30.0
-BUILD_SECONDS = 1800
 
 
-def binary() -> Path:
-    """versitygw, built into the cache when it is not there yet (one build at a time, whoever asks)."""
-    home = cache_dir() / "tools" / f"versitygw-{VERSION}"
-    built = home / "versitygw"
-    if built.is_file():
-        return built
-    home.mkdir(parents=True, exist_ok=True)
-    with (home / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if built.is_file():
-            return built
-        go = find_go(GO_MINIMUM)
-        with tempfile.TemporaryDirectory(dir=home) as scratch:
-            env = dict(go.env(module_mode=False), GOBIN=scratch)
-            proc = subprocess.run([go.executable, "install", f"{PACKAGE}@{VERSION}"], env=env, cwd=scratch,
-                                  capture_output=True, text=True, timeout=BUILD_SECONDS, check=False)
-            if proc.returncode != 0:
-                raise RuntimeError(f"failed to build {PACKAGE}@{VERSION}: {proc.stderr.strip()[-2000:]}")
-            os.replace(Path(scratch) / "versitygw", built)
-    return built
+def build(report: Reporter = stderr_reporter) -> Path:
+    """The server's binary, built into ~/.cache/winsuite/bin/versitygw-<version>/ when missing."""
+    return ensure_built(VERSITYGW, report)["versitygw"]
 
 
 @dataclass
@@ -120,7 +104,7 @@ def running(workdir: Path, *, max_requests: int = 0) -> Iterator[S3Server]:
     sidecar.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     access_log = workdir / "access.log"
-    argv = [str(binary()), "--access", ACCESS_KEY, "--secret", SECRET_KEY, "--port", f"127.0.0.1:{port}",
+    argv = [str(build()), "--access", ACCESS_KEY, "--secret", SECRET_KEY, "--port", f"127.0.0.1:{port}",
             "--access-log", str(access_log), "--quiet"]
     if max_requests:
         argv += ["--max-requests", str(max_requests)]
@@ -153,8 +137,8 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def go_available() -> str | None:
-    """None when versitygw can be built or is built; else why not (a test skips with it)."""
-    if (cache_dir() / "tools" / f"versitygw-{VERSION}" / "versitygw").is_file():
+def missing_prerequisite() -> str | None:
+    """None when versitygw is built or can be; else what to install (a test skips with it)."""
+    if VERSITYGW.built() or shutil.which("go"):
         return None
-    return None if shutil.which("go") else f"needs Go >= {GO_MINIMUM} to build {PACKAGE}@{VERSION}"
+    return f"needs Go >= {VERSITYGW.minimum_go} to build {VERSITYGW.module} {VERSITYGW.version}"
