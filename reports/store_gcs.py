@@ -38,11 +38,17 @@ _RETRY = DEFAULT_RETRY.with_predicate(retry.if_exception_type(
 TIMEOUT = (10, 60)  # connect, read
 
 
+def emulator() -> str:
+    """STORAGE_EMULATOR_HOST as a URL (Go's clients take host:port, the Python one needs the scheme); "" unset."""
+    host = os.environ.get("STORAGE_EMULATOR_HOST", "").strip().rstrip("/")
+    return host if not host or "://" in host else f"http://{host}"
+
+
 def client() -> storage.Client:
     """A client with ADC, or anonymous where ADC finds no credentials (and always with an emulator)."""
-    if os.environ.get("STORAGE_EMULATOR_HOST"):
+    if emulator():
         anonymous = AnonymousCredentials()  # type: ignore[no-untyped-call]  # google-auth leaves it untyped
-        return storage.Client(project="winsuite", credentials=anonymous)
+        return storage.Client(project="winsuite", credentials=anonymous, client_options={"api_endpoint": emulator()})
     try:
         credentials, project = google.auth.default()
     except DefaultCredentialsError:
@@ -79,8 +85,7 @@ class GcsStore:
             self._bucket.blob(key).upload_from_string(data, retry=_RETRY, timeout=TIMEOUT)
 
     def link(self, key: str) -> str:
-        host = os.environ.get("STORAGE_EMULATOR_HOST") or PUBLIC_ENDPOINT
-        return f"{host.rstrip('/')}/{quote(self.bucket)}/{quote(key)}"
+        return f"{emulator() or PUBLIC_ENDPOINT}/{quote(self.bucket)}/{quote(key)}"
 
 
 def _hex(md5: str | None) -> str:
