@@ -143,3 +143,39 @@ def test_a_server_stopped_mid_report_leaves_the_builds_read_and_names_the_rest(
     first = "ci-windows-2022"  # read first: the server stops during its builds; the second job is not listed
     assert 0 < shown.get(first, 0) < JOBS[first]
     assert shown.get(first, 0) + not_read - 1 == JOBS[first], (shown, named)
+
+
+def test_a_publish_interrupted_and_retried_ends_with_one_complete_build(
+    server: s3_server.S3Server, s3_env: dict[str, str], tmp_path: Path
+) -> None:
+    build_dir = tmp_path / "results" / "ci-publish" / write_build(tmp_path / "results" / "ci-publish", START,
+                                                                   {"a": "P", "b": "F"})
+    for n in range(300):  # diagnostics enough for the upload to be cut in the middle
+        (build_dir / "artifacts" / f"case-{n:03d}").mkdir()
+        (build_dir / "artifacts" / f"case-{n:03d}" / "pod.yaml").write_text(f"kind: Pod\nname: case-{n}\n")
+    server.make_bucket("published")
+    env = {**os.environ, **s3_env, "AWS_ACCESS_KEY_ID": s3_server.ACCESS_KEY,
+           "AWS_SECRET_ACCESS_KEY": s3_server.SECRET_KEY}
+    argv = [sys.executable, "-m", "winsuite.cli", "publish", str(build_dir), "s3://published/logs"]
+    before = server.requests()["s3_PutObject"]
+    first = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while server.requests()["s3_PutObject"] - before < 60 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    first.send_signal(signal.SIGKILL)
+    first.communicate(timeout=60)
+    keys = {obj.object_name for obj in server.client().list_objects("published", prefix="logs/", recursive=True)}
+    prefix = f"logs/ci-publish/{build_dir.name}/"
+    assert f"{prefix}started.json" in keys and f"{prefix}finished.json" not in keys  # cut in the middle
+    assert "logs/ci-publish/latest-build.txt" not in keys
+
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "already there; latest-build.txt names it" in done.stdout
+    client = server.client()
+    local = {p.relative_to(build_dir).as_posix(): p.read_bytes() for p in build_dir.rglob("*") if p.is_file()}
+    held = {obj.object_name.removeprefix(prefix): obj.object_name
+            for obj in client.list_objects("published", prefix=prefix, recursive=True)}
+    assert held.keys() == local.keys()
+    assert all(client.get_object("published", key).read() == local[name] for name, key in held.items())
+    assert client.get_object("published", "logs/ci-publish/latest-build.txt").read() == build_dir.name.encode()
