@@ -79,11 +79,11 @@ def test_a_job_prefix_and_a_build_prefix_read_as_a_job(
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, ids = history
-    build = ids["ci-windows-2022"][1]
-    code = report([f"gs://{BUCKET}/logs/ci-windows-2025", f"gs://{BUCKET}/logs/ci-windows-2022/{build}"],
+    build = ids["ci-windows-2025"][1]
+    code = report([f"gs://{BUCKET}/logs/ci-windows-2022", f"gs://{BUCKET}/logs/ci-windows-2025/{build}"],
                   tmp_path / "out", monkeypatch)
     assert code == ExitCode.OK
-    assert builds_shown(tmp_path / "out") == {"ci-windows-2025": JOBS["ci-windows-2025"], "ci-windows-2022": 1}
+    assert builds_shown(tmp_path / "out") == {"ci-windows-2022": JOBS["ci-windows-2022"], "ci-windows-2025": 1}
 
 
 def test_a_missing_bucket_is_one_line(
