@@ -27,6 +27,9 @@ from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 
 NO_TIER = "(no tier)"
+# A cell as the comparison's page says it.
+STATUS_WORDS = {Status.PASS: "passed", Status.FAIL: "failed", Status.FLAKY: "flaky", Status.SKIP: "skipped",
+                Status.NO_RESULT: "absent", Status.RUNNING: "running"}
 _TAG = re.compile(r"\[[^\[\]]*\]")
 
 

@@ -15,6 +15,7 @@ from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
 from winsuite_reports.categories import categories
+from winsuite_reports.compare import STATUS_WORDS
 from winsuite_reports.compare import Comparison
 from winsuite_reports.compare import Verdict
 from winsuite_reports.flakiness import IGNORE_FAILURES_IN_A_ROW
@@ -118,7 +119,7 @@ def write_compare(comparison: Comparison, output: Path, *, generated: float, das
     output.mkdir(parents=True, exist_ok=True)
     page = output / COMPARE_PAGE
     _write(environment(), "compare.html.j2", page, comparison=comparison, generated=generated, dashboard=dashboard,
-           verdicts=list(Verdict))
+           verdicts=list(Verdict), words=STATUS_WORDS)
     return page
 
 
