@@ -40,7 +40,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
         gcs_binary = gcs_server.build()
     except GoMissing as err:
         pytest.skip(str(err))
-    with s3_server.running(tmp_path_factory.mktemp("s3")) as s3, \
+    with s3_server.running(tmp_path_factory.mktemp("s3"), s3_server.build()) as s3, \
             gcs_server.start(tmp_path_factory.mktemp("gcs"), gcs_binary) as gcs:
         s3.make_bucket("ci-logs")
         gcs.create_bucket("ci-logs")

@@ -35,7 +35,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[s3_server.S3Ser
     missing = s3_server.missing_prerequisite()
     if missing:
         pytest.skip(missing)
-    with s3_server.running(tmp_path_factory.mktemp("s3")) as running:
+    with s3_server.running(tmp_path_factory.mktemp("s3"), s3_server.build()) as running:
         yield running
 
 
@@ -94,7 +94,7 @@ def test_a_missing_bucket_is_one_line_and_the_other_roots_render(
     local_job = tree / "ci-windows-2025"
     code = report(["s3://no-such-bucket/logs", str(local_job)], tmp_path / "out", monkeypatch)
     assert code == ExitCode.RESULTS_BUCKET_MISSING
-    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("winsuite report: error:")]
     assert len(errors) == 1 and errors[0].startswith("winsuite report: error: s3://no-such-bucket/logs: no such bucket")
     assert builds_shown(tmp_path / "out") == {"ci-windows-2025": JOBS["ci-windows-2025"]}
 
@@ -107,7 +107,7 @@ def test_a_private_bucket_read_without_credentials_is_access_denied(
     write_build(tmp_path / "tree" / "ci-private", START, {"a": "P"})
     server.upload_tree("private-logs", "logs", tmp_path / "tree")
     assert report(["s3://private-logs/logs"], tmp_path / "out", monkeypatch) == ExitCode.RESULTS_ACCESS_DENIED
-    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("winsuite report: error:")]
     assert len(errors) == 1 and "access denied" in errors[0] and "no AWS credentials found" in errors[0], errors
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3_server.ACCESS_KEY)  # the AWS chain's first source
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3_server.SECRET_KEY)
@@ -115,10 +115,10 @@ def test_a_private_bucket_read_without_credentials_is_access_denied(
 
 
 def test_a_server_stopped_mid_report_leaves_the_builds_read_and_names_the_rest(
-    tmp_path: Path, s3_env: dict[str, str], history: tuple[Path, dict[str, list[str]]]
+    server: s3_server.S3Server, tmp_path: Path, s3_env: dict[str, str], history: tuple[Path, dict[str, list[str]]]
 ) -> None:
     tree, _ = history
-    with s3_server.running(tmp_path / "s3") as doomed:
+    with s3_server.running(tmp_path / "s3", server.binary) as doomed:
         doomed.make_bucket(BUCKET, public=True)
         doomed.upload_tree(BUCKET, "logs", tree)
         env = {**os.environ, **s3_env, "AWS_ENDPOINT_URL": doomed.endpoint,
@@ -131,7 +131,7 @@ def test_a_server_stopped_mid_report_leaves_the_builds_read_and_names_the_rest(
             time.sleep(0.05)
         doomed.process.send_signal(signal.SIGKILL)
         _, err = proc.communicate(timeout=300)
-    check_stopped_mid_report(proc.returncode, err, tmp_path / "out")
+    check_stopped_mid_report(proc.returncode, err, tmp_path / "out", tree)
 
 
 def test_a_publish_interrupted_and_retried_ends_with_one_complete_build(

@@ -48,6 +48,7 @@ class S3Server:
     """One running versitygw: its endpoint, its root account, its access log."""
 
     endpoint: str  # http://127.0.0.1:PORT
+    binary: Path
     process: subprocess.Popen[bytes]
     access_log: Path
     data: Path
@@ -96,7 +97,7 @@ class S3Server:
 
 
 @contextlib.contextmanager
-def running(workdir: Path, *, max_requests: int = 0) -> Iterator[S3Server]:
+def running(workdir: Path, binary: Path | None = None, *, max_requests: int = 0) -> Iterator[S3Server]:
     """A versitygw serving `workdir`/data on a free loopback port until the block ends (`max_requests` > 0 makes it
     answer 503 SlowDown to requests beyond that many at once: throttling, for real)."""
     data, sidecar = workdir / "data", workdir / "meta"
@@ -104,14 +105,15 @@ def running(workdir: Path, *, max_requests: int = 0) -> Iterator[S3Server]:
     sidecar.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     access_log = workdir / "access.log"
-    argv = [str(build()), "--access", ACCESS_KEY, "--secret", SECRET_KEY, "--port", f"127.0.0.1:{port}",
+    binary = binary or build()
+    argv = [str(binary), "--access", ACCESS_KEY, "--secret", SECRET_KEY, "--port", f"127.0.0.1:{port}",
             "--access-log", str(access_log), "--quiet"]
     if max_requests:
         argv += ["--max-requests", str(max_requests)]
     argv += ["posix", "--sidecar", str(sidecar), str(data)]
     with (workdir / "server.log").open("wb") as log:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-    server = S3Server(f"http://127.0.0.1:{port}", process, access_log, data)
+    server = S3Server(f"http://127.0.0.1:{port}", binary, process, access_log, data)
     try:
         _wait_ready(server, workdir / "server.log")
         yield server
