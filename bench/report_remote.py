@@ -34,7 +34,6 @@ from winsuite.run.results_roots import ResultsRoot
 from winsuite.run.results_roots import resolve
 from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.analysis import build_report
-from winsuite_reports.model import History
 from winsuite_reports.render import write_dashboard
 from winsuite_reports.results import load_history
 from winsuite_reports.synthetic import write_build
@@ -63,18 +62,14 @@ def measure(location: str, output: Path, *, now: float, cache: bool = True) -> T
     began = time.perf_counter()
     root = resolve(location, max_builds=0, since=None) if cache else ResultsRoot(location, Path(location))
     fetched = time.perf_counter()
-    if root.failures:
+    if root.failures or root.path is None:
         raise SystemExit(f"bench: {location}: {root.failures}")
-    history = dashboard.history_of([root]) if cache else _uncached(root)
+    history = dashboard.history_of([root]) if cache else load_history(root.path, cache=False)
     loaded = time.perf_counter()
     report = build_report(history, ReportOptions(), now=now)
     analysed = time.perf_counter()
     write_dashboard(report, output, build_url=LINKS)
     return Timing(fetched - began, loaded - fetched, analysed - loaded, time.perf_counter() - analysed)
-
-
-def _uncached(root: ResultsRoot) -> History:
-    return load_history(root.path, cache=False)
 
 
 def upload(server: s3_server.S3Server, tree: Path, prefix: str) -> int:
@@ -102,11 +97,12 @@ def main() -> int:
         began = time.perf_counter()
         properties = write_history(results, args.builds, args.tests, args.seed)
         print(f"history: {args.builds} builds x {args.tests} tests, written in {time.perf_counter() - began:.1f} s")
+        server_binary = s3_server.build()  # from winsuite's cache, before the mirror's cache is pointed elsewhere
         os.environ.update(WINSUITE_CACHE_DIR=str(base / "cache"), AWS_EC2_METADATA_DISABLED="true",
                           AWS_SHARED_CREDENTIALS_FILE=str(base / "no-credentials"), AWS_REGION="us-east-1")
         for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
             os.environ.pop(name, None)
-        with s3_server.running(base / "s3") as server:
+        with s3_server.running(base / "s3", server_binary) as server:
             os.environ["AWS_ENDPOINT_URL"] = server.endpoint
             server.make_bucket(BUCKET, public=True)
             began = time.perf_counter()

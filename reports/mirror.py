@@ -100,6 +100,7 @@ class Mirror:
         self._lock = threading.Lock()
         self._result = Mirrored(base, Kind.ROOT)
         self._levels: dict[str, _Level] = {}
+        self._last_said = 0.0
 
     def sync(self, *, max_builds: int = 0, since: float | None = None) -> Mirrored:
         """Bring the mirror up to date with the store; raises StoreError when not even the prefix can be listed."""
@@ -270,8 +271,6 @@ class Mirror:
         with self._lock:
             self._result.listings += listings
             self._result.fetched += fetched
-
-    _last_said = 0.0
 
     def _say(self, line: str) -> None:
         now = time.monotonic()

@@ -48,9 +48,9 @@ def history_of(roots: Sequence[ResultsRoot], *, max_builds: int = 0, since: floa
     jobs: list[Job] = []
     where: dict[str, str] = {}
     for root in roots:
-        if root.failures and not root.path.is_dir():
+        if root.path is None:
             continue
-        for job in _load(root, max_builds=max_builds, since=since, skip=skip).jobs:
+        for job in _load(root, root.path, max_builds=max_builds, since=since, skip=skip).jobs:
             if job.name in where:
                 raise UsageError(f"--results {root.location}: job {job.name} is also under {where[job.name]}; "
                                  "give each job once")
@@ -62,14 +62,14 @@ def history_of(roots: Sequence[ResultsRoot], *, max_builds: int = 0, since: floa
             if build.overall.message.startswith(MALFORMED):
                 place = f"{job.url}/{build.id}" if job.url else str(job.path / build.id)
                 print(f"winsuite report: warning: {place}: {one_line(build.overall.message)}", file=sys.stderr)
-    return History(roots[0].path if roots else Path(), jobs)
+    return History(next((root.path for root in roots if root.path is not None), Path()), jobs)
 
 
 def compared(sides: Sequence[ResultsRoot]) -> Comparison | None:
     """`--compare A B`: the newest build of each side compared; None when a side's store failed (said already)."""
     jobs = []
     for side in sides:
-        if side.failures and not side.path.is_dir():
+        if side.path is None:
             return None
         history = history_of([side], max_builds=1)
         if len(history.jobs) != 1:
@@ -85,13 +85,13 @@ def analysed(history: History, options: ReportOptions) -> Report:
         raise UsageError(str(err)) from err
 
 
-def _load(root: ResultsRoot, *, max_builds: int, since: float | None, skip: Path | None) -> History:
-    if not root.path.is_dir():
+def _load(root: ResultsRoot, path: Path, *, max_builds: int, since: float | None, skip: Path | None) -> History:
+    if not path.is_dir():
         raise UsageError(f"--results {root.location}: no such directory (expected ROOT/<job>/<build>/started.json)")
     try:
-        history = load_history(root.path, max_builds=max_builds, since=since, skip=skip)
+        history = load_history(path, max_builds=max_builds, since=since, skip=skip)
     except OSError as err:  # a job or build directory this user may not read
-        raise UsageError(f"--results {root.location}: cannot read {err.filename or root.path}: "
+        raise UsageError(f"--results {root.location}: cannot read {err.filename or path}: "
                          f"{err.strerror or err}") from None
     if not history.jobs and not root.failures:
         raise UsageError(f"--results {root.location}: {NO_BUILDS}")

@@ -40,7 +40,7 @@ class ResultsRoot:
     """A --results location as a local directory, with the web address of each of its jobs (remote roots)."""
 
     location: str
-    path: Path
+    path: Path | None  # None: nothing could be read (the store failed as a whole)
     job_url: Callable[[str], str] | None = None  # job name -> the job's web address; None: link the local path
     failures: list[StoreFailure] = field(default_factory=list)
 
@@ -59,7 +59,7 @@ def resolve(location: str, *, max_builds: int, since: float | None) -> ResultsRo
         mirrored = mirror.sync(max_builds=max_builds, since=since)
     except StoreError as err:
         _say(f"{location}: {one_line(str(err))}")
-        return ResultsRoot(location, Path(), failures=[err.failure])
+        return ResultsRoot(location, None, failures=[err.failure])
     for line in unread_lines(location, mirrored.unread):
         _say(line)
     if mirrored.kind is Kind.ROOT:
