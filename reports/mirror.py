@@ -100,7 +100,7 @@ class Mirror:
         self._lock = threading.Lock()
         self._result = Mirrored(base, Kind.ROOT)
         self._levels: dict[str, _Level] = {}
-        self._last_said = 0.0
+        self._last_said = time.monotonic()  # a short sync says nothing
 
     def sync(self, *, max_builds: int = 0, since: float | None = None) -> Mirrored:
         """Bring the mirror up to date with the store; raises StoreError when not even the prefix can be listed."""
