@@ -84,9 +84,10 @@ def wanted(relative: str) -> bool:
     return relative in FIXED_FILES or is_junit(relative.rpartition("/")[2])
 
 
-def mirror_dir(cache: Path, root: RemoteRoot) -> Path:
-    """Where a remote root's mirror lives under the cache: one directory per bucket and prefix."""
-    digest = hashlib.sha256(root.prefix.encode()).hexdigest()[:12]
+def mirror_dir(cache: Path, root: RemoteRoot, endpoint: str) -> Path:
+    """Where a remote root's mirror lives under the cache: one directory per bucket and prefix at one endpoint (two
+    servers may have buckets of the same name)."""
+    digest = hashlib.sha256(f"{endpoint}\0{root.prefix}".encode()).hexdigest()[:12]
     return cache / f"{root.scheme}-{root.bucket}-{digest}"
 
 

@@ -54,7 +54,8 @@ def resolve(location: str, *, max_builds: int, since: float | None) -> ResultsRo
         store = open_store(remote)
     except (ValueError, MissingClient) as err:
         raise UsageError(f"--results {err}") from None
-    mirror = Mirror(store, remote, mirror_dir(paths.cache_dir() / "reports", remote), progress=_progress)
+    local = mirror_dir(paths.cache_dir() / "reports", remote, store.link(""))
+    mirror = Mirror(store, remote, local, progress=_progress)
     try:
         mirrored = mirror.sync(max_builds=max_builds, since=since)
     except StoreError as err:
