@@ -134,6 +134,23 @@ def test_a_server_stopped_mid_report_leaves_the_builds_read_and_names_the_rest(
     check_stopped_mid_report(proc.returncode, err, tmp_path / "out", tree)
 
 
+def test_throttling_is_retried_with_backoff(
+    server: s3_server.S3Server, tmp_path: Path, s3_env: dict[str, str], history: tuple[Path, dict[str, list[str]]],
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that answers 503 SlowDown beyond two requests at once, read by eight workers: the refused requests
+    are retried with backoff and the report is the one from disk."""
+    tree, _ = history
+    with s3_server.running(tmp_path / "s3", server.binary, max_requests=2) as busy:
+        busy.make_bucket(BUCKET, public=True)
+        busy.upload_tree(BUCKET, "logs", tree)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", busy.endpoint)
+        assert report([f"s3://{BUCKET}/logs"], tmp_path / "remote", monkeypatch) == ExitCode.OK
+        assert busy.throttled() > 0
+    assert report([str(tree)], tmp_path / "local", monkeypatch) == ExitCode.OK
+    assert differences(tmp_path / "local", tmp_path / "remote") == []
+
+
 def test_a_publish_interrupted_and_retried_ends_with_one_complete_build(
     server: s3_server.S3Server, s3_env: dict[str, str], tmp_path: Path
 ) -> None:

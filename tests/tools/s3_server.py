@@ -68,6 +68,10 @@ class S3Server:
                     break
         return counts
 
+    def throttled(self) -> int:
+        """How many requests the server answered with 503 SlowDown (over its --max-requests)."""
+        return sum(" SlowDown " in line for line in self.access_log.read_text(errors="replace").splitlines())
+
     def make_bucket(self, name: str, *, public: bool = False) -> None:
         client = self.client()
         client.make_bucket(name)
