@@ -72,8 +72,6 @@ class Mirrored:
     path: Path
     kind: Kind
     unread: list[Unread] = field(default_factory=list)
-    fetched: int = 0  # objects read
-    listings: int = 0
 
     def failures(self) -> list[StoreFailure]:
         return list(dict.fromkeys(unread.failure for unread in self.unread))
@@ -149,7 +147,6 @@ class Mirror:
         """A delimiter listing, made once per sync (telling a root from a job lists a job, which its sync reuses)."""
         found = self._levels.get(prefix)
         if found is None:
-            self._result.listings += 1
             level = self.store.list_level(prefix)
             found = self._levels[prefix] = _Level(level.dirs, level.files)
         return found
@@ -197,7 +194,6 @@ class Mirror:
             return []
         try:
             listed = self._checked(lambda: self.store.list_files(key))
-            self._count(listings=1)
             fetched: list[tuple[StoredObject, bytes | None]] = []
             for obj in listed:
                 relative = _relative(obj.key, key)
@@ -207,7 +203,6 @@ class Mirror:
                     fetched.append((obj, None))
                     continue
                 fetched.append((obj, self._checked(functools.partial(self.store.read, obj.key))))
-                self._count(fetched=1)
             return fetched
         except StoreError as err:
             return err
@@ -267,11 +262,6 @@ class Mirror:
     def _note(self, unread: Unread) -> None:
         with self._lock:
             self._result.unread.append(unread)
-
-    def _count(self, *, listings: int = 0, fetched: int = 0) -> None:
-        with self._lock:
-            self._result.listings += listings
-            self._result.fetched += fetched
 
     def _say(self, line: str) -> None:
         now = time.monotonic()
