@@ -185,3 +185,15 @@ def test_a_publish_interrupted_and_retried_ends_with_one_complete_build(
     assert held.keys() == local.keys()
     assert all(client.get_object("published", key).read() == local[name] for name, key in held.items())
     assert client.get_object("published", "logs/ci-publish/latest-build.txt").read() == build_dir.name.encode()
+
+
+def test_a_publish_without_credentials_is_access_denied_in_one_line(
+    server: s3_server.S3Server, s3_env: dict[str, str], tmp_path: Path
+) -> None:
+    server.make_bucket("closed")
+    build_dir = tmp_path / "results" / "ci-closed" / write_build(tmp_path / "results" / "ci-closed", START, {"a": "P"})
+    done = subprocess.run([sys.executable, "-m", "winsuite.cli", "publish", str(build_dir), "s3://closed/logs"],
+                          env={**os.environ, **s3_env}, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == ExitCode.RESULTS_ACCESS_DENIED, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "access denied" in done.stderr and "publish again to finish it" in done.stderr
