@@ -1,4 +1,4 @@
-"""`winsuite report`: the TestGrid-style dashboard, or a markdown summary, from a results root."""
+"""`winsuite report`: the TestGrid-style dashboard, a markdown summary or the figures as JSON, from a results root."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ N = TypeVar("N", int, float)
 def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "report",
-        help="write a TestGrid-style dashboard (or a markdown summary) from stored results",
+        help="write a TestGrid-style dashboard (or a markdown summary, or JSON) from stored results",
         description="Read ROOT/<job>/<build>/ (what `winsuite run` writes, or upstream e2e artifacts) and "
         "write a static dashboard: tab statuses, grids, flakiness, run diffs, the KEP-116 release verdict.",
     )
@@ -35,7 +35,10 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--output", type=Path, metavar="DIR", help="where index.html and its pages go (html)")
     parser.add_argument(
-        "--format", choices=("html", "markdown"), default="html", help="markdown prints a summary"
+        "--format",
+        choices=("html", "markdown", "json"),
+        default="html",
+        help="markdown prints a summary; json prints each tab's TestGrid figures",
     )
     tab = parser.add_argument_group("tab status (TestGrid options)")
     tab.add_argument("--columns-recent", default="10", metavar="N", help="recent columns a status reads (10)")
@@ -101,11 +104,12 @@ def _report(args: argparse.Namespace) -> int:
     from winsuite_reports.markdown import compare_markdown
     from winsuite_reports.markdown import markdown_summary
     from winsuite_reports.render import write_compare
+    from winsuite_reports.summary_json import json_summary
 
     if not args.results and not args.compare:
         raise UsageError("--results ROOT or --compare A B is required")
     if args.format == "html" and args.output is None:
-        raise UsageError("--output DIR is required for the HTML dashboard (or use --format markdown)")
+        raise UsageError("--output DIR is required for the HTML dashboard (or use --format markdown or json)")
     max_builds, since = _number(args, "max_builds", int, 0), _since(args.since)
     output = Path(args.output) if args.output is not None else None
     roots = [results_roots.resolve(location, max_builds=max_builds, since=since) for location in args.results]
@@ -119,6 +123,9 @@ def _report(args: argparse.Namespace) -> int:
     if args.format == "markdown":
         parts = ([markdown_summary(report)] if report else []) + ([compare_markdown(comparison)] if comparison else [])
         sys.stdout.write("\n".join(parts))
+    elif args.format == "json":
+        if report is not None:
+            sys.stdout.write(json_summary(report))
     elif output is not None:
         if report is not None:
             print(dashboard.write(report, output, grid_columns=_number(args, "grid_columns", int, 0),
