@@ -21,6 +21,8 @@ from winsuite_reports.model import ReportError
 from winsuite_reports.readiness import Criteria
 from winsuite_reports.readiness import Readiness
 from winsuite_reports.readiness import assess
+from winsuite_reports.regression import GreenToRed
+from winsuite_reports.regression import green_to_red
 from winsuite_reports.status import TabSummary
 from winsuite_reports.status import Thresholds
 from winsuite_reports.status import summarize
@@ -48,6 +50,7 @@ class TabReport:
     flakiness: TabFlakiness
     diffs: list[RunDiff]  # the latest pair first, then the ones asked for
     trend: list[Point]
+    regression: GreenToRed | None  # the newest pass-then-fail pair of builds
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ def _tab(job: Job, options: ReportOptions, now: float, slug: str) -> TabReport:
         flakiness=analyze(job, days=options.flake_days),
         diffs=([latest] if latest else []) + asked,
         trend=trend_points(job),
+        regression=green_to_red(job),
     )
 
 

@@ -39,7 +39,7 @@ from winsuite_reports.prow import junit_paths
 from winsuite_reports.prow import parse_build
 
 CACHE_FILE = ".winsuite-report-cache.sqlite"
-SCHEMA = 4  # PRAGMA user_version of the file; another number means another layout: the file is made anew
+SCHEMA = 5  # PRAGMA user_version of the file; another number means another layout: the file is made anew
 PASS_SEPARATOR = "\0"
 LOCK_SECONDS = 5.0  # another report writing the cache at the same time waits this long, then goes without it
 _SCHEMA_SQL = (
@@ -47,7 +47,9 @@ _SCHEMA_SQL = (
     " header TEXT NOT NULL, passes TEXT NOT NULL, cells TEXT NOT NULL, rows TEXT NOT NULL);"
     # A job's grid and row facts, valid for the builds (path and fingerprint, newest first) it lists.
     "CREATE TABLE IF NOT EXISTS jobs (path TEXT PRIMARY KEY, builds TEXT NOT NULL, rows TEXT NOT NULL,"
-    " grid TEXT NOT NULL)"
+    " grid TEXT NOT NULL);"
+    # A remote root's objects as its local mirror holds them: key -> generation (GCS) or ETag (S3).
+    "CREATE TABLE IF NOT EXISTS objects (key TEXT PRIMARY KEY, version TEXT NOT NULL)"
 )
 Encoded = tuple[str, str, str, str]  # a parsed build as the cache stores it: header, passes, other cells, rows
 _STATUS = {status.value: status for status in Status}  # a dict lookup: Status(value) is an Enum call
@@ -178,6 +180,16 @@ class BuildCache:
             self._write("DELETE FROM jobs WHERE path = ?", gone_jobs)
         if gone_builds:
             self._write("DELETE FROM builds WHERE path = ?", gone_builds)
+
+    def object_versions(self) -> dict[str, str]:
+        """Every remote object the mirror holds, with the generation or ETag it was fetched at."""
+        return dict(self._query("SELECT key, version FROM objects", ()))  # type: ignore[arg-type]  # (str, str)
+
+    def put_objects(self, objects: Iterable[tuple[str, str]]) -> None:
+        self._write("INSERT OR REPLACE INTO objects VALUES (?, ?)", list(objects))
+
+    def forget_objects(self, keys: Iterable[str]) -> None:
+        self._write("DELETE FROM objects WHERE key = ?", [(key,) for key in keys])
 
     def _stored_rows(self, key: str) -> str:
         """The stored row facts of one build ("" once the cache is closed or gone: read from the files then)."""

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from urllib.parse import quote
 
+from winsuite_reports import environment
+from winsuite_reports.environment import recorded_axes
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
@@ -63,15 +65,14 @@ def short_time(epoch: int) -> str:
 def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dict[str, object]:
     """The JSON the grid page embeds; `build_href` links a build's directory from the page."""
     strings = StringTable()
+    axes = recorded_axes(job.builds)
     builds = [
         {
             "id": build.id,
             "h": build_href(build),
             "t": column_time(build.started),
             "s": short_time(build.started),
-            "k": build.meta("kubernetes-version", "job-version", "revision") or "missing",
-            "w": build.meta("windows-builds") or "—",
-            "r": build.meta("container-runtime") or "—",
+            "e": [environment.value(build, axis) for axis in axes],
             "n": f"{build_href(build)}/{build.meta('node-logs')}" if build.meta("node-logs") else "",
         }
         for build in job.builds
@@ -90,6 +91,7 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
     return {
         "codes": CODES,
         "columns": columns,
+        "axes": [axis.label for axis in axes],
         "builds": builds,
         "overall": encode_row(((build.overall, 1) for build in job.builds), strings),
         "rows": rows,

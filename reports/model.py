@@ -158,6 +158,7 @@ class Job:
     grid: dict[str, tuple[Cell, ...]] | None = field(default=None, repr=False, compare=False)
     # row key -> its cells as runs of one cell, (cell, length), newest first: given with the grid, else made
     runs: dict[str, list[tuple[Cell, int]]] | None = field(default=None, repr=False, compare=False)
+    url: str = ""  # the job directory's web address (a remote root's); "" links the local path
 
     def cells(self, key: str) -> tuple[Cell, ...]:
         """The row's cells, newest build first; NO_RESULT where the build has none."""

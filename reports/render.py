@@ -15,6 +15,9 @@ from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
 from winsuite_reports.categories import categories
+from winsuite_reports.compare import STATUS_WORDS
+from winsuite_reports.compare import Comparison
+from winsuite_reports.compare import Verdict
 from winsuite_reports.departures import CELLS_FIGURE
 from winsuite_reports.departures import FLAKINESS_FIGURE
 from winsuite_reports.departures import Departure
@@ -28,6 +31,8 @@ from winsuite_reports.svg import trend_chart
 COLUMN_CHOICES = (25, 50, 100, 200)
 DEFAULT_GRID_COLUMNS = 50  # the grid draws this many builds at first; the page can show all
 SPARKLINE_BUILDS = 60
+COMPARE_PAGE = "compare.html"
+JOB_TOKEN, BUILD_TOKEN = "<job>", "<build>"  # of --build-url, as TestGrid's link templates write them
 
 
 def environment() -> jinja2.Environment:
@@ -68,24 +73,29 @@ def pct(fraction: float | None) -> str:
     return "—" if fraction is None else f"{100 * fraction:.1f} %"
 
 
-def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLUMNS) -> Path:
-    """Write every page under `output`; returns the index page."""
+def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLUMNS,
+                    build_url: str = "", compared: bool = False) -> Path:
+    """Write every page under `output`; returns the index page. `build_url` is where build links point, as a
+    template of TestGrid's kind (`<job>`, `<build>`); "" links each job's own directory."""
     env = environment()
     output.mkdir(parents=True, exist_ok=True)
-    _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline)
+    _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline,
+           compare_page=COMPARE_PAGE if compared else "")
     _write(env, "readiness.html.j2", output / "readiness.html", report=report, root="", states=list(RowState))
     for tab in report.tabs:
-        _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns)
+        _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns, build_url)
     return output / "index.html"
 
 
 def _write_tab(
-    env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, grid_columns: int
+    env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, grid_columns: int, build_url: str
 ) -> None:
     page_dir.mkdir(parents=True, exist_ok=True)
-    job_href = quote(Path(os.path.relpath(tab.job.path.resolve(), page_dir.resolve())).as_posix())
+    job_href = tab.job.url or quote(Path(os.path.relpath(tab.job.path.resolve(), page_dir.resolve())).as_posix())
 
     def build_href(build: Build) -> str:
+        if build_url:
+            return build_url.replace(JOB_TOKEN, quote(tab.job.name)).replace(BUILD_TOKEN, quote(build.id))
         return f"{job_href}/{quote(build.id)}"
 
     common = {"report": report, "tab": tab, "root": "../../"}
@@ -110,6 +120,15 @@ def _write_tab(
     _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job),
            history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP), **common)
     _write(env, "diff.html.j2", page_dir / "diff.html", **common)
+
+
+def write_compare(comparison: Comparison, output: Path, *, generated: float, dashboard: bool) -> Path:
+    """The comparison's page, `compare.html` under `output` (beside the dashboard's pages when `dashboard`)."""
+    output.mkdir(parents=True, exist_ok=True)
+    page = output / COMPARE_PAGE
+    _write(environment(), "compare.html.j2", page, comparison=comparison, generated=generated, dashboard=dashboard,
+           verdicts=list(Verdict), words=STATUS_WORDS)
+    return page
 
 
 def _sparkline(tab: TabReport) -> Markup:

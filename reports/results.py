@@ -26,9 +26,11 @@ from winsuite_reports.model import History
 from winsuite_reports.model import Job
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import transposed
+from winsuite_reports.prow import MalformedJson
 from winsuite_reports.prow import ParsedBuild
 from winsuite_reports.prow import column
 from winsuite_reports.prow import parse_build
+from winsuite_reports.prow import read_json_object
 
 DEFAULT_DASHBOARD = "default"
 PARALLEL_FROM = 64  # builds; for fewer, starting worker processes costs more than it saves
@@ -44,13 +46,18 @@ def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
 
 
 def load_history(
-    root: Path, *, now: float | None = None, max_builds: int = 0, skip: Path | None = None, cache: bool = True
+    root: Path, *, now: float | None = None, max_builds: int = 0, since: float | None = None, skip: Path | None = None,
+    cache: bool = True
 ) -> History:
-    """Read every job under `root` (or `root` itself when it holds builds), except `skip` (the output).
+    """Read every job under `root` (or `root` itself when it holds builds, or the one build `root` is), except `skip`
+    (the output); per job the newest `max_builds` builds (0: all) that started at `since` or later (None: all).
 
     With `cache`, each build's parse is kept in the root's cache file and read from there while its files do not
-    change (see reports.cache); the History is the same either way."""
+    change (see reports.cache); the History is the same either way. One build is read without the cache (a cache
+    file is never written into a build)."""
     now = time.time() if now is None else now
+    if is_build(root):
+        return History(root, [read_job(root.parent, now=now, only=[root])])
     if build_dirs(root):
         job_dirs = [root]
     else:
@@ -61,27 +68,42 @@ def load_history(
             if path.is_dir() and path.resolve() != skipped and build_dirs(path)
         ]
     with BuildCache(root) if cache and job_dirs else contextlib.nullcontext() as store:
-        jobs = [read_job(path, now=now, max_builds=max_builds, cache=store) for path in job_dirs]
+        jobs = [read_job(path, now=now, max_builds=max_builds, since=since, cache=store) for path in job_dirs]
         if store is not None and job_dirs != [root]:  # a root of jobs: jobs removed since are forgotten
             store.forget_jobs_other_than(job_dirs)
     jobs.sort(key=lambda job: (job.dashboard, natural_key(job.tab)))
     return History(root, jobs)
 
 
+def is_build(path: Path) -> bool:
+    """A build directory: it has started.json or finished.json."""
+    return path.is_dir() and any((path / marker).is_file() for marker in BUILD_MARKERS)
+
+
 def build_dirs(job_dir: Path) -> list[Path]:
     """The job's build directories, newest first (build ids sort increasingly)."""
     if not job_dir.is_dir():
         return []
-    builds = [
-        path
-        for path in job_dir.iterdir()
-        if path.is_dir() and any((path / marker).is_file() for marker in BUILD_MARKERS)
-    ]
+    builds = [path for path in job_dir.iterdir() if is_build(path)]
     return sorted(builds, key=lambda p: natural_key(p.name), reverse=True)
 
 
+def started_since(builds: list[Path], since: float) -> list[Path]:
+    """The builds (newest first) up to the first one that started before `since`; a build whose start cannot be
+    read is kept (its column says why)."""
+    for index, path in enumerate(builds):
+        try:
+            started = read_json_object(path / STARTED).get("timestamp")
+        except (OSError, MalformedJson):
+            continue
+        if isinstance(started, int | float) and not isinstance(started, bool) and started < since:
+            return builds[:index]
+    return builds
+
+
 def read_job(
-    job_dir: Path, *, now: float, max_builds: int = 0, workers: int = 0, cache: BuildCache | None = None
+    job_dir: Path, *, now: float, max_builds: int = 0, since: float | None = None, workers: int = 0,
+    cache: BuildCache | None = None, only: list[Path] | None = None
 ) -> Job:
     """One tab: its builds (the newest `max_builds` when set) and the rows they hold.
 
@@ -90,8 +112,10 @@ def read_job(
     cache, the job's grid and row facts come from the cache too, brought up to date with the builds that are new
     since (see reports.job_grid).
     """
-    every_build = build_dirs(job_dir)
+    every_build = build_dirs(job_dir) if only is None else only
     paths = every_build[: max_builds or None]
+    if since is not None:
+        paths = started_since(paths, since)
     prints = {path: fingerprint(path) for path in paths} if cache is not None else {}
     parsed: dict[Path, ParsedBuild] = {}
     if cache is not None:

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "winsuite.commands.cleanup",
     "winsuite.commands.cluster",
     "winsuite.commands.report",
+    "winsuite.commands.publish",
     "winsuite.commands.merge",
     "winsuite.commands.incluster",
 )

@@ -87,18 +87,19 @@
     return tr;
   }
 
-  // What rarely changes from build to build (versions, runtime): one horizontal cell per run of equal values.
-  function runsHeader(text, key, count) {
+  // The environment's recorded axes (versions, Windows builds, runtimes), which rarely change from build to build:
+  // one horizontal cell per run of equal values.
+  function runsHeader(text, axis, count) {
     var tr = document.createElement("tr");
     label(tr, text);
     for (var col = 0; col < count;) {
-      var span = 1;
-      while (col + span < count && builds[col + span][key] === builds[col][key]) span++;
+      var span = 1, shown = builds[col].e[axis];
+      while (col + span < count && builds[col + span].e[axis] === shown) span++;
       var h = document.createElement("th");
       h.className = span > 1 ? "run" : "run one";
       h.colSpan = span;
-      h.textContent = builds[col][key];
-      h.title = builds[col][key] + (span > 1 ? " (" + span + " builds)" : "");
+      h.textContent = shown;
+      h.title = shown + (span > 1 ? " (" + span + " builds)" : "");
       tr.appendChild(h);
       col += span;
     }
@@ -110,9 +111,7 @@
     var count = wanted > 0 ? Math.min(wanted, builds.length) : builds.length;
     var head = document.createElement("thead"), body = document.createElement("tbody");
     head.appendChild(buildHeader(count));
-    [["Kubernetes", "k"], ["Windows build", "w"], ["Runtime", "r"]].forEach(function (h) {
-      head.appendChild(runsHeader(h[0], h[1], count));
-    });
+    data.axes.forEach(function (axis, i) { head.appendChild(runsHeader(axis, i, count)); });
     if (builds.slice(0, count).some(function (b) { return b.n; })) head.appendChild(nodeLogsHeader(count));
     body.appendChild(row("Overall", data.overall, count, "overall", ""));
     rows.forEach(function (r) { r.tr = row(r.name, r.runs, count, "", r.engine); body.appendChild(r.tr); });

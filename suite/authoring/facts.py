@@ -9,6 +9,7 @@ from typing import Any
 
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.capabilities import requirement_text
+from winsuite.authoring.environment import environment_metadata
 from winsuite.authoring.versions import is_containerd_1_7_or_later
 
 HYPERV_RUNTIME_CLASS = "runhcs-wcow-hypervisor"
@@ -123,13 +124,14 @@ class ClusterFacts:
     def windows_builds(self) -> list[str]:
         return sorted({n.windows_build for n in self.nodes if n.windows_build})
 
-    def metadata(self, target_os: str) -> dict[str, Any]:
+    def metadata(self, target_os: str, runtime_class: str | None = None) -> dict[str, Any]:
         """finished.json metadata: TestGrid column headers read the flat keys."""
         targets = [n for n in self.nodes if n.os == target_os]
         return {
             "kubernetes-version": self.server_version,
             "windows-builds": ",".join(self.windows_builds()),
             "container-runtime": ",".join(sorted({n.container_runtime for n in targets})),
+            **environment_metadata(self.nodes, runtime_class, target_os),
             "node-os": target_os,
             "discovery": dataclasses.asdict(self),
         }

@@ -57,6 +57,9 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--detach", action="store_true",
                         help="with --in-cluster: start the run and return; `winsuite attach BUILD` follows it later")
     parser.add_argument("--run-id", help="the run's id, which labels its namespaces (default: new)")
+    parser.add_argument("--publish", metavar="DEST",
+                        help="at the end of the run (also after an interrupt), publish its build to DEST: "
+                             "gs://BUCKET/PREFIX, s3://BUCKET/PREFIX or a directory (see `winsuite publish`)")
     parser.add_argument("--cases", metavar="PACKAGE", default="winsuite.cases",
                         help="Python package of winsuite tests to run (default: winsuite.cases, the catalog)")
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
@@ -87,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
                                                 ("--detach", args.detach)) if value]
     if in_cluster_only and not args.in_cluster:
         raise UsageError(f"{in_cluster_only[0]} needs --in-cluster")
+    if args.publish and args.in_cluster:
+        raise UsageError("--publish with --in-cluster: publish the merged build with `winsuite publish BUILD DEST`")
     if args.in_cluster:
         if args.shards is not None and not 1 <= args.shards <= 100:
             raise UsageError(f"--shards {args.shards}: expected 1 to 100 shard pods")
@@ -102,4 +107,10 @@ def run(args: argparse.Namespace) -> int:
         return int(ExitCode.OK)
     if rerun is not None:
         print(f"winsuite: rerunning {len(rerun.names)} test(s) of build {rerun.build_dir}")
-    return int(Runner(resolve_request(args, rerun), ops).run_build())
+    runner = Runner(resolve_request(args, rerun), ops)
+    code = int(runner.run_build())
+    if args.publish:
+        from winsuite.run.publish_step import after_run
+
+        code = after_run(runner.output.build_dir, args.publish, code)
+    return code

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from winsuite import timeline
+from winsuite.authoring.environment import image_registries
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.api_guard import GuardedApiClient
 from winsuite.cluster.connect import Connection
@@ -46,6 +47,7 @@ def run_metadata(run: RunConfig) -> dict[str, Any]:
         "winsuite-version": version, "cluster": str(job.cluster.type), "focus": list(job.focus),
         "skip": list(job.skip), "parallelism": job.parallelism, "flake-attempts": job.flake_attempts,
         "engine": str(job.engine), "cases": run.cases,
+        "image-registries": image_registries(run.repo_list.registries, run.images.default_registries),
         **({"job-file": str(Path(job.source).resolve())} if Path(job.source).is_file() else {}),
         **({prow.SHARD_METADATA: str(run.shard)} if run.shard else {}),
         **run.metadata,
@@ -118,7 +120,7 @@ class Finisher:
             result = "FAILURE"
             metadata["flaky-policy"] = f"{evidence.flaky} test(s) passed only on a retry; the job fails on flakes"
         if facts is not None:
-            metadata.update(facts.metadata(self.run.target_os))
+            metadata.update(facts.metadata(self.run.target_os, self.run.job.runtime_class))
         if aborted:
             metadata["interrupted"] = aborted
         if error:
