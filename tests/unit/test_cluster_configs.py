@@ -49,6 +49,16 @@ def test_kubelet_runs_on_cgroup_v1_with_the_cluster_dns(tmp_path: Path) -> None:
     assert config["authorization"] == {"mode": "Webhook"}
 
 
+def test_kubelets_cadvisor_reads_container_stats_from_the_nodes_own_containerd(tmp_path: Path) -> None:
+    paths = kubelet.KubeletPaths(tmp_path / "kubelet", tmp_path / "pki", tmp_path / "containerd.sock")
+
+    argv = kubelet.argv(Path("/bin/kubelet"), paths, tmp_path / "kubeconfig", "linux-0")
+
+    # Not cAdvisor's default /run/containerd/containerd.sock, which another containerd (or none) may answer.
+    assert f"--containerd={tmp_path / 'containerd.sock'}" in argv
+    assert "--containerd-namespace=k8s.io" in argv
+
+
 def test_kube_proxy_uses_iptables_and_leaves_oom_score_and_conntrack_alone(tmp_path: Path) -> None:
     config = kubeproxy.render_config(tmp_path / "kubeconfig", "linux-0", PORTS)
 

@@ -210,6 +210,8 @@ def _run_components(
     took = kube.wait_nodes_ready(core, state.nodes, NODES_READY_TIMEOUT)
     kube.wait_service_account(core, "default", NODES_READY_TIMEOUT)
     report(f"  {len(state.nodes)} nodes Ready after {took:.1f}s")
+    if real:
+        realnode.confirm_container_stats(realnode.RealNode(layout, bins, state.ports), report)
 
 
 def down(name: str, report: Reporter) -> bool:

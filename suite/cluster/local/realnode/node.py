@@ -25,6 +25,7 @@ from winsuite.cluster.local.realnode import kubelet
 from winsuite.cluster.local.realnode import kubeproxy
 from winsuite.cluster.local.realnode import network
 from winsuite.cluster.local.realnode import nodelogs
+from winsuite.cluster.local.realnode import stats_probe
 from winsuite.cluster.local.state import Layout
 from winsuite.cluster.local.state import RealNodeState
 
@@ -120,3 +121,13 @@ def start(node: RealNode, report: Reporter, started: list[Process]) -> None:
     took = wait_until(dns, http_probe(ready_url, "OK"), what=f"ready at {ready_url}", timeout=READY_TIMEOUT)
     kube.wait_service_endpoints(core.api_client, coredns.NAMESPACE, coredns.SERVICE, READY_TIMEOUT)
     report(f"  kubelet, kube-proxy and CoreDNS started; CoreDNS ready after {took:.1f}s")
+
+
+def confirm_container_stats(node: RealNode, report: Reporter) -> None:
+    """Ready means the node's containers are measured: the kubelet's summary has a probe container's figures."""
+    core = kube.api(node.layout.kubeconfig)
+    kube.wait_service_account(core, stats_probe.NAMESPACE, READY_TIMEOUT)
+    took = stats_probe.wait_for_container_stats(
+        core, node.name, images.image_name("busybox"), node.layout.log("kubelet")
+    )
+    report(f"  container CPU and memory in the kubelet's stats summary after {took:.1f}s")
