@@ -1,6 +1,6 @@
 """`winsuite run --ops-readiness`: a run whose selection is what windows-operational-readiness test cases select,
 with every row labelled with the category and case that selected it, and a row for each case that selects
-nothing or does not apply to the cluster."""
+nothing or does not apply to the cluster, and for each specification with no test cases."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ import dataclasses
 
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.errors import UsageError
+from winsuite.policy.ops_readiness import NO_CASES
 from winsuite.policy.ops_readiness import CaseSelection
 from winsuite.policy.ops_readiness import OpsCase
+from winsuite.policy.ops_readiness import OpsSpecification
+from winsuite.policy.ops_readiness import cases_of
 from winsuite.policy.ops_readiness import select
 from winsuite.policy.selection import exact_focus
 from winsuite.run.results.model import OPS_CASE_PROPERTY
@@ -29,8 +32,17 @@ def provider_of(facts: ClusterFacts) -> str | None:
 
 @dataclasses.dataclass
 class OpsRun:
-    cases: list[OpsCase]
+    specifications: list[OpsSpecification]
     selections: list[CaseSelection] = dataclasses.field(default_factory=list)
+
+    @property
+    def cases(self) -> list[OpsCase]:
+        return cases_of(self.specifications)
+
+    @property
+    def empty(self) -> list[OpsSpecification]:
+        """The specifications with no test cases (upstream: "No Operational Readiness tests to run")."""
+        return [spec for spec in self.specifications if not spec.cases]
 
     def applied_to(self, args: argparse.Namespace) -> argparse.Namespace:
         if getattr(args, "winsuite_focus", None):
@@ -72,4 +84,8 @@ class OpsRun:
                 rows.append(Attempt(f"{CASE_ROW_PREFIX}{case.category}: {case.description}", "", Outcome.SKIPPED,
                                     message=why, properties={"category": case.category,
                                                              OPS_CASE_PROPERTY: case.description}))
+        for spec in self.empty:
+            rows.append(Attempt(f"{CASE_ROW_PREFIX}{spec.category}: {NO_CASES}", "", Outcome.SKIPPED,
+                                message=f"{NO_CASES} ({spec.source})",
+                                properties={"category": spec.category, OPS_CASE_PROPERTY: NO_CASES}))
         return rows

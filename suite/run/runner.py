@@ -35,6 +35,7 @@ from winsuite.policy.catalog import CatalogTest
 from winsuite.policy.catalog import collect
 from winsuite.policy.catalog import engine_catalog
 from winsuite.policy.jobs import apply_overrides
+from winsuite.policy.ops_readiness import NO_CASES
 from winsuite.policy.prepull_list import to_prepull
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import build_run_config
@@ -265,6 +266,8 @@ class Runner:
         for selection in self.ops.selections:
             state = selection.not_applicable or f"{len(selection.names)} test(s)"
             self._say(f"ops-readiness {selection.case.category}: {selection.case.description}: {state}")
+        for spec in self.ops.empty:
+            self._say(f"ops-readiness {spec.category}: {NO_CASES}")
 
     def _focus_on_shard(self, tests: list[CatalogTest]) -> None:
         """--shard I/N: the run (and its phases) select exactly the tests of its shard of the selection."""
