@@ -27,6 +27,10 @@ from typing import Any
 
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.given_paths import Found
+from winsuite.given_paths import probe
+from winsuite.given_paths import shown
+from winsuite.given_paths import unreadable
 from winsuite.policy import strict_yaml
 from winsuite.policy.regex import RegexError
 from winsuite.policy.regex import compile_re2
@@ -92,18 +96,19 @@ def spec_files(paths: Iterable[str]) -> list[Path]:
     found: list[Path] = []
     for given in paths:
         path = Path(given)
-        try:
-            if path.is_dir():
+        kind = probe(path, "specification (--ops-readiness)")
+        if kind is Found.DIRECTORY:
+            try:
                 specs = sorted(path.rglob(SPEC_FILE))
-                if not specs:
-                    raise UsageError(f"--ops-readiness {given}: no {SPEC_FILE} under this directory")
-                found += specs
-            elif path.is_file():
-                found.append(path)
-            else:
-                raise UsageError(f"--ops-readiness {given}: no such file or directory")
-        except OSError as err:  # a directory that cannot be listed, a name too long for the file system
-            raise UsageError(f"--ops-readiness {given}: cannot read it: {err.strerror or err}") from None
+            except OSError as err:  # a directory under it that cannot be listed
+                raise unreadable("specifications (--ops-readiness)", err.filename or path, err) from None
+            if not specs:
+                raise UsageError(f"--ops-readiness {shown(given)}: no {SPEC_FILE} under this directory")
+            found += specs
+        elif kind is Found.MISSING:
+            raise UsageError(f"--ops-readiness {shown(given)}: no such file or directory")
+        else:
+            found.append(path)  # a file, or what the reader refuses in one line (a FIFO, a device)
     return found
 
 

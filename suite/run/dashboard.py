@@ -9,6 +9,10 @@ from pathlib import Path
 
 from winsuite.errors import UsageError
 from winsuite.errors import one_line
+from winsuite.given_paths import Found
+from winsuite.given_paths import probe
+from winsuite.given_paths import shown
+from winsuite.given_paths import unreadable
 from winsuite.policy.plan import load_plan
 from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import ReportOptions
@@ -30,12 +34,12 @@ def plan_items() -> list[PlanItem]:
 
 def report_of(root: Path, options: ReportOptions, *, max_builds: int = 0, skip: Path | None = None) -> Report:
     """Every stored build under `root` analysed; `skip` is a directory under root not to read (the output)."""
-    if not root.is_dir():
-        raise UsageError(f"--results {root}: no such directory (expected ROOT/<job>/<build>/started.json)")
+    if probe(root, "results root (--results)") is not Found.DIRECTORY:
+        raise UsageError(f"--results {shown(root)}: no such directory (expected ROOT/<job>/<build>/started.json)")
     try:
         history = load_history(root, max_builds=max_builds, skip=skip)
     except OSError as err:  # a job or build directory this user may not read
-        raise UsageError(f"--results {root}: cannot read {err.filename or root}: {err.strerror or err}") from None
+        raise unreadable("results", err.filename or root, err) from None
     if not history.jobs:
         raise UsageError(f"--results {root}: {NO_BUILDS}")
     for job in history.jobs:  # shown as TestGrid shows them (an E column); said here so nobody misses one

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from winsuite.given_paths import unwritable
 from winsuite.policy.run_config import RunConfig
 from winsuite.run.results import prow
 from winsuite_reports.conventions import BUILD_LOG
@@ -34,6 +35,13 @@ class Layout:
     def cluster_logs_dir(self) -> Path:
         return self.artifacts / "cluster"
 
+    def create(self) -> None:
+        """The build's directories; a place that cannot hold them is the user's to fix, said in one line."""
+        try:
+            self.artifacts.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise unwritable("results", err.filename or self.artifacts, err) from None
+
 
 def layout_of(run: RunConfig, results_root: str, build_id: str | None) -> Layout:
     """The job's `artifacts` directory as the build (prow's $ARTIFACTS), else <results root>/<job>/<build id>."""
@@ -42,5 +50,8 @@ def layout_of(run: RunConfig, results_root: str, build_id: str | None) -> Layout
         build_dir = Path(artifacts)
         return Layout(build_dir, build_id or build_dir.name, None)
     job_dir = Path(results_root) / run.job.name
-    build = build_id or prow.new_build_id(job_dir)
+    try:
+        build = build_id or prow.new_build_id(job_dir)
+    except OSError as err:
+        raise unwritable("results", err.filename or job_dir, err) from None
     return Layout(job_dir / build, build, job_dir)

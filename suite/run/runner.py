@@ -149,7 +149,7 @@ class Runner:
 
     def _run(self) -> ExitCode:
         started = time.time()
-        self.layout.artifacts.mkdir(parents=True, exist_ok=True)
+        self.layout.create()
         self.log = self.layout.build_log.open("a", encoding="utf-8")
         prow.write_started(self.layout.build_dir, started, self._job_metadata())
         self._say(f"winsuite run {self.run_config.run_id}: job {self.run_config.job.name}, "

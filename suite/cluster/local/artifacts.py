@@ -8,6 +8,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from winsuite.given_paths import Found
+from winsuite.given_paths import probe
 from winsuite.paths import cache_dir
 from winsuite.policy.pins import Pins
 
@@ -108,9 +110,10 @@ def cached_path(artifact: Artifact) -> Path:
 def locate(artifact: Artifact, bin_dir: Path | None) -> Path | None:
     """A usable copy: the given bin directory first (used as is), then the cache."""
     for candidate in ([bin_dir / artifact.name] if bin_dir else []) + [cached_path(artifact)]:
+        found = probe(candidate, "prebuilt binary (--bin-dir)" if candidate.parent == bin_dir else "cached binary")
         if artifact.recipe is Recipe.MODULE_FILES:
-            if candidate.is_dir():
+            if found is Found.DIRECTORY:
                 return candidate
-        elif candidate.is_file() and os.access(candidate, os.X_OK):
+        elif found is Found.FILE and os.access(candidate, os.X_OK):
             return candidate
     return None

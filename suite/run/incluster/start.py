@@ -57,7 +57,7 @@ def start(args: argparse.Namespace) -> int:
         if not nodes:
             raise UsageError("--in-cluster needs a Linux node that runs containers for the shard pods (found none)")
         image, pull = _image(args, config)
-        layout.artifacts.mkdir(parents=True, exist_ok=True)
+        layout.create()
         state, shards = _plan(args, session.run, layout.build_dir, layout.job_dir, session.connection, image)
     except BaseException:
         if layout.job_dir is not None:  # a build directory made for this run (never --artifacts): nothing ran
