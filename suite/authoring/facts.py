@@ -55,6 +55,7 @@ class ClusterFacts:
     runtime_classes: list[str]
     egress_allowed: bool
     warnings: list[str]
+    kubectl: str = ""  # the kubectl the tests run against this cluster ("" when there is none)
 
     # -- capabilities ----------------------------------------------------------------------------
     def _nodes(self, os_name: str) -> list[NodeFacts]:

@@ -16,6 +16,7 @@ from winsuite.authoring.target import ClusterSession
 from winsuite.cluster.connect import Connection
 from winsuite.cluster.connect import connect
 from winsuite.cluster.discovery import discover
+from winsuite.cluster.kubectl import with_kubectl
 from winsuite.errors import UsageError
 from winsuite.policy import options
 from winsuite.policy.run_config import RunConfig
@@ -50,8 +51,9 @@ def open_session(run: RunConfig, discovery_file: Path | None = None) -> RunSessi
     if discovery_file is not None:
         facts = ClusterFacts.load(discovery_file)
     else:
-        facts = discover(connection.api, connection.server_version, windows_builds=run.images.windows_builds(),
-                         egress_allowed=connection.target.allows_egress)
+        facts = with_kubectl(discover(connection.api, connection.server_version,
+                                      windows_builds=run.images.windows_builds(),
+                                      egress_allowed=connection.target.allows_egress))
     return RunSession(run.with_facts(facts), connection, facts)
 
 

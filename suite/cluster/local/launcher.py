@@ -7,6 +7,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from winsuite.cluster import readiness
 from winsuite.cluster.local import controlplane
 from winsuite.cluster.local import credentials
 from winsuite.cluster.local import kube
@@ -210,6 +211,8 @@ def _run_components(
     took = kube.wait_nodes_ready(core, state.nodes, NODES_READY_TIMEOUT)
     kube.wait_service_account(core, "default", NODES_READY_TIMEOUT)
     report(f"  {len(state.nodes)} nodes Ready after {took:.1f}s")
+    took = readiness.wait_for_controllers(core.api_client, report)
+    report(f"  controllers working after {took:.1f}s")
     if real:
         realnode.confirm_container_stats(realnode.RealNode(layout, bins, state.ports), report)
 
