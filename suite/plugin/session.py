@@ -17,6 +17,7 @@ from winsuite.cluster.connect import Connection
 from winsuite.cluster.connect import connect
 from winsuite.cluster.discovery import discover
 from winsuite.cluster.kubectl import with_kubectl
+from winsuite.cluster.load_balancer import PROBE_TIMEOUT
 from winsuite.errors import UsageError
 from winsuite.policy import options
 from winsuite.policy.run_config import RunConfig
@@ -45,15 +46,18 @@ class RunSession:
                               context=self.connection.context)
 
 
-def open_session(run: RunConfig, discovery_file: Path | None = None) -> RunSession:
-    """Connect as the job says and discover the cluster, or reuse the facts `winsuite run` already discovered."""
+def open_session(run: RunConfig, discovery_file: Path | None = None, *,
+                 probe_load_balancer: bool = False) -> RunSession:
+    """Connect as the job says and discover the cluster, or reuse the facts `winsuite run` already discovered;
+    `probe_load_balancer` when a selected test needs a LoadBalancer implementation (a probe Service is made)."""
     connection = connect(run.job.cluster)
     if discovery_file is not None:
         facts = ClusterFacts.load(discovery_file)
     else:
         facts = with_kubectl(discover(connection.api, connection.server_version,
                                       windows_builds=run.images.windows_builds(),
-                                      egress_allowed=connection.target.allows_egress))
+                                      egress_allowed=connection.target.allows_egress,
+                                      load_balancer_probe=PROBE_TIMEOUT if probe_load_balancer else 0.0))
     return RunSession(run.with_facts(facts), connection, facts)
 
 

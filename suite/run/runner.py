@@ -39,6 +39,7 @@ from winsuite.policy.ops_readiness import NO_CASES
 from winsuite.policy.prepull_list import to_prepull
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import build_run_config
+from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Selector
 from winsuite.policy.selection import exact_focus
 from winsuite.policy.shard_selection import load_plan_for
@@ -213,9 +214,16 @@ class Runner:
             gaps = "".join(f"\n    not collected: {why}" for why in node.missing)
             self._say(f"node logs of {node.node}: {', '.join(node.written) or 'none'}{gaps}")
 
+    def _selects_a_test_needing(self, capability: Capability) -> bool:
+        """Whether a native test the run selects needs `capability` (discovery then observes it at a cost)."""
+        policy = self.run_config.policy
+        return any(capability in entry.spec.needs and policy.decide(entry.spec.full_name, entry.spec.tags).outcome
+                   is not Outcome.DESELECT for entry in collect(self.cases))
+
     def _connect_and_discover(self) -> RunSession:
         self._say(f"connecting to the cluster ({self.run_config.job.cluster.type})")
-        session = open_session(self.run_config)
+        session = open_session(self.run_config, probe_load_balancer=self._selects_a_test_needing(
+            Capability.LOAD_BALANCER))
         facts = session.facts
         (self.layout.artifacts / DISCOVERY_FILE).write_text(facts.to_json())
         self.run_config = session.run
