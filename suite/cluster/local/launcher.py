@@ -214,7 +214,9 @@ def _run_components(
     took = readiness.wait_for_controllers(core.api_client, report)
     report(f"  controllers working after {took:.1f}s")
     if real:
-        realnode.confirm_container_stats(realnode.RealNode(layout, bins, state.ports), report)
+        node = realnode.RealNode(layout, bins, state.ports)
+        realnode.confirm_container_stats(node, report)
+        realnode.confirm_add_ons(node, state.processes, report)
 
 
 def down(name: str, report: Reporter) -> bool:
