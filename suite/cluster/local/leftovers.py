@@ -11,6 +11,7 @@ from winsuite.cluster.local.config import BRIDGE
 from winsuite.cluster.local.config import BRIDGE_IP
 from winsuite.cluster.local.config import KUBELET_PORT
 from winsuite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.config import METRICS_SERVER_PORT
 from winsuite.cluster.local.processes import alive
 from winsuite.cluster.local.processes import pids_with_argument
 from winsuite.cluster.local.realnode import hostdirs
@@ -74,7 +75,8 @@ def _our_ports(state: ClusterState) -> dict[tuple[str, int], str]:
     ports = {(LOOPBACK, port): name for name, port in state.ports.items() if name != "kube-apiserver"}
     ports[(apiserver_host, state.ports["kube-apiserver"])] = "kube-apiserver"
     if state.real_node:
-        ports |= {(BRIDGE_IP, KUBELET_PORT): "kubelet", (BRIDGE_IP, 53): "coredns"}
+        ports |= {(BRIDGE_IP, KUBELET_PORT): "kubelet", (BRIDGE_IP, 53): "coredns",
+                  (BRIDGE_IP, METRICS_SERVER_PORT): "metrics-server"}
     return ports
 
 
