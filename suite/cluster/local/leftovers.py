@@ -92,11 +92,12 @@ def _kubepods_cgroups() -> list[str]:
 def after_down(layout: Layout, state: ClusterState) -> list[str]:
     """Everything of `state`'s cluster still present on the host (empty when the teardown was complete)."""
     found = [f"process {proc.name} (pid {proc.pid}) still runs" for proc in state.processes if alive(proc)]
-    found += [f"process {pid} still refers to {layout.root}" for pid in pids_with_argument(str(layout.root))]
+    # Paths under the root, with the separator: cluster "winsuite" is not "winsuite-test".
+    found += [f"process {pid} still refers to {layout.root}" for pid in pids_with_argument(f"{layout.root}{os.sep}")]
     # A port is ours only if the process holding it belongs to this cluster (another may reuse it).
     open_ports = listeners()
     for (address, port), name in sorted(_our_ports(state).items()):
-        holders = [pid for pid in open_ports.get((address, port), ()) if str(layout.root) in _cmdline(pid)]
+        holders = [pid for pid in open_ports.get((address, port), ()) if f"{layout.root}{os.sep}" in _cmdline(pid)]
         found += [f"port {address}:{port} ({name}) still held by pid {pid}" for pid in holders]
     found += [f"still mounted: {point}" for point in _mounts_under(layout.root)]
     before = state.real_node
