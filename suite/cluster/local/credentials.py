@@ -34,7 +34,8 @@ def specs(real_node: bool) -> list[CertSpec]:
             client_cert("kubelet", f"system:node:{REAL_NODE_NAME}", "system:nodes"),
             serving_cert("kubelet-serving", ips=(BRIDGE_IP,)),
             client_cert("kube-proxy", "system:kube-proxy"),
-            serving_cert("metrics-server-serving", ips=(BRIDGE_IP,)),
+            # The aggregator checks an APIService's backend by its Service's name, not the address it dials.
+            serving_cert("metrics-server-serving", ips=(BRIDGE_IP,), dns=("metrics-server.kube-system.svc",)),
         ]
     return certs
 
