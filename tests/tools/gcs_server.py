@@ -11,6 +11,7 @@ Objects live in the server's memory: nothing is written outside `workdir` (its l
 
 from __future__ import annotations
 
+import ctypes
 import json
 import signal
 import socket
@@ -40,6 +41,8 @@ HOST = "127.0.0.1"
 READY_SECONDS = 30.0
 STOP_SECONDS = 10.0
 _PORT_TRIES = 3
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here: the child after fork only calls it
 # Loopback only: a proxy from the environment must never see these requests.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -154,7 +157,7 @@ def start(workdir: Path, binary: Path | None = None, report: Reporter = stderr_r
                 "-public-host", f"{HOST}:{port}", "-external-url", f"http://{HOST}:{port}", "-log-level", "warn"]
         with log.open("wb") as out:
             process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                       start_new_session=True)
+                                       preexec_fn=_die_with_parent)  # noqa: PLW1509  one C call, no lock taken
         server = GcsServer(port, process, log)
         try:
             _wait_ready(server)
@@ -182,6 +185,12 @@ def _wait_ready(server: GcsServer) -> None:
                 raise GcsError(f"fake-gcs-server on {server.host} did not answer within {READY_SECONDS:.0f}s; "
                                f"log {server.log}:\n{tail(server.log)}") from None
             time.sleep(0.1)
+
+
+def _die_with_parent() -> None:
+    """In the server's process: SIGTERM when the process that started it dies, so that a test session killed
+    before its clean-up leaves no server behind (Linux's PR_SET_PDEATHSIG)."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _free_port() -> int:

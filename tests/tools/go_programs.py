@@ -18,7 +18,6 @@ from winsuite.cluster.local.progress import run_step
 from winsuite.cluster.local.progress import stderr_reporter
 from winsuite.cluster.local.toolchain import Go
 from winsuite.cluster.local.toolchain import find_go
-from winsuite.errors import UsageError
 from winsuite.paths import cache_dir
 
 STRIP = "-s -w"
@@ -70,14 +69,25 @@ def ensure_built(programs: GoPrograms, report: Reporter = stderr_reporter) -> di
     Raises GoMissing when they must be built and Go is missing or too old, BuildFailed (with the log's tail) when
     a build fails."""
     if not programs.built():
-        try:
-            go = find_go(programs.minimum_go)
-        except UsageError as err:
-            raise GoMissing(f"{programs.key} {programs.version} is not built and cannot be: {err}") from None
+        go = _go(programs)
         with file_lock(cache_dir() / "bin" / f".{programs.key}.lock"):  # a second build waits, then finds it done
             if not programs.built():
                 _build(programs, go, report)
     return programs.paths()
+
+
+def _go(programs: GoPrograms) -> Go:
+    needs = f"{programs.key} {programs.version} is not built in {programs.directory} and building it needs Go >= "
+    if shutil.which("go") is None:
+        raise GoMissing(f"{needs}{programs.minimum_go} on PATH (https://go.dev/dl/); found none")
+    go = find_go("0")
+    if _release(go.version) < _release(programs.minimum_go):
+        raise GoMissing(f"{needs}{programs.minimum_go}; found Go {go.version} ({go.executable})")
+    return go
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:3] if part.isdigit())
 
 
 def _build(programs: GoPrograms, go: Go, report: Reporter) -> None:

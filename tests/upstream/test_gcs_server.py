@@ -1,8 +1,12 @@
-"""The loopback GCS server: buckets, objects through its JSON API, and a stop that ends its process."""
+"""The loopback GCS server: buckets, objects through its JSON API, a stop that ends its process, and no server
+left behind by a session that dies."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,8 @@ import pytest
 from tests.tools import gcs_server
 from tests.tools.gcs_server import GcsError
 from tests.tools.gcs_server import GcsServer
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_objects_round_trip_through_the_json_api(gcs: GcsServer, tmp_path: Path) -> None:
@@ -41,3 +47,24 @@ def test_stop_ends_the_server_process(gcs: GcsServer, tmp_path: Path) -> None:
     assert server.process.returncode is not None
     with pytest.raises(ProcessLookupError):
         os.kill(server.pid, 0)
+
+
+def test_a_session_killed_before_its_clean_up_leaves_no_server_behind(gcs: GcsServer, tmp_path: Path) -> None:
+    script = ("import os, pathlib, sys; from tests.tools import gcs_server; "
+              f"server = gcs_server.start(pathlib.Path({str(tmp_path)!r}), gcs_server.build()); "
+              "print(server.pid, flush=True); os._exit(0)")
+    started = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                             check=True)
+    pid = int(started.stdout)
+    deadline = time.monotonic() + 10
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(pid)
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
