@@ -78,10 +78,10 @@ def test_each_case_selects_what_the_golden_says(request: pytest.FixtureRequest) 
     compare(GOLDEN, render(cases_of(load_specifications([str(SPECS)]))), request.config)
 
 
-def op_readiness_flags(case: OpsCase) -> tuple[list[str], list[str]]:
+def op_readiness_flags(case: OpsCase) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """buildCmd of op-readiness (pkg/testcases/cases.go): one --ginkgo.focus of the joined focus values, and one
     --ginkgo.skip of the joined skip values when the case has any."""
-    return ["|".join(case.focus)], (["|".join(case.skip)] if case.skip else [])
+    return ("|".join(case.focus),), (("|".join(case.skip),) if case.skip else ())
 
 
 def test_live_ginkgo_selects_the_same_for_every_case() -> None:
@@ -93,8 +93,9 @@ def test_live_ginkgo_selects_the_same_for_every_case() -> None:
     flags = sorted({op_readiness_flags(case) for case in cases})
     names = pinned_names()
 
-    def ginkgo_runs(focus_and_skip: tuple[list[str], list[str]]) -> list[str]:
-        selected = ginkgo_selection(e2e_test, *focus_and_skip)
+    def ginkgo_runs(focus_and_skip: tuple[tuple[str, ...], tuple[str, ...]]) -> list[str]:
+        focus, skip = focus_and_skip
+        selected = ginkgo_selection(e2e_test, list(focus), list(skip))
         decorated = selected - set(names)  # "… [kubelet: [>=1.36]]": a constraint ginkgo's JUnit appends
         return [n for n in names if n in selected or any(d.startswith(n + " [") for d in decorated)]
 
