@@ -56,6 +56,9 @@ class ClusterFacts:
     runtime_classes: list[str]
     egress_allowed: bool
     warnings: list[str]
+    kubectl: str = ""  # the kubectl the tests run against this cluster ("" when there is none)
+    load_balancer: str = ""  # what showed LoadBalancer Services get addresses ("" when nothing did)
+    no_load_balancer: str = "not observed"  # why not, when nothing did
 
     # -- capabilities ----------------------------------------------------------------------------
     def _nodes(self, os_name: str) -> list[NodeFacts]:
@@ -105,8 +108,7 @@ class ClusterFacts:
                 f"no real Windows node labelled {'='.join(GMSA_NODE_LABEL)}"),
             Capability.GPU: (any(GPU_RESOURCE in n.allocatable for n in real_windows),
                              f"no Windows node with allocatable {GPU_RESOURCE}"),
-            Capability.LOAD_BALANCER: (any(n.provider_id for n in self.nodes),
-                                       "no cloud provider (no node has a providerID)"),
+            Capability.LOAD_BALANCER: (bool(self.load_balancer), self.no_load_balancer),
             Capability.METRICS_API: (self.metrics_api, "no available v1beta1.metrics.k8s.io APIService"),
             Capability.EXTERNAL_NETWORK: (self.egress_allowed, "a cluster whose pods may not reach the Internet"),
         }

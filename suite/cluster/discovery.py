@@ -11,6 +11,7 @@ from kubernetes.client.exceptions import ApiException
 from winsuite import messages
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.facts import NodeFacts
+from winsuite.cluster import load_balancer
 from winsuite.k8s import nodes as k8s_nodes
 from winsuite.k8s import retry
 
@@ -78,12 +79,16 @@ def _warnings(server_version: str, nodes: list[NodeFacts], windows_builds: Seque
 
 
 def discover(api: client.ApiClient, server_version: str, *, windows_builds: Sequence[str] = (),
-             egress_allowed: bool = True) -> ClusterFacts:
-    """The cluster's facts; nodes of a Windows build outside `windows_builds` (the images' builds) are warned of."""
+             egress_allowed: bool = True, load_balancer_probe: float = 0.0) -> ClusterFacts:
+    """The cluster's facts; nodes of a Windows build outside `windows_builds` (the images' builds) are warned of.
+    LoadBalancer support is observed: a Service that has an address, else a probe Service given
+    `load_balancer_probe` seconds to get one (0: no probe)."""
     nodes = [_node_facts(n) for n in k8s_nodes.list_nodes(api)]
     runtime_classes = [rc.metadata.name for rc in retry.call(client.NodeV1Api(api).list_runtime_class).items]
+    balancer, no_balancer = load_balancer.observe(client.CoreV1Api(api), probe_timeout=load_balancer_probe)
     return ClusterFacts(
         server=str(api.configuration.host), server_version=server_version, nodes=nodes,
         cluster_dns=_cluster_dns(api), metrics_api=_metrics_api(api), runtime_classes=runtime_classes,
         egress_allowed=egress_allowed, warnings=_warnings(server_version, nodes, windows_builds),
+        load_balancer=balancer, no_load_balancer=no_balancer,
     )

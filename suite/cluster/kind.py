@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from winsuite.cluster import readiness
 from winsuite.cluster.kubeconfig import api_client
 from winsuite.cluster.kubeconfig import server_version
 from winsuite.errors import UsageError
@@ -40,6 +41,8 @@ class KindTarget:
             self._kind("create", "cluster", "--name", self.name, "--image", load_pins().kind_node_image,
                        "--wait", "5m")
             self._created = True
+            took = readiness.wait_for_controllers(api_client(self.kubeconfig_path()), log.info)
+            log.info("kind cluster %s: controllers working after %.1fs", self.name, took)
         log.info("kind cluster %s ready: %s", self.name, server_version(api_client(self.kubeconfig_path())))
 
     def wait_ready(self, timeout: float) -> None:

@@ -39,7 +39,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--names", metavar="FILE", help="apply --focus/--skip to these upstream names")
     parser.add_argument("--ops-readiness", metavar="DIR_OR_FILE", nargs="+",
                         help="show what each test case of these windows-operational-readiness specifications selects")
-    parser.add_argument("--category", help="with --ops-readiness: only the test cases of this category")
+    parser.add_argument("--category", action="append", default=[],
+                        help="with --ops-readiness: only the test cases of this category (repeatable)")
     parser.add_argument("--shards", type=int, metavar="N",
                         help="cut the tests to run into N shards of even expected duration (this machine's record of "
                              "earlier runs, else the tests' declared slowness; serial tests together) and show them")
@@ -122,14 +123,18 @@ def _duration(seconds: float) -> str:
 
 
 def _list_ops_cases(args: argparse.Namespace, config: RunConfig) -> int:
-    """Per windows-operational-readiness test case: what it selects of the catalog, and whether the job runs it."""
+    """Per windows-operational-readiness test case: what it selects of the catalog, and whether the job runs it;
+    and each specification with no test cases."""
     from winsuite.policy.catalog import engine_catalog
-    from winsuite.policy.ops_readiness import load_cases
+    from winsuite.policy.ops_readiness import NO_CASES
+    from winsuite.policy.ops_readiness import cases_of
+    from winsuite.policy.ops_readiness import load_specifications
     from winsuite.policy.ops_readiness import select
 
     tests = {t.name: t for t in engine_catalog(_natives(config.job.engine), _upstream(config.job.engine),
                                                 config.job.engine)}
-    selections = select(load_cases(args.ops_readiness, args.category), tests, kubernetes_version=load_pins().kubernetes)
+    specs = load_specifications(args.ops_readiness, args.category)
+    selections = select(cases_of(specs), tests, kubernetes_version=load_pins().kubernetes)
     status = {Outcome.RUN: "run", Outcome.SKIP: "skip", Outcome.DESELECT: "out"}
     cases: list[dict[str, Any]] = [
         {"category": s.case.category, "description": s.case.description, "source": s.case.source,
@@ -137,8 +142,10 @@ def _list_ops_cases(args: argparse.Namespace, config: RunConfig) -> int:
          "tests": [{"name": n, "engine": str(tests[n].engine),
                     "status": status[config.policy.decide(n, tests[n].tags).outcome]} for n in s.names]}
         for s in selections]
+    empty = [{"category": spec.category, "source": spec.source} for spec in specs if not spec.cases]
     if args.format == "json":
-        print_json({"job": config.job.name, "targetOS": config.target_os, "cases": cases})
+        print_json({"job": config.job.name, "targetOS": config.target_os, "cases": cases,
+                    "categoriesWithoutCases": empty})
         return 0
     if args.format == "names":
         print("\n".join(sorted({t["name"] for c in cases for t in c["tests"] if t["status"] == "run"})))
@@ -151,9 +158,12 @@ def _list_ops_cases(args: argparse.Namespace, config: RunConfig) -> int:
             print(f"    selects nothing ({case['source']})")
         for test in case["tests"]:
             print(f"    {test['status']:<4}  {test['engine']:<8}  {test['name']}")
-    empty = sum(not c["tests"] for c in cases)
-    print(f"{len(cases)} test case(s), {len({t['name'] for c in cases for t in c['tests']})} test(s) selected, "
-          f"{empty} case(s) selecting nothing")
+    for spec in empty:
+        print(f"{spec['category']}: {NO_CASES} ({spec['source']})")
+    selecting_nothing = sum(not c["tests"] for c in cases)
+    print(f"{len(specs)} specification(s), {len(cases)} test case(s), "
+          f"{len({t['name'] for c in cases for t in c['tests']})} test(s) selected, "
+          f"{selecting_nothing} case(s) selecting nothing, {len(empty)} specification(s) with no test cases")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from winsuite.commands._types import Subparsers
+from winsuite.given_paths import unwritable
 
 
 def register(subparsers: Subparsers) -> None:
@@ -40,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
         build_dir, job_dir = Path(args.artifacts), None
     else:
         job_dir = Path(args.results_root) / job
-        build_dir = job_dir / (args.build_id or prow.new_build_id(job_dir))
+        try:
+            build_dir = job_dir / (args.build_id or prow.new_build_id(job_dir))
+        except OSError as err:
+            raise unwritable("the merged build", err.filename or job_dir, err) from None
     rows = write_merged(builds, build_dir)
     if job_dir is not None:
         prow.write_latest_build(job_dir, build_dir.name)

@@ -33,7 +33,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--ops-readiness", metavar="DIR_OR_FILE", nargs="+",
                         help="run what these windows-operational-readiness specifications select "
                              "(specifications/*/spec.yaml), rows labelled with their category and test case")
-    parser.add_argument("--category", help="with --ops-readiness: only the test cases of this category")
+    parser.add_argument("--category", action="append", default=[],
+                        help="with --ops-readiness: only the test cases of this category (repeatable)")
     parser.add_argument("--rerun-failed", metavar="BUILD_DIR_OR_ID",
                         help="run the failed, flaky and interrupted tests of a stored build again, as a new build of "
                              "the same job with the same settings (a build directory, or a build id under the "
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
     from winsuite.errors import ExitCode
     from winsuite.errors import UsageError
-    from winsuite.policy.ops_readiness import load_cases
+    from winsuite.policy.ops_readiness import load_specifications
     from winsuite.run.ops_run import OpsRun
     from winsuite.run.request import resolve_request
     from winsuite.run.rerun import load_rerun
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         from winsuite.run.incluster.start import start
 
         return start(resolve_request(args), image=args.image, shards=args.shards, detach=args.detach)
-    ops = OpsRun(load_cases(args.ops_readiness, args.category)) if args.ops_readiness else None
+    ops = OpsRun(load_specifications(args.ops_readiness, args.category)) if args.ops_readiness else None
     rerun = load_rerun(args.rerun_failed, Path(args.results_root)) if args.rerun_failed else None
     if rerun is not None and not rerun.names:
         print(f"winsuite: build {rerun.build_dir} has no failed, flaky or interrupted test: nothing to rerun")

@@ -17,6 +17,8 @@ from winsuite.authoring.targeting import Taint
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.errors import shown
+from winsuite.given_paths import Found
+from winsuite.given_paths import probe
 from winsuite.inputs import strict_yaml
 from winsuite.inputs.cluster_spec import ClusterSpec
 from winsuite.inputs.cluster_spec import ClusterType
@@ -250,10 +252,10 @@ def resolve_job_path(name_or_path: str | None) -> Path:
     if name_or_path is None:
         return jobs_dir() / DEFAULT_JOB
     path = Path(name_or_path)
-    if path.exists():
+    if probe(path, "job") is not Found.MISSING:
         return path
     for candidate in (jobs_dir() / name_or_path, jobs_dir() / f"{name_or_path}.yaml"):
-        if candidate.exists():
+        if probe(candidate, "job") is not Found.MISSING:
             return candidate
     known = ", ".join(sorted(p.stem for p in jobs_dir().glob("*.yaml")))
     raise UsageError(f"job {name_or_path!r} not found (as a path or under {jobs_dir()}); known jobs: {known}")

@@ -18,6 +18,7 @@ class Pins:
     etcd: str
     kwok: str
     coredns: str
+    metrics_server: str
     go: str
     kind_node_image: str
 
@@ -40,6 +41,7 @@ def load_pins() -> Pins:
             etcd=str(raw["etcd"]),
             kwok=str(raw["kwok"]),
             coredns=str(raw["coredns"]),
+            metrics_server=str(raw["metricsServer"]),
             go=str(raw["go"]),
             kind_node_image=str(raw["kindNodeImage"]),
         )

@@ -14,6 +14,8 @@ from yaml.constructor import ConstructorError
 
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.given_paths import shown
+from winsuite.given_paths import unreadable
 
 MAX_BYTES = 4 << 20
 MAX_ALIASES = 1000  # a real data file has a handful; an alias bomb has millions
@@ -84,17 +86,17 @@ def read_text(path: Path, what: str) -> str:
     try:
         info = path.stat()
     except OSError as err:
-        raise UsageError(f"cannot read {what} {path}: {err.strerror}") from None
+        raise unreadable(what, path, err) from None
     except ValueError:  # a NUL in the path
         raise UsageError(f"cannot read {what} {str(path)!r}: not a file name") from None
     if not stat.S_ISREG(info.st_mode):
-        raise DataError(path, "", f"not a regular file (the {what} must be a file)")
+        raise DataError(shown(path), "", f"not a regular file (the {what} must be a file)")
     if info.st_size > MAX_BYTES:
-        raise DataError(path, "", f"larger than {MAX_BYTES >> 20} MiB: not a {what}")
+        raise DataError(shown(path), "", f"larger than {MAX_BYTES >> 20} MiB: not a {what}")
     try:
         data = path.read_bytes()
     except OSError as err:
-        raise UsageError(f"cannot read {what} {path}: {err.strerror}") from None
+        raise unreadable(what, path, err) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -96,7 +96,9 @@ def create_tcp_service(api: client.ApiClient, namespace: str, name: str, labels:
     manifest = {"metadata": {"name": name, "labels": labels}, "spec": {"selector": labels, "ports": ports, **spec}}
     svc = services.create(api, namespace, manifest)
     assert svc.spec.cluster_ip, f"no ClusterIP allocated for service {svc.metadata.name}"
-    wants_node_ports = svc.spec.type == "NodePort"
+    # needsNodePorts: a NodePort Service, and a LoadBalancer one unless allocateLoadBalancerNodePorts is false.
+    wants_node_ports = svc.spec.type == "NodePort" or (
+        svc.spec.type == "LoadBalancer" and svc.spec.allocate_load_balancer_node_ports is not False)
     for port in svc.spec.ports:
         assert bool(port.node_port) == wants_node_ports, f"unexpected nodePort {port.node_port} on {port}"
     return svc

@@ -21,6 +21,7 @@ from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.targeting import NodeOS
 from winsuite.authoring.targeting import Placement
 from winsuite.errors import DataError
+from winsuite.given_paths import unwritable
 from winsuite.inputs import document_codec
 from winsuite.inputs.images import ImageCatalog
 from winsuite.inputs.images import RepoList
@@ -82,6 +83,13 @@ class Output:
     @property
     def run_file(self) -> Path:
         return self.artifacts / RUN_FILE
+
+    def create(self) -> None:
+        """The build's directories; a place that cannot hold them is the user's to fix, said in one line."""
+        try:
+            self.artifacts.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise unwritable("results", err.filename or self.artifacts, err) from None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -46,8 +46,9 @@ RUN = Verdict(Outcome.RUN)
 
 
 def _compile(patterns: Sequence[str], flag: str) -> GoRegex | None:
-    """Join like ginkgo does (`strings.Join(…, "|")`) and compile with Go regexp semantics."""
-    if not patterns:
+    """Join like ginkgo does (`strings.Join(…, "|")`) and compile with Go regexp semantics; ginkgo ignores a value
+    that joins to '' (`--ginkgo.skip ''` skips nothing)."""
+    if not "|".join(patterns):
         return None
     for pattern in patterns:  # name the offending flag value precisely
         try:

@@ -8,6 +8,7 @@ from pathlib import Path
 from winsuite.authoring.naming import Slow
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.given_paths import unreadable
 from winsuite.policy.catalog import CatalogTest
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
@@ -36,7 +37,7 @@ def load_plan(path: Path) -> list[Shard]:
     try:
         raw = read_json_object(path)
     except OSError as err:
-        raise UsageError(f"cannot read shard plan {path}: {err.strerror or err}") from None
+        raise unreadable("shard plan", path, err) from None
     except MalformedJson as err:
         raise DataError(path, "", f"not a shard plan: {err}") from None
     return read_plan(path, raw)

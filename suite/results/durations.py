@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from winsuite import paths
+from winsuite.given_paths import Found
+from winsuite.given_paths import probe
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
 
@@ -90,4 +92,5 @@ def of_job(job_dir: Path, newest: int = 5) -> dict[str, float]:
 
 def for_planning(job_dir: Path | None) -> dict[str, float]:
     """What the shard planner cuts by: the job's stored builds, over this machine's record."""
-    return load() | (of_job(job_dir) if job_dir is not None and job_dir.is_dir() else {})
+    stored = job_dir is not None and probe(job_dir, "results (--results-root)") is Found.DIRECTORY
+    return load() | (of_job(job_dir) if job_dir is not None and stored else {})

@@ -10,6 +10,10 @@ from pathlib import Path
 
 from winsuite.errors import UsageError
 from winsuite.errors import one_line
+from winsuite.given_paths import Found
+from winsuite.given_paths import probe
+from winsuite.given_paths import shown
+from winsuite.given_paths import unreadable
 from winsuite.policy.plan import load_plan
 from winsuite.run.results_roots import ResultsRoot
 from winsuite_reports.analysis import Report
@@ -86,13 +90,13 @@ def analysed(history: History, options: ReportOptions) -> Report:
 
 
 def _load(root: ResultsRoot, path: Path, *, max_builds: int, since: float | None, skip: Path | None) -> History:
-    if not path.is_dir():
-        raise UsageError(f"--results {root.location}: no such directory (expected ROOT/<job>/<build>/started.json)")
+    if probe(path, "results root (--results)") is not Found.DIRECTORY:
+        raise UsageError(f"--results {shown(root.location)}: no such directory (expected "
+                         "ROOT/<job>/<build>/started.json)")
     try:
         history = load_history(path, max_builds=max_builds, since=since, skip=skip)
     except OSError as err:  # a job or build directory this user may not read
-        raise UsageError(f"--results {root.location}: cannot read {err.filename or path}: "
-                         f"{err.strerror or err}") from None
+        raise unreadable("results", err.filename or path, err) from None
     if not history.jobs and not root.failures:
         raise UsageError(f"--results {root.location}: {NO_BUILDS}")
     return history

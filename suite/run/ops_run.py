@@ -1,14 +1,17 @@
 """`winsuite run --ops-readiness`: a run whose selection is what windows-operational-readiness test cases select,
 with every row labelled with the category and case that selected it, and a row for each case that selects
-nothing or does not apply to the cluster."""
+nothing or does not apply to the cluster, and for each specification with no test cases."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from winsuite.authoring.facts import ClusterFacts
+from winsuite.policy.ops_readiness import NO_CASES
 from winsuite.policy.ops_readiness import CaseSelection
 from winsuite.policy.ops_readiness import OpsCase
+from winsuite.policy.ops_readiness import OpsSpecification
+from winsuite.policy.ops_readiness import cases_of
 from winsuite.policy.ops_readiness import select
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
@@ -26,8 +29,17 @@ def provider_of(facts: ClusterFacts) -> str | None:
 
 @dataclasses.dataclass
 class OpsRun:
-    cases: list[OpsCase]
+    specifications: list[OpsSpecification]
     selections: list[CaseSelection] = dataclasses.field(default_factory=list)
+
+    @property
+    def cases(self) -> list[OpsCase]:
+        return cases_of(self.specifications)
+
+    @property
+    def empty(self) -> list[OpsSpecification]:
+        """The specifications with no test cases (upstream: "No Operational Readiness tests to run")."""
+        return [spec for spec in self.specifications if not spec.cases]
 
     def select(self, names: list[str], facts: ClusterFacts) -> list[str]:
         """Exactly the tests the cases that apply to this cluster select."""
@@ -64,4 +76,8 @@ class OpsRun:
                 rows.append(Attempt(f"{CASE_ROW_PREFIX}{case.category}: {case.description}", "", Outcome.SKIPPED,
                                     message=why, properties=RowProperties(category=case.category,
                                                                           ops_readiness_case=case.description)))
+        for spec in self.empty:
+            rows.append(Attempt(f"{CASE_ROW_PREFIX}{spec.category}: {NO_CASES}", "", Outcome.SKIPPED,
+                                message=f"{NO_CASES} ({spec.source})",
+                                properties=RowProperties(category=spec.category, ops_readiness_case=NO_CASES)))
         return rows

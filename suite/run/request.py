@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from winsuite.errors import UsageError
+from winsuite.given_paths import unwritable
 from winsuite.inputs.jobs import JobSpec
 from winsuite.inputs.jobs import overrides_from_env
 from winsuite.inputs.run_modes import NodeLogMode
@@ -76,5 +77,8 @@ def output_of(job: JobSpec, results_root: Path, build_id: str | None) -> Output:
         build_dir = Path(job.artifacts)
         return Output(build_dir, build_id or build_dir.name, None)
     job_dir = results_root / job.name
-    build = build_id or prow.new_build_id(job_dir)
+    try:
+        build = build_id or prow.new_build_id(job_dir)
+    except OSError as err:
+        raise unwritable("results", err.filename or job_dir, err) from None
     return Output(job_dir / build, build, job_dir)

@@ -12,6 +12,9 @@ from typing import Any
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.errors import one_line
+from winsuite.given_paths import Found
+from winsuite.given_paths import probe
+from winsuite.given_paths import shown
 from winsuite.policy.run_config import RUN_FILE
 from winsuite.policy.run_config import RunConfig
 from winsuite_reports.conventions import STARTED
@@ -57,15 +60,19 @@ class Rerun:
 def find_build(ref: str, results_root: Path) -> Path:
     """A build directory given as a path, or as a build id under <results root>/<job>/."""
     path = Path(ref)
-    if (path / STARTED).is_file():
+    if probe(path / STARTED, "build (--rerun-failed)") is Found.FILE:
         return path
+    if probe(results_root, "results root") is not Found.DIRECTORY:
+        raise UsageError(f"--rerun-failed {shown(ref)}: no build directory (with {STARTED}) there, and no results "
+                         f"root {shown(results_root)}")
     candidates = sorted(p for p in results_root.glob(f"*/{ref}") if (p / STARTED).is_file())
     if len(candidates) == 1:
         return candidates[0]
     if candidates:
         raise UsageError(f"--rerun-failed {ref}: build id of several jobs ({', '.join(map(str, candidates))}); "
                          "give the build directory")
-    raise UsageError(f"--rerun-failed {ref}: no build directory (with {STARTED}) there or under {results_root}/*/")
+    raise UsageError(f"--rerun-failed {shown(ref)}: no build directory (with {STARTED}) there or under "
+                     f"{shown(results_root)}/*/")
 
 
 def load_rerun(ref: str, results_root: Path) -> Rerun:

@@ -22,8 +22,10 @@ from winsuite.policy.catalog import DEFAULT_PACKAGE
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import collect
 from winsuite.policy.catalog import engine_catalog
+from winsuite.policy.ops_readiness import NO_CASES
 from winsuite.policy.prepull_list import to_prepull
 from winsuite.policy.run_config import RunConfig
+from winsuite.policy.selection import Outcome as Selected
 from winsuite.policy.shard_selection import shard_tests
 from winsuite.results import durations
 from winsuite.results import junit
@@ -80,7 +82,7 @@ class Runner:
     def run_build(self) -> ExitCode:
         """The run from start to its finished build, whatever stops it (signals are held while files are
         written, so every interrupted run ends with ABORTED results)."""
-        self.output.artifacts.mkdir(parents=True, exist_ok=True)
+        self.output.create()
         self.console.open_log(self.output.build_log)
         prow.write_started(self.output.build_dir, self.supervisor.started, run_metadata(self.run))
         self.run.save(self.output.run_file)
@@ -95,7 +97,8 @@ class Runner:
         try:
             self.supervisor.set_interruptible(True)
             with timeline.span("run: connect and discover"):
-                session = open_session(self.run, self.console)
+                session = open_session(self.run, self.console,
+                                       probe_load_balancer=self._selects_a_test_needing(Capability.LOAD_BALANCER))
             self.run = session.run
             with timeline.span("run: lease"):
                 hold_lease(session.connection.api, self.run, self.console)
@@ -126,6 +129,12 @@ class Runner:
                                result="FAILURE" if error else None, error=error, error_code=error_code)
 
     # -- planning ------------------------------------------------------------------------------------------
+    def _selects_a_test_needing(self, capability: Capability) -> bool:
+        """Whether a native test the run selects needs `capability` (discovery then observes it at a cost)."""
+        policy = self.run.policy
+        return any(capability in entry.spec.needs and policy.decide(entry.spec.full_name, entry.spec.tags).outcome
+                   is not Selected.DESELECT for entry in collect(self.run.cases))
+
     def _plan(self, session: RunSession, upstream: UpstreamEngine) -> dict[str, PhasePlan]:
         """How many tests each phase will report (skips included), known before any phase starts; the run
         narrowed to its ops-readiness cases or its shard first, and written down as every phase will see it."""
@@ -153,6 +162,8 @@ class Runner:
         for selection in self.ops.selections:
             state = selection.not_applicable or f"{len(selection.names)} test(s)"
             self.console.say(f"ops-readiness {selection.case.category}: {selection.case.description}: {state}")
+        for spec in self.ops.empty:
+            self.console.say(f"ops-readiness {spec.category}: {NO_CASES}")
 
     def _narrow_to_shard(self, natives: list[Entry], names: list[str]) -> None:
         """--shard I/N: the run selects exactly the tests of its shard of the selection."""

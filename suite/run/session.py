@@ -10,12 +10,12 @@ from winsuite.results.prow import DISCOVERY_FILE
 from winsuite.run.console import Console
 
 
-def open_session(run: RunConfig, console: Console) -> RunSession:
+def open_session(run: RunConfig, console: Console, *, probe_load_balancer: bool = False) -> RunSession:
     """Connected and discovered: the facts go into the run (every process of it gets them with the run document)
     and, when the run has a build, into its discovery.json."""
     console.say(f"connecting to the cluster ({run.job.cluster.type})")
     connection = connect(run.job.cluster)
-    facts = discover_cluster(connection, run.images.windows_builds())
+    facts = discover_cluster(connection, run.images.windows_builds(), probe_load_balancer=probe_load_balancer)
     if run.output is not None:
         run.output.artifacts.mkdir(parents=True, exist_ok=True)
         (run.output.artifacts / DISCOVERY_FILE).write_text(facts.to_json())

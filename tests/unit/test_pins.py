@@ -25,7 +25,8 @@ def pins() -> Pins:
 
 
 def test_pins_are_versions(pins: Pins) -> None:
-    assert [p for p in (pins.kubernetes, pins.etcd, pins.kwok, pins.coredns) if not VERSION.match(p)] == []
+    pinned = (pins.kubernetes, pins.etcd, pins.kwok, pins.coredns, pins.metrics_server)
+    assert [p for p in pinned if not VERSION.match(p)] == []
     assert re.fullmatch(r"\d+\.\d+", pins.go)
 
 

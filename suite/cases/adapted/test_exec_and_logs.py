@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -46,9 +45,9 @@ class Kubectl:
     """kubectl against the run's cluster, in the test's namespace (e2ekubectl.RunKubectl)."""
 
     def __init__(self, cluster: ClusterSession, namespace: str) -> None:
-        binary = shutil.which("kubectl")
-        if binary is None:
-            pytest.skip("requires kubectl on PATH (found: none)")
+        binary = cluster.facts.kubectl  # PATH's within one minor of the server, else the pinned one winsuite built
+        if not binary:
+            pytest.skip("requires kubectl: on PATH, or the pinned one `winsuite cluster build` makes (found: none)")
         self.base = [binary, f"--namespace={namespace}"]
         if Path(cluster.kubeconfig).is_file():
             self.base.append(f"--kubeconfig={cluster.kubeconfig}")

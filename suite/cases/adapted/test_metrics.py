@@ -88,7 +88,7 @@ def test_stats_summary(api: client.ApiClient, namespace: str, target: Target) ->
             needs=NEEDS, images=["busybox"])
 def test_kubelet_resource_metrics(api: client.ApiClient, namespace: str, target: Target) -> None:
     # Upstream grabs a random node's endpoint and wants it non-empty; here the node runs a pod of the
-    # target OS, and the endpoint must also carry that pod's containers.
+    # target OS, and the endpoint must also carry that pod's containers, with CPU and memory measured (non-zero).
     node = containers.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
 
     def grabbed() -> str:
@@ -96,8 +96,10 @@ def test_kubelet_resource_metrics(api: client.ApiClient, namespace: str, target:
         wanted = [f'{metric}{{container="{name}",namespace="{namespace}",pod="metrics"}}'
                   for metric in ("container_cpu_usage_seconds_total", "container_memory_working_set_bytes")
                   for name in (BUSY, IDLE)]
-        missing = [w for w in wanted if not re.search(re.escape(w) + r" \d", text)]
-        detail = f"missing {missing}; got {len(text)} bytes"
+        # A sample's value, then its timestamp: "name{labels} 0.0123 1700000000000". Zero is no measurement.
+        missing = [w for w in wanted if not any(float(value) > 0 for value in
+                                                re.findall(re.escape(w) + r" ([0-9.e+-]+)", text))]
+        detail = f"missing or zero {missing}; got {len(text)} bytes"
         assert bool(text.strip()) and not missing, detail
         return detail
 

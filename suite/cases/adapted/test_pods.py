@@ -192,7 +192,7 @@ def test_pod_delete_collection(api: client.ApiClient, namespace: str, target: Ta
 
 
 @windows_pods(lambda target: [patch_status_pod(target, "pod-patch-status")],
-              upstream="test/e2e/common/node/pods.go:1091-1135")
+              upstream="test/e2e/common/node/pods.go:1091-1129")
 @pods_.it("should patch a pod status", Conformance,
           twin="[sig-node] Pods should patch a pod status [Conformance]",
           needs=[Capability.RUNS_CONTAINERS], images=["agnhost"])

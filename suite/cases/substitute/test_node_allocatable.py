@@ -112,7 +112,7 @@ def over_allocatable_pod(target: Target, request: int) -> dict[str, Any]:
 
 
 @windows_pods(lambda target: [over_allocatable_pod(target, 15 * 2**30)],
-              upstream="test/e2e/windows/memory_limits.go:130-190 (a pod over the node's allocatable memory)")
+              upstream="test/e2e/windows/memory_limits.go:102-180 (overrideAllocatableMemoryTest)")
 @allocatable.it("should keep a pod that fits a node's memory capacity but not its allocatable memory from "
                 "being scheduled", category="Core.Scheduling", needs=[Capability.RUNS_CONTAINERS],
                 images=["pause"])

@@ -74,7 +74,7 @@ def cpu_limits_pods(target: Target) -> list[dict[str, Any]]:
     return [cpu_burn_pod(target, "0.5", "1Gi"), cpu_burn_pod(target, "500m", "1Gi")]
 
 
-@windows_pods(cpu_limits_pods, upstream="test/e2e/windows/cpu_limits.go:47-112")
+@windows_pods(cpu_limits_pods, upstream="test/e2e/windows/cpu_limits.go:47-105,110-159")
 @limits.it("should not be exceeded after waiting 2 minutes",
            twin="[sig-windows] [Feature:Windows] Cpu Resources [Serial] Container limits should not be "
                 "exceeded after waiting 2 minutes",

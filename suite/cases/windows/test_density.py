@@ -104,7 +104,7 @@ def delete_and_wait_gone(api: client.ApiClient, namespace: str, names: list[str]
                  describe=lambda items: f"still there: {[objects.name_of(p) for p in items]}")
 
 
-@windows_pods(lambda target: density_pods(target, TEN_PODS.pods), upstream="test/e2e/windows/density.go:69-80,250-275")
+@windows_pods(lambda target: density_pods(target, TEN_PODS.pods), upstream="test/e2e/windows/density.go:66-73,225-266")
 @batch.it(TEN_PODS.description,
           twin="[sig-windows] [Feature:Windows] Density [Serial] [Slow] create a batch of pods "
                "latency/resource should be within limit when create 10 pods with 0s interval",

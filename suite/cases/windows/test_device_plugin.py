@@ -81,7 +81,7 @@ def gpu_user_pod(target: Target) -> dict[str, Any]:
 
 
 @windows_pods(lambda target: [plugin_daemon_set(target), gpu_user_pod(target)],
-              upstream="test/e2e/windows/device_plugin.go:53-170")
+              upstream="test/e2e/windows/device_plugin.go:53-138")
 @device_plugin.it("should be able to create a functioning device plugin for Windows",
                   twin="[sig-windows] [Feature:GPUDevicePlugin] Device Plugin should be able to create a "
                        "functioning device plugin for Windows",

@@ -221,7 +221,7 @@ def test_gmsa_works_end_to_end(api: client.ApiClient, namespace: str, target: Ta
     waits.poll("nltest /QUERY to succeed", query, timeout=RETRY_TIMEOUT)
 
 
-@windows_pods(gmsa_pods, upstream="test/e2e/windows/gmsa_full.go:163-237,240-420")
+@windows_pods(gmsa_pods, upstream="test/e2e/windows/gmsa_full.go:163-219,240-420")
 @gmsa_support.it("can read and write file to remote SMB folder",
                  twin=TWIN + "can read and write file to remote SMB folder",
                  category="Extend.ActiveDirectory", needs=NEEDS, images=["pause", "agnhost", "busybox"])

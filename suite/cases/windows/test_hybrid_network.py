@@ -62,7 +62,7 @@ def test_linux_pods_reach_the_internet(api: client.ApiClient, namespace: str, ta
         command=connectivity.linux_check("8.8.8.8", 53), max_tries=connectivity.EXTERNAL_MAX_TRIES)
 
 
-@windows_pods(lambda target: [windows_test_pod(target)], upstream="test/e2e/windows/hybrid_network.go:86-107,110-135")
+@windows_pods(lambda target: [windows_test_pod(target)], upstream="test/e2e/windows/hybrid_network.go:86-95,110-139")
 @hybrid.it("should provide Internet connection and DNS for Windows containers", Feature("Networking-IPv4"),
            Feature("Networking-DNS"),
            twin=TWIN + "should provide Internet connection and DNS for Windows containers "

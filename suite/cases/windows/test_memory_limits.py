@@ -110,7 +110,7 @@ def overprovisioning_pods(target: Target, free: dict[str, int]) -> list[dict[str
 
 
 @windows_pods(lambda target: overprovisioning_pods(target.scheduling_only(), {"win-0": 8 * 2**30}),
-              upstream="test/e2e/windows/memory_limits.go:61-67,130-190")
+              upstream="test/e2e/windows/memory_limits.go:61-63,102-180")
 @memory_limits.it("attempt to deploy past allocatable memory limits",
                   "should fail deployments of pods once there isn't enough memory",
                   twin=TWIN + "attempt to deploy past allocatable memory limits should fail deployments of "

@@ -123,7 +123,7 @@ def shutdown_pods(target: Target, node: str) -> list[dict[str, Any]]:
     return [*batch, delay, containers.pin_to_node(target.place(restart), node)]
 
 
-@windows_pods(lambda target: shutdown_pods(target, "win-0"), upstream="test/e2e/windows/node_shutdown.go:52-260")
+@windows_pods(lambda target: shutdown_pods(target, "win-0"), upstream="test/e2e/windows/node_shutdown.go:52-232")
 @graceful_shutdown.it("should be able to gracefully shutdown pods with various grace periods",
                       twin="[sig-windows] [Feature:Windows] GracefulNodeShutdown [Serial] [Disruptive] [Slow] should "
                            "be able to gracefully shutdown pods with various grace periods",

@@ -184,7 +184,7 @@ def test_run_as_non_root_rejects_container_administrator(api: client.ApiClient, 
     assert_non_root_policy_rejects(api, namespace, target, "ContainerAdministrator")
 
 
-@windows_pods(lambda target: [non_root_pod(target, "CONTAINERADMINISTRATOR")], upstream=UPSTREAM + "181-202")
+@windows_pods(lambda target: [non_root_pod(target, "CONTAINERADMINISTRATOR")], upstream=UPSTREAM + "181-197")
 @security_context.it("should not be able to create pods with containers running as CONTAINERADMINISTRATOR "
                      "when runAsNonRoot is true",
                      twin=TWIN + "should not be able to create pods with containers running as "

@@ -91,7 +91,7 @@ def windows_client(api: client.ApiClient, namespace: str, target: Target) -> str
 
 
 @windows_pods(lambda target: [backends_deployment(target, connectivity.jig_labels(SERVICE)),
-                             windows_tester_pod(target)], upstream="test/e2e/windows/service.go:52-97")
+                             windows_tester_pod(target)], upstream="test/e2e/windows/service.go:52-92")
 @service_tests.it("should be able to create a functioning NodePort service for Windows",
                   twin="[sig-windows] Services should be able to create a functioning NodePort service for Windows",
                   category="Core.Network", needs=[Capability.WINDOWS_KERNEL, Capability.NODE_PORTS],
@@ -116,7 +116,7 @@ def test_node_port_service_for_windows(api: client.ApiClient, namespace: str, ta
 
 @windows_pods(lambda target: [backends_deployment(target, connectivity.jig_labels(SERVICE)), windows_tester_pod(target),
                              linux_tester_pod(target)],
-              upstream="no twin: KEP-116 (NodePort on Linux and Windows node IPs), pods of service.go:52-97")
+              upstream="no twin: KEP-116 (NodePort on Linux and Windows node IPs), pods of service.go:52-92")
 @service_tests.it("should be reachable through a NodePort on both Linux and Windows node IPs",
                   category="Core.Network", images=["agnhost", "nginx"],
                   needs=[Capability.LINUX_AND_WINDOWS_CONTAINERS, Capability.NODE_PORTS])

@@ -135,6 +135,11 @@ def sandbox_image_name() -> str:
     return names(load_recipes().sandbox(), load_image_catalog())[0]
 
 
+def image_name(image_id: str) -> str:
+    """The name the real node has an embedded image under (as the embedded repo list resolves it)."""
+    return names(load_recipes().images[image_id], load_image_catalog())[0]
+
+
 def _applets(busybox: Path) -> list[str]:
     listing = subprocess.run([str(busybox), "--list-full"], capture_output=True, text=True, check=True).stdout
     return [line.strip() for line in listing.splitlines() if line.strip() and line.strip() != "bin/busybox"]

@@ -48,8 +48,8 @@ def apiserver_cert(extra_ips: tuple[str, ...]) -> CertSpec:
     return CertSpec("apiserver", "kube-apiserver", dns=("localhost", *service), ips=ips, server=True)
 
 
-def serving_cert(name: str, ips: tuple[str, ...] = (LOOPBACK,)) -> CertSpec:
-    return CertSpec(name, name, dns=("localhost",), ips=ips, server=True)
+def serving_cert(name: str, ips: tuple[str, ...] = (LOOPBACK,), dns: tuple[str, ...] = ()) -> CertSpec:
+    return CertSpec(name, name, dns=("localhost", *dns), ips=ips, server=True)
 
 
 def client_cert(name: str, user: str, *groups: str) -> CertSpec:

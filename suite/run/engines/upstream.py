@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -11,10 +10,7 @@ from typing import TextIO
 from kubernetes import client
 
 from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
-from winsuite.cluster.local.artifacts import catalog as build_catalog
-from winsuite.cluster.local.artifacts import locate
 from winsuite.errors import UsageError
-from winsuite.inputs.pins import load_pins
 from winsuite.k8s.namespaces import delete_e2e_namespaces
 from winsuite.k8s.namespaces import e2e_namespaces
 from winsuite.plugin.session import RunSession
@@ -89,7 +85,7 @@ class UpstreamEngine:
             kubeconfig=None if job.cluster.type == "in-cluster" else connection.kubeconfig,
             context=connection.context, node_os=self.run.target_os,
             repo_list=self._repo_list_file(), non_blocking_taints=taints, flake_attempts=job.flake_attempts,
-            test_timeout=job.test_timeout, kubectl=kubectl_path(),
+            test_timeout=job.test_timeout, kubectl=session.facts.kubectl or None,
         )
         self.say(f"upstream engine: {len(names)} spec(s) of e2e.test with ginkgo --procs={spec.workers}")
         return UpstreamPhase(spec, names, self.toolchain(session.facts.server_version), settings, self.artifacts,
@@ -119,12 +115,3 @@ class UpstreamEngine:
             return []
         return delete_e2e_namespaces(api, self.namespaces_before, timeout)
 
-
-def kubectl_path() -> str | None:
-    """kubectl for the specs that run it: the one on PATH, else the pinned one winsuite built."""
-    found = shutil.which("kubectl")
-    if found:
-        return found
-    built = next(a for a in build_catalog(load_pins()) if a.name == "kubectl")
-    path = locate(built, None)
-    return str(path) if path else None

@@ -54,7 +54,7 @@ def start(run: RunConfig, *, image: str | None, shards: int | None, detach: bool
         if not nodes:
             raise UsageError("--in-cluster needs a Linux node that runs containers for the shard pods (found none)")
         reference, pull = _image(image, run)
-        output.artifacts.mkdir(parents=True, exist_ok=True)
+        output.create()
         state, planned = _plan(session.run, session.facts, shards or 1, image=reference)
     except BaseException:
         if output.job_dir is not None:  # a build directory made for this run (never --artifacts): nothing ran
