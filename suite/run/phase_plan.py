@@ -7,8 +7,6 @@ import dataclasses
 from winsuite.inputs.engines import Engine
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import engine_catalog
-from winsuite.policy.catalog import tags_of_name
-from winsuite.policy.plan import Plan
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 from winsuite.results.model import ENGINE_PROPERTY
@@ -61,14 +59,3 @@ def skip_upstream(plan: dict[str, PhasePlan], reason: str) -> int:
 def skipped_row(name: str, reason: str, properties: dict[str, str] | None = None) -> Attempt:
     return Attempt(name, NODEID, Result.SKIPPED, message=reason,
                    properties={ENGINE_PROPERTY: "upstream", **(properties or {})})
-
-
-def with_plan_properties(attempts: list[Attempt], plan: Plan) -> list[Attempt]:
-    """Upstream rows carry what native rows carry: tags, and the plan's items and tier for the spec."""
-    rows = []
-    for attempt in attempts:
-        items = plan.items_of_test(attempt.name)
-        known = {"tags": ",".join(t.value for t in tags_of_name(attempt.name)),
-                 "plan-items": ",".join(i.id for i in items), "tier": items[0].tier if items else ""}
-        rows.append(dataclasses.replace(attempt, properties={**known, **attempt.properties}))
-    return rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -18,6 +19,8 @@ from winsuite.inputs.pins import load_pins
 from winsuite.k8s.namespaces import delete_e2e_namespaces
 from winsuite.k8s.namespaces import e2e_namespaces
 from winsuite.plugin.session import RunSession
+from winsuite.policy.catalog import tags_of_name
+from winsuite.policy.plan import Plan
 from winsuite.policy.plan import load_plan
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.upstream_names import minor_of
@@ -30,7 +33,6 @@ from winsuite.run.engines.ginkgo_phase import UpstreamPhase
 from winsuite.run.engines.ginkgo_phase import UpstreamSettings
 from winsuite.run.engines.upstream_toolchain import Toolchain
 from winsuite.run.engines.upstream_toolchain import resolve
-from winsuite.run.phase_plan import with_plan_properties
 
 # Taints that never block e2e.test's "all nodes schedulable" wait: upstream's default, plus the simulated nodes'.
 NON_BLOCKING_TAINTS = ("node-role.kubernetes.io/control-plane", SIMULATED_NODE_TAINT_KEY)
@@ -117,3 +119,14 @@ def kubectl_path() -> str | None:
     built = next(a for a in build_catalog(load_pins()) if a.name == "kubectl")
     path = locate(built, None)
     return str(path) if path else None
+
+
+def with_plan_properties(attempts: list[Attempt], plan: Plan) -> list[Attempt]:
+    """Upstream rows carry what native rows carry: tags, and the plan's items and tier for the spec."""
+    rows = []
+    for attempt in attempts:
+        items = plan.items_of_test(attempt.name)
+        known = {"tags": ",".join(t.value for t in tags_of_name(attempt.name)),
+                 "plan-items": ",".join(i.id for i in items), "tier": items[0].tier if items else ""}
+        rows.append(dataclasses.replace(attempt, properties={**known, **attempt.properties}))
+    return rows
