@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from kubernetes import client
@@ -13,6 +12,7 @@ from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.facts import NodeFacts
 from winsuite.k8s import nodes as k8s_nodes
 from winsuite.k8s import retry
+from winsuite.versions import minor_of
 
 
 def _node_facts(node: client.V1Node) -> NodeFacts:
@@ -28,11 +28,6 @@ def _node_facts(node: client.V1Node) -> NodeFacts:
         capacity=dict(node.status.capacity or {}), internal_ip=k8s_nodes.internal_ip(node),
         provider_id=node.spec.provider_id,
     )
-
-
-def _minor(version: str) -> int | None:
-    m = re.match(r"v?(\d+)\.(\d+)", version)
-    return int(m.group(2)) if m else None
 
 
 def _cluster_dns(api: client.ApiClient) -> bool:
@@ -60,14 +55,14 @@ def _metrics_api(api: client.ApiClient) -> bool:
 
 def _warnings(server_version: str, nodes: list[NodeFacts], windows_builds: Sequence[str]) -> list[str]:
     warnings = []
-    server_minor = _minor(server_version)
+    server_minor = minor_of(server_version)
     for node in nodes:
-        kubelet_minor = _minor(node.kubelet_version)
+        kubelet_minor = minor_of(node.kubelet_version)
         if server_minor is not None and kubelet_minor is not None:
             if kubelet_minor > server_minor:
                 warnings.append(messages.version_skew(node.name, node.kubelet_version, server_version,
                                                       "kubelet must not be newer than kube-apiserver"))
-            elif kubelet_minor < server_minor - 3:
+            elif kubelet_minor < (server_minor[0], server_minor[1] - 3):
                 warnings.append(messages.version_skew(node.name, node.kubelet_version, server_version,
                                                       "kubelet may be at most 3 minor versions older"))
         if windows_builds and node.os == "windows" and node.windows_build:

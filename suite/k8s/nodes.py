@@ -9,7 +9,7 @@ import pytest
 import semver
 from kubernetes import client
 
-from winsuite.authoring import versions
+from winsuite import versions
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.authoring.targeting import SIMULATED_NODE_ANNOTATION
 from winsuite.authoring.targeting import WINDOWS_BUILD_LABEL

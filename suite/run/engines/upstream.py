@@ -23,7 +23,6 @@ from winsuite.policy.catalog import tags_of_name
 from winsuite.policy.plan import Plan
 from winsuite.policy.plan import load_plan
 from winsuite.policy.run_config import RunConfig
-from winsuite.policy.upstream_names import minor_of
 from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import parse_list_tests
 from winsuite.results.model import Attempt
@@ -33,6 +32,7 @@ from winsuite.run.engines.ginkgo_phase import UpstreamPhase
 from winsuite.run.engines.ginkgo_phase import UpstreamSettings
 from winsuite.run.engines.upstream_toolchain import Toolchain
 from winsuite.run.engines.upstream_toolchain import resolve
+from winsuite.versions import minor_of
 
 # Taints that never block e2e.test's "all nodes schedulable" wait: upstream's default, plus the simulated nodes'.
 NON_BLOCKING_TAINTS = ("node-role.kubernetes.io/control-plane", SIMULATED_NODE_TAINT_KEY)
