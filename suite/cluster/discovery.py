@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from winsuite import messages
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.facts import NodeFacts
 from winsuite.k8s import nodes as k8s_nodes
 from winsuite.k8s import retry
+from winsuite.k8s.not_found import ignore_not_found
 from winsuite.versions import minor_of
 
 
@@ -31,12 +31,10 @@ def _node_facts(node: client.V1Node) -> NodeFacts:
 
 
 def _cluster_dns(api: client.ApiClient) -> bool:
-    try:
+    with ignore_not_found() as answer:
         retry.call(client.CoreV1Api(api).read_namespaced_service, "kube-dns", "kube-system")
-    except ApiException as err:
-        if err.status == 404:
-            return False
-        raise
+    if answer.not_found:
+        return False
     slices = retry.call(client.DiscoveryV1Api(api).list_namespaced_endpoint_slice, "kube-system",
                         label_selector="kubernetes.io/service-name=kube-dns").items
     return any(ep.addresses and (ep.conditions is None or ep.conditions.ready is not False)
@@ -44,12 +42,10 @@ def _cluster_dns(api: client.ApiClient) -> bool:
 
 
 def _metrics_api(api: client.ApiClient) -> bool:
-    try:
+    with ignore_not_found() as answer:
         service = retry.call(client.ApiregistrationV1Api(api).read_api_service, "v1beta1.metrics.k8s.io")
-    except ApiException as err:
-        if err.status == 404:
-            return False
-        raise
+    if answer.not_found:
+        return False
     return any(c.type == "Available" and c.status == "True" for c in service.status.conditions or [])
 
 

@@ -9,7 +9,6 @@ PersistentVolumes bound to claims, and one mounted by pods of the target OS.
 
 from __future__ import annotations
 
-import functools
 import uuid
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
+from winsuite.k8s.not_found import ignore_not_found
 from winsuite.k8s.waits import wait_for_set
 from winsuite.k8s.workloads import MERGE_PATCH
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
@@ -66,20 +66,13 @@ def pv_and_pvc(api: client.ApiClient, namespace: str, pv: dict[str, Any], pvc: d
         yield
     finally:
         for claim in retry.call(core.list_namespaced_persistent_volume_claim, namespace).items:
-            delete_ignoring_absent(functools.partial(core.delete_namespaced_persistent_volume_claim,
-                                                     claim.metadata.name, namespace))
+            with ignore_not_found():
+                core.delete_namespaced_persistent_volume_claim(claim.metadata.name, namespace)
         for volume in retry.call(core.list_persistent_volume, label_selector=f"{POOL_LABEL}={namespace}").items:
-            delete_ignoring_absent(functools.partial(core.delete_persistent_volume, volume.metadata.name))
+            with ignore_not_found():
+                core.delete_persistent_volume(volume.metadata.name)
         workloads.wait_for_gone(core.list_persistent_volume, name=created.metadata.name, namespace=None,
                                 what=f"persistent volume {created.metadata.name}", timeout=BIND_TIMEOUT)
-
-
-def delete_ignoring_absent(delete: Callable[[], Any]) -> None:
-    try:
-        delete()
-    except client.exceptions.ApiException as err:
-        if err.status != 404:
-            raise
 
 
 def wait_until_none(list_fn: Callable[..., Any], namespace: str | None, selector: str, what: str) -> None:

@@ -26,6 +26,7 @@ from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
+from winsuite.k8s.not_found import ignore_not_found
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
 from winsuite.k8s.workloads import EventStream
 
@@ -58,11 +59,8 @@ def priority_classes(api: client.ApiClient, values: dict[str, int],
         yield created
     finally:
         for name in values:
-            try:
+            with ignore_not_found():
                 scheduling.delete_priority_class(name, grace_period_seconds=0)
-            except client.exceptions.ApiException as err:
-                if err.status != 404:
-                    raise
 
 
 @contextmanager
@@ -191,11 +189,8 @@ def test_preemption_by_critical_pod(api: client.ApiClient, namespace: str, targe
             pods.wait_for_pod(api, "kube-system", "critical-pod", state="Running", timeout=POD_START_TIMEOUT)
             assert_only_first_preempted(api, namespace, victims)
         finally:
-            try:
+            with ignore_not_found():
                 pods.delete(api, "kube-system", "critical-pod", grace_seconds=0)
-            except client.exceptions.ApiException as err:
-                if err.status != 404:
-                    raise
 
 
 @windows_pods(lambda target: [pause_pod(target, "victim-pod", LOW, {EXTENDED_RESOURCE: "1"}, node="win-0",
