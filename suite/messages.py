@@ -23,7 +23,3 @@ def windows_build_mismatch(node: str, build: str, image_builds: list[str]) -> st
 
 def version_skew(node: str, kubelet: str, apiserver: str, rule: str) -> str:
     return f"node {node}: kubelet {kubelet} vs kube-apiserver {apiserver} breaks the version-skew policy ({rule})"
-
-
-def expired_exclusion(source: str, pattern: str, expires: str) -> str:
-    return f"{source}: exclusion {pattern!r} expired on {expires}; it no longer applies"

@@ -133,21 +133,6 @@ def wait_for_object(list_fn: Callable[..., Any], *, name: str, namespace: str | 
                     describe=lambda obj: repr(getattr(obj, "status", obj)))
 
 
-def hold(list_fn: Callable[..., Any], *, name: str, namespace: str | None, what: str,
-         check: Callable[[Any], None], duration: float) -> None:
-    """gomega's Consistently: `check` (which raises on a violation) passes on every state seen for `duration`."""
-
-    def never_done(obj: Any) -> bool:
-        check(obj)
-        return False
-
-    try:
-        wait_for(list_fn, name=name, namespace=namespace, what=what, condition=never_done, timeout=duration)
-    except WaitTimeout as err:
-        if err.last == "object not found":
-            raise AssertionError(f"{what}: the object does not exist") from err
-
-
 def update_with_retries(read: Callable[[], Any], replace: Callable[[Any], Any], mutate: Callable[[Any], None],
                         timeout: float = 60.0) -> Any:
     """Read, mutate, replace; start over on a conflict (client-go's RetryOnConflict)."""

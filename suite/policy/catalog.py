@@ -34,10 +34,6 @@ class Entry:
         """The pytest node id with the project root as rootdir (how `winsuite run` invokes pytest)."""
         return self.module.replace(".", "/") + ".py::" + self.function + (f"[{self.param}]" if self.param else "")
 
-    @property
-    def directory_tier(self) -> str:
-        return DIRECTORY_TIERS.get(self.module.split(".")[2], "") if self.module.count(".") >= 3 else ""
-
 
 def _specs_of(module: ModuleType) -> list[Entry]:
     entries = []

@@ -151,18 +151,6 @@ def delete(api: client.ApiClient, objects: RunObjects) -> list[str]:
     return problems
 
 
-def leftovers(api: client.ApiClient, objects: RunObjects) -> list[str]:
-    """What of the run is still in the cluster (a namespace being deleted counts until it is gone)."""
-    found = []
-    with contextlib.suppress(ApiException):
-        client.CoreV1Api(api).read_namespace(objects.namespace)
-        found.append(f"namespace {objects.namespace}")
-    with contextlib.suppress(ApiException):
-        client.RbacAuthorizationV1Api(api).read_cluster_role_binding(objects.binding)
-        found.append(f"clusterrolebinding {objects.binding}")
-    return found
-
-
 def delete_run_bindings(api: client.ApiClient, run_id: str | None = None, dry_run: bool = False,
                         spare_runs: frozenset[str] = frozenset()) -> list[str]:
     """The ClusterRoleBindings runs inside the cluster left (one run's, or every run's but `spare_runs`)."""
