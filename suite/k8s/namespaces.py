@@ -78,14 +78,6 @@ def delete_e2e_namespaces(api: client.ApiClient, keep: set[str], timeout: float)
     return left
 
 
-def wait_for_namespaces_gone(api: client.ApiClient, run_id: str, timeout: float) -> None:
-    wait_for_set(
-        client.CoreV1Api(api).list_namespace, namespace=None, label_selector=f"{RUN_ID_LABEL}={run_id}",
-        what=f"the namespaces of run {run_id} to be deleted", condition=lambda items: not items,
-        timeout=timeout, describe=lambda items: f"still there: {', '.join(n.metadata.name for n in items)}",
-    )
-
-
 def allow_privileged_pods(api: client.ApiClient, namespace: str) -> None:
     """f.NamespacePodSecurityLevel = LevelPrivileged: HostProcess and hostPath pods pass Pod Security."""
     retry.call(client.CoreV1Api(api).patch_namespace, namespace, {"metadata": {"labels": PRIVILEGED_LABELS}})

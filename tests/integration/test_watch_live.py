@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s import waits
