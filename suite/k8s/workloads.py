@@ -1,6 +1,6 @@
 """Workloads: controller manifests, pod sets by label, controller status, and watch event streams.
 
-Pods and containers come from winsuite.k8s.containers; these wrap them in ReplicaSets, Deployments, ….
+Pods and containers come from winsuite.k8s.manifests; these wrap them in ReplicaSets, Deployments, ….
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import no_pods
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
@@ -200,9 +201,9 @@ def host_temp(target: Target) -> str:
 
 def volume_pod(target: Target, name: str, script: str, volume: dict[str, Any]) -> dict[str, Any]:
     """busybox running `script` with `volume` at /mnt/volume1."""
-    busybox = containers.container("busybox", target.image("busybox"), command=["sh", "-c", script],
-                                   volumeMounts=[containers.volume_mount("data", "/mnt/volume1")])
-    return target.place(containers.pod(name, [busybox], restartPolicy="Never", volumes=[{"name": "data", **volume}]))
+    busybox = manifests.container("busybox", target.image("busybox"), command=["sh", "-c", script],
+                                  volumeMounts=[manifests.volume_mount("data", "/mnt/volume1")])
+    return target.place(manifests.pod(name, [busybox], restartPolicy="Never", volumes=[{"name": "data", **volume}]))
 
 
 def data_pods(target: Target, namespace: str, token: str, node: str) -> list[dict[str, Any]]:
@@ -212,7 +213,7 @@ def data_pods(target: Target, namespace: str, token: str, node: str) -> list[dic
     writer = volume_pod(target, "writer", f"echo {token} > /mnt/volume1/data", claim)
     reader = volume_pod(target, "reader", "cat /mnt/volume1/data", claim)
     parent = {"hostPath": {"path": host_temp(target), "type": "Directory"}}
-    cleaner = containers.node_affinity(volume_pod(target, "cleaner", f"rm -rf /mnt/volume1/{namespace}", parent), node)
+    cleaner = manifests.node_affinity(volume_pod(target, "cleaner", f"rm -rf /mnt/volume1/{namespace}", parent), node)
     return [writer, reader, cleaner]
 
 
@@ -239,9 +240,9 @@ def test_pre_provisioned_volume_keeps_data(api: client.ApiClient, namespace: str
             workloads.wait_for_object(pods.core(api).list_namespaced_persistent_volume_claim, name="pvc-data",
                                       namespace=namespace, what="claim pvc-data to be bound",
                                       condition=lambda c: c.status.phase == "Bound", timeout=BIND_TIMEOUT)
-            containers.start(api, namespace, writer, state="Succeeded")
-            containers.expect_output(api, namespace, reader, [token])
+            pods.start(api, namespace, writer, state="Succeeded")
+            container_output.expect_output(api, namespace, reader, [token])
             for name in ("writer", "reader"):
                 pods.delete(api, namespace, name)
     finally:
-        containers.start(api, namespace, cleaner, state="Succeeded")
+        pods.start(api, namespace, cleaner, state="Succeeded")

@@ -22,7 +22,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
@@ -118,13 +118,13 @@ def worker_nodes(target: Target) -> list[str]:
 def pause_pod(target: Target, name: str, priority: str, resources: dict[str, str], *,
               node: str | None = None, **extra: Any) -> dict[str, Any]:
     """initPausePod: a restricted pause pod with a priority class, requesting `resources` (as limits too)."""
-    pause = containers.container(name, target.image("pause"),
-                                 resources={"requests": dict(resources), "limits": dict(resources)})
-    manifest = containers.pod(name, [pause], priorityClassName=priority, terminationGracePeriodSeconds=1)
+    pause = manifests.container(name, target.image("pause"),
+                                resources={"requests": dict(resources), "limits": dict(resources)})
+    manifest = manifests.pod(name, [pause], priorityClassName=priority, terminationGracePeriodSeconds=1)
     manifest["metadata"].update(extra)
     if node is not None:
-        manifest = containers.node_affinity(manifest, node)
-    return target.place(containers.restricted(manifest, target.os))
+        manifest = manifests.node_affinity(manifest, node)
+    return target.place(manifests.restricted(manifest, target.os))
 
 
 def filling_pods(target: Target, node_names: list[str]) -> list[dict[str, Any]]:
