@@ -9,6 +9,7 @@ from kubernetes import client
 from winsuite import messages
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.facts import NodeFacts
+from winsuite.authoring.targeting import NodeOS
 from winsuite.k8s import nodes as k8s_nodes
 from winsuite.k8s import retry
 from winsuite.k8s.not_found import ignore_not_found
@@ -61,7 +62,7 @@ def _warnings(server_version: str, nodes: list[NodeFacts], windows_builds: Seque
             elif kubelet_minor < (server_minor[0], server_minor[1] - 3):
                 warnings.append(messages.version_skew(node.name, node.kubelet_version, server_version,
                                                       "kubelet may be at most 3 minor versions older"))
-        if windows_builds and node.os == "windows" and node.windows_build:
+        if windows_builds and node.os == NodeOS.WINDOWS and node.windows_build:
             build = node.windows_build
             if not any(build == b or build.startswith(b + ".") for b in windows_builds):
                 warnings.append(messages.windows_build_mismatch(node.name, build, list(windows_builds)))

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from winsuite.authoring.targeting import WINDOWS_BUILD_LABEL
+from winsuite.authoring.targeting import NodeOS
 from winsuite.authoring.targeting import Placement
 from winsuite.authoring.targeting import place_pod
 
@@ -99,7 +100,7 @@ def restricted(manifest: Manifest, target_os: str) -> Manifest:
     made = copy.deepcopy(manifest)
     security = made["spec"].setdefault("securityContext", {})
     security.setdefault("runAsNonRoot", True)
-    if target_os == "windows":
+    if target_os == NodeOS.WINDOWS:
         security.setdefault("windowsOptions", {"runAsUserName": WINDOWS_NON_ROOT_USER})
         return made
     security.setdefault("runAsUser", LINUX_NON_ROOT_UID)
@@ -115,7 +116,7 @@ def run_as_non_root(manifest: Manifest, target_os: str) -> Manifest:
     """setPodNonRootUser: ContainerUser on Windows, uid 1000 on Linux."""
     made = copy.deepcopy(manifest)
     security = made["spec"].setdefault("securityContext", {})
-    if target_os == "windows":
+    if target_os == NodeOS.WINDOWS:
         security["windowsOptions"] = {"runAsUserName": WINDOWS_NON_ROOT_USER}
     else:
         security["runAsUser"] = LINUX_NON_ROOT_UID

@@ -24,6 +24,7 @@ from urllib.parse import urlencode
 from kubernetes import client
 
 from winsuite.authoring.facts import ClusterFacts
+from winsuite.authoring.targeting import NodeOS
 from winsuite.authoring.targeting import Placement
 from winsuite.k8s import manifests
 from winsuite.k8s import objects
@@ -51,7 +52,7 @@ HOST_TEST_POD = "host-test-container-pod"
 # -- commands -----------------------------------------------------------------------------------------
 def http_get(target_os: str, url: str) -> list[str]:
     """A command that prints the body of an HTTP GET (nothing on failure, with a non-zero exit)."""
-    if target_os == "windows":
+    if target_os == NodeOS.WINDOWS:
         return ["curl.exe", "-g", "-q", "-s", "--max-time", "15", url]
     return ["wget", "-q", "-O", "-", url]  # no -T: busybox 1.35 wget crashes with it on a refused connection
 
@@ -96,7 +97,7 @@ def host_dialer_pod(image: str, target_os: str) -> Manifest:
     ports = [{"containerPort": HOST_DIAL_PORT, "hostPort": HOST_DIAL_PORT, "protocol": protocol}
              for protocol in ("TCP", "UDP")]
     args = ("netexec", f"--http-port={HOST_DIAL_PORT}", f"--udp-port={HOST_DIAL_PORT}")
-    if target_os == "windows":
+    if target_os == NodeOS.WINDOWS:
         # On the host, the image's /agnhost entrypoint does not resolve: run it as agnhost.exe.
         on_host = manifests.container("agnhost-container", image, command=manifests.agnhost_on_host(*args),
                                       ports=ports)
