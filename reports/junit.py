@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from winsuite_reports.conventions import IT_PREFIX
+from winsuite_reports.conventions import RowProperty
 from winsuite_reports.model import PASS
 from winsuite_reports.model import SEVERITY
 from winsuite_reports.model import Cell
@@ -103,16 +104,16 @@ def _attempt(testcase: ET.Element) -> Attempt | None:
 def _cell(
     testcase: ET.Element, status: Status, detail: ET.Element | None, properties: dict[str, str]
 ) -> Cell:
-    interrupted = properties.get("interrupted") == "true"
+    interrupted = properties.get(RowProperty.INTERRUPTED) == "true"
     if status is Status.PASS:
         return Cell(status, interrupted=True) if interrupted else PASS
     message = _message(testcase, detail)
     if interrupted:
         message = f"interrupted: {message}"
-    elif properties.get("timed-out") == "true":
+    elif properties.get(RowProperty.TIMED_OUT) == "true":
         message = f"timed out: {message}"
     icon = "S" if status is Status.SKIP else ("F" if message else "")
-    return Cell(status, elide(message), icon, properties.get("diagnostics", ""), interrupted)
+    return Cell(status, elide(message), icon, properties.get(RowProperty.DIAGNOSTICS, ""), interrupted)
 
 
 def _message(testcase: ET.Element, detail: ET.Element | None) -> str:

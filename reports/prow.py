@@ -14,6 +14,8 @@ from pathlib import Path
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
+from winsuite_reports.conventions import RowProperties
+from winsuite_reports.conventions import RowProperty
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import tags_in_name
 from winsuite_reports.junit import MalformedJunit
@@ -94,8 +96,8 @@ def parse_build(build_dir: Path) -> ParsedBuild:
             attempts.setdefault(attempt.key, []).append(attempt.cell)
             if attempt.key not in rows:
                 rows[attempt.key] = row_info(attempt.key, attempt.properties)
-            if "excluded" in attempt.properties:
-                excluded[attempt.key] = attempt.properties["excluded"]
+            if RowProperty.EXCLUDED in attempt.properties:
+                excluded[attempt.key] = attempt.properties[RowProperty.EXCLUDED]
     cells = {key: merge(cell_list) for key, cell_list in attempts.items()}
     outcome = None
     if finished is not None:
@@ -129,27 +131,24 @@ def row_info(key: str, properties: dict[str, str]) -> RowInfo:
     return info
 
 
-_ROW_PROPERTIES = ("tags", "tier", "category", "plan-items", "excluded", "engine", "ops-readiness-case")
+_ROW_PROPERTIES = (RowProperty.TAGS, RowProperty.TIER, RowProperty.CATEGORY, RowProperty.PLAN_ITEMS,
+                   RowProperty.EXCLUDED, RowProperty.ENGINE, RowProperty.OPS_READINESS_CASE)
 _ROW_INFO: dict[tuple[str | None, ...], RowInfo] = {}
 _ROW_INFO_LIMIT = 100_000
 
 
 def _row_info(key: str, properties: dict[str, str]) -> RowInfo:
-    tags = _split(properties["tags"]) if "tags" in properties else tags_in_name(key)
+    row = RowProperties.from_junit(properties)
     return RowInfo(
         name=key,
-        tags=tags,
-        tier=properties.get("tier", ""),
-        category=properties.get("category", ""),
-        plan_items=_split(properties.get("plan-items", "")),
-        excluded=properties.get("excluded", ""),
-        engine=properties.get("engine", ""),
-        case=properties.get("ops-readiness-case", ""),
+        tags=row.tags if RowProperty.TAGS in properties else tags_in_name(key),
+        tier=row.tier,
+        category=row.category,
+        plan_items=row.plan_items,
+        excluded=row.excluded,
+        engine=row.engine,
+        case=row.ops_readiness_case,
     )
-
-
-def _split(value: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
 MAX_JSON_BYTES = 16 << 20  # started/finished/metadata.json are a few KiB

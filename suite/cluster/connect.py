@@ -7,8 +7,10 @@ from pathlib import Path
 
 from kubernetes import client
 
+from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.base import ClusterTarget
 from winsuite.cluster.base import target_of
+from winsuite.cluster.discovery import discover
 from winsuite.cluster.kubeconfig import api_client
 from winsuite.cluster.kubeconfig import server_version
 from winsuite.inputs.cluster_spec import ClusterSpec
@@ -39,3 +41,9 @@ def connect(spec: ClusterSpec, *, start_embedded: bool = True, ready_timeout: fl
     context = spec.context if spec.type == "kubeconfig" else None
     api = api_client(None if spec.type == "in-cluster" else kubeconfig, context)
     return Connection(target, api, server_version(api), kubeconfig, context)
+
+
+def discover_cluster(connection: Connection, windows_builds: list[str]) -> ClusterFacts:
+    """What the connected cluster is: its version, nodes and capabilities (`windows_builds`: those images exist for)."""
+    return discover(connection.api, connection.server_version, windows_builds=windows_builds,
+                    egress_allowed=connection.target.allows_egress)

@@ -55,9 +55,9 @@ def run(args: argparse.Namespace) -> int:
     if args.names:
         return _list_names(args)
     from winsuite.policy.catalog import engine_catalog
-    from winsuite.policy.run_config import build_run_config
+    from winsuite.policy.run_config import resolve_run
 
-    config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
+    config = resolve_run(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
     for message in config.repo_list.warnings:
         warn(message)
     if args.category and not args.ops_readiness:

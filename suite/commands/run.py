@@ -6,6 +6,7 @@ import argparse
 
 from winsuite.commands._types import Subparsers
 from winsuite.inputs.jobs import parse_duration
+from winsuite.inputs.run_modes import NodeLogMode
 from winsuite.policy import options
 
 
@@ -26,7 +27,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--results-root", metavar="DIR", default="_artifacts",
                         help="root of the prow layout when --artifacts is not given (default: _artifacts)")
     parser.add_argument("--build-id", help="build id (default: the start time, YYYYMMDDHHMMSS)")
-    parser.add_argument("--collect-node-logs", choices=("on-failure", "always", "never"), default=None,
+    parser.add_argument("--collect-node-logs", choices=tuple(NodeLogMode), default=None,
                         help="collect each node's kubelet, container runtime and kube-proxy logs of the run's time "
                              "window into artifacts/nodes/<node>/ (default: on-failure)")
     parser.add_argument("--ops-readiness", metavar="DIR_OR_FILE", nargs="+",
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from winsuite.errors import UsageError
     from winsuite.policy.ops_readiness import load_cases
     from winsuite.run.ops_run import OpsRun
+    from winsuite.run.request import resolve_request
     from winsuite.run.rerun import load_rerun
     from winsuite.run.runner import Runner
 
@@ -79,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--shard-plan needs --shard I/N")
     if args.shard and (args.ops_readiness or args.rerun_failed):
         raise UsageError("--shard cuts the job's selection: it does not combine with --ops-readiness or --rerun-failed")
+    if args.ops_readiness and args.winsuite_focus:
+        raise UsageError("--ops-readiness selects the tests by its test cases; leave out --focus")
     in_cluster_only = [flag for flag, value in (("--shards", args.shards), ("--image", args.image),
                                                 ("--detach", args.detach)) if value]
     if in_cluster_only and not args.in_cluster:
@@ -90,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--in-cluster plans its own shards: leave out --shard, --ops-readiness, --rerun-failed")
         from winsuite.run.incluster.start import start
 
-        return start(args)
+        return start(resolve_request(args), image=args.image, shards=args.shards, detach=args.detach)
     ops = OpsRun(load_cases(args.ops_readiness, args.category)) if args.ops_readiness else None
     rerun = load_rerun(args.rerun_failed, Path(args.results_root)) if args.rerun_failed else None
     if rerun is not None and not rerun.names:
@@ -98,4 +102,4 @@ def run(args: argparse.Namespace) -> int:
         return int(ExitCode.OK)
     if rerun is not None:
         print(f"winsuite: rerunning {len(rerun.names)} test(s) of build {rerun.build_dir}")
-    return int(Runner.from_args(args, rerun, ops).run())
+    return int(Runner(resolve_request(args, rerun), ops).run_build())

@@ -49,6 +49,7 @@ class RepoList:
     source: str
     registries: dict[str, str]
     warnings: tuple[str, ...] = ()
+    text: str = ""  # the file as read: what e2e.test is handed (KUBE_TEST_REPO_LIST), so it reads no other
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,7 +180,8 @@ def load_repo_list(source: str | Path, catalog: ImageCatalog | None = None) -> R
     """Read a KUBE_TEST_REPO_LIST file (either key generation) over the catalog's default registries."""
     catalog = catalog or load_image_catalog()
     source = str(source)
-    raw = strict_yaml.parse(_read_repo_list_text(source), source)
+    text = _read_repo_list_text(source)
+    raw = strict_yaml.parse(text, source)
     if raw is None:  # an empty file changes nothing, as upstream reads it
         raw = {}
     if not isinstance(raw, dict):
@@ -195,7 +197,7 @@ def load_repo_list(source: str | Path, catalog: ImageCatalog | None = None) -> R
     unknown = sorted(k for k in raw if k not in registries and k not in catalog.legacy_registries)
     if unknown:
         warnings.append(messages.unknown_repo_list_keys(source, unknown, list(registries)))
-    return RepoList(source, registries, tuple(warnings))
+    return RepoList(source, registries, tuple(warnings), text)
 
 
 def _legacy_keys(raw: dict[str, str], registries: dict[str, str], catalog: ImageCatalog, source: str) -> Iterable[str]:

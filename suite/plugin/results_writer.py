@@ -17,9 +17,12 @@ from winsuite.results.events import Event
 from winsuite.results.events import events_name
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
+from winsuite_reports.conventions import RowProperties
 
 # The user property workers attach to every winsuite test's reports (see plugin/collection.py).
 WINSUITE_PROPERTY = "winsuite"
+NAMESPACE_PROPERTY = "winsuite.namespace"  # a test's namespace, as its fixture names it
+NAME_KEY, ROW_KEY = "name", "row"  # its full name, and its row properties as JUnit spells them
 
 
 def winsuite_properties(report: pytest.TestReport) -> dict[str, Any] | None:
@@ -52,16 +55,23 @@ class _Pending:
     message: str = ""
     details: str = ""
     extra: dict[str, str] = dataclasses.field(default_factory=dict)
+    namespaces: list[str] = dataclasses.field(default_factory=list)
+    failed_during: str = ""
+    started: float = 0.0  # seconds since the epoch, when its setup began
 
     def add(self, report: pytest.TestReport) -> None:
+        self.started = self.started or time.time() - report.duration
         self.duration += report.duration
         for key, value in report.user_properties:
-            if key.startswith("winsuite.") and isinstance(value, str):
+            if key == NAMESPACE_PROPERTY and value not in self.namespaces:
+                self.namespaces.append(str(value))
+            elif key.startswith("winsuite.") and isinstance(value, str):
                 self.extra[key.removeprefix("winsuite.")] = value
         failed = report.failed or str(report.outcome) == "rerun"
         if failed and self.outcome is not Outcome.FAILED:
             self.outcome = Outcome.FAILED
             self.message, self.details = _failure(report)
+            self.failed_during = report.when
         elif report.skipped and self.outcome is Outcome.PASSED:
             self.outcome = Outcome.SKIPPED
             self.message = _skip_reason(report)
@@ -111,7 +121,7 @@ class ResultsWriter:
                 self._running.pop(report.nodeid, None)
                 self._event(events.done(report.nodeid))
             return
-        attempt = int(props.get("attempt", 1))
+        attempt = 1
         for key, value in report.user_properties:
             if key == "winsuite.attempt":
                 attempt = int(str(value))
@@ -139,13 +149,14 @@ class ResultsWriter:
 
     def _close(self, nodeid: str, attempt_number: int, final: bool) -> None:
         pending = self._pending.pop((nodeid, attempt_number))
-        props = {k: ",".join(v) if isinstance(v, list) else str(v)
-                 for k, v in pending.properties.items() if k not in ("name", "attempt")}
-        props.update(pending.extra)
+        # What the test's own run added (diagnostics, timed-out, interrupted) over what collection said of it.
+        properties = RowProperties.from_junit({**pending.properties[ROW_KEY], **pending.extra})
         attempt = Attempt(
-            name=str(pending.properties["name"]), nodeid=nodeid, outcome=pending.outcome,
+            name=str(pending.properties[NAME_KEY]), nodeid=nodeid, outcome=pending.outcome,
             attempt=attempt_number, duration=pending.duration, message=pending.message,
-            details=pending.details, properties=props,
+            details=pending.details, properties=properties, namespaces=tuple(pending.namespaces),
+            started=pending.started,
+            failed_during=pending.failed_during,
         )
         self.attempts.append(attempt)
         if final:

@@ -19,6 +19,7 @@ from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
 
 FILE = "durations.json"
+SNAPSHOT_FILE = "winsuite-durations.json"  # in a build's artifacts: the record its phases order their tests by
 MAX_ENTRIES = 20_000  # the newest are kept: several catalogs and upstream lists fit
 MAX_BYTES = 4 * 1024 * 1024
 

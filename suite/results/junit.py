@@ -13,11 +13,12 @@ from pathlib import Path
 from junit_xml import TestCase
 from junit_xml import TestSuite
 
-from winsuite.results.model import PROPERTY_KEYS
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
 from winsuite_reports.conventions import IT_PREFIX
 from winsuite_reports.conventions import SUITE_NAME
+from winsuite_reports.conventions import RowProperties
+from winsuite_reports.conventions import RowProperty
 from winsuite_reports.junit import MalformedJunit
 from winsuite_reports.junit import parse_guarded
 
@@ -43,8 +44,7 @@ def row_name(full_name: str) -> str:
 
 def _testcase(attempt: Attempt) -> TestCase:
     attempt = dataclasses.replace(attempt, name=xml_safe(attempt.name), message=xml_safe(attempt.message),
-                                  details=xml_safe(attempt.details),
-                                  properties={k: xml_safe(v) for k, v in attempt.properties.items()})
+                                  details=xml_safe(attempt.details))
     case = TestCase(row_name(attempt.name), classname=SUITE_NAME, elapsed_sec=round(attempt.duration, 3) or None,
                     status=attempt.outcome.value)
     if attempt.outcome is Outcome.FAILED:
@@ -63,12 +63,9 @@ def render(attempts: Iterable[Attempt], timestamp: str | None = None) -> bytes:
     suite_el = suite.build_xml_doc()
     # junit-xml has no testcase-level <properties>; TestGrid reads them, so add them here.
     for case_el, attempt in zip(suite_el.iter("testcase"), attempts, strict=True):
-        props = {k: v for k, v in attempt.properties.items() if k in PROPERTY_KEYS and v}
-        props["attempt"] = str(attempt.attempt)
         holder = ET.Element("properties")
-        for key in PROPERTY_KEYS:
-            if key in props:
-                ET.SubElement(holder, "property", name=key, value=props[key])
+        for key, value in attempt.properties.to_junit(attempt.attempt).items():
+            ET.SubElement(holder, "property", name=key, value=xml_safe(value))
         case_el.insert(0, holder)
     root = ET.Element("testsuites", {
         "tests": suite_el.get("tests", "0"), "failures": suite_el.get("failures", "0"),
@@ -104,21 +101,22 @@ def read(path: Path) -> list[Attempt]:
     checked as TestGrid would (MalformedJunit), so a broken shard is named, not half read."""
     rows = []
     for testcase in parse_guarded(path).iter("testcase"):
-        properties = {p.get("name", ""): p.get("value", "") for p in testcase.iter("property")}
+        written = {p.get("name", ""): p.get("value", "") for p in testcase.iter("property")}
+        properties = RowProperties.from_junit(written)
         problem = testcase.find("failure")
         if problem is None:
             problem = testcase.find("error")
         skipped = testcase.find("skipped")
         if problem is not None:
-            interrupted = properties.get("interrupted") == "true"
-            outcome = Outcome.INTERRUPTED if interrupted else Outcome.FAILED
+            outcome = Outcome.INTERRUPTED if properties.interrupted else Outcome.FAILED
             message, details = problem.get("message", ""), problem.text or ""
         elif skipped is not None:
             outcome, message, details = Outcome.SKIPPED, skipped.get("message", ""), ""
         else:
             outcome, message, details = Outcome.PASSED, "", ""
         try:
-            attempt, duration = int(properties.pop("attempt", "1")), float(testcase.get("time") or 0.0)
+            attempt = int(written.get(RowProperty.ATTEMPT, "1"))
+            duration = float(testcase.get("time") or 0.0)
         except ValueError as err:
             raise MalformedJunit(f"{path.name}: testcase {testcase.get('name', '')!r}: {err}") from None
         rows.append(Attempt(testcase.get("name", "").removeprefix(IT_PREFIX), "", outcome, attempt, duration,

@@ -6,13 +6,15 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
+from winsuite.inputs.engines import Engine
 from winsuite.results.events import Event
 from winsuite.results.events import EventKind
-from winsuite.results.model import ENGINE_PROPERTY
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
+from winsuite_reports.conventions import RowProperties
 
 # The row that compares two engines' verdicts of one test (--engine both).
+CROSS_CHECK_ENGINE = "both"  # the engine property of a row that cross-checks the two engines
 CROSS_CHECK_PREFIX = "[winsuite] engines agree: "
 
 
@@ -77,7 +79,7 @@ def close_unfinished(record: PhaseRecord, reason: str, name_of: Callable[[str], 
     rows = [
         Attempt(name=name_of(nodeid), nodeid=nodeid, outcome=Outcome.INTERRUPTED,
                 attempt=1 + sum(a.nodeid == nodeid for a in record.attempts),
-                message=f"interrupted: {reason}", properties={"interrupted": "true"})
+                message=f"interrupted: {reason}", properties=RowProperties(interrupted=True))
         for nodeid in record.unfinished
     ]
     record.attempts.extend(rows)
@@ -96,25 +98,41 @@ def final_attempts(attempts: list[Attempt]) -> dict[str, list[Attempt]]:
 
 
 def engine_of(attempt: Attempt) -> str:
-    return attempt.properties.get(ENGINE_PROPERTY) or "native"
+    """native, upstream, or both (a cross-check row)."""
+    return attempt.properties.engine or Engine.NATIVE
 
 
 def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
-    """For each test both engines ran to a verdict: a row that passes when they agree, fails when they do not."""
-    verdicts: dict[str, dict[str, str]] = {}
+    """For each test both engines reported: a row that passes when their verdicts agree (a flake counts as its final
+    pass) and fails on any difference, a skip on one side and a run on the other included, saying both outcomes and
+    the skip's reason; a test one engine left interrupted is a skipped row saying it was not compared."""
+    by_test: dict[str, dict[str, list[Attempt]]] = {}
     for (name, engine), rows in _by_name_and_engine(attempts).items():
-        verdicts.setdefault(name, {})[engine] = verdict(rows)
-    rows = []
-    for name, by_engine in verdicts.items():
-        native, upstream = by_engine.get("native"), by_engine.get("upstream")
-        if native is None or upstream is None or {native, upstream} & {"skipped", "interrupted"}:
+        by_test.setdefault(name, {})[engine] = rows
+    checks = []
+    for name, by_engine in by_test.items():
+        native, upstream = by_engine.get(Engine.NATIVE), by_engine.get(Engine.UPSTREAM)
+        if native is None or upstream is None:
             continue
-        agree = (native == "failed") == (upstream == "failed")
-        rows.append(Attempt(f"{CROSS_CHECK_PREFIX}{name}", "cross-check",
-                            Outcome.PASSED if agree else Outcome.FAILED,
-                            message="" if agree else f"the engines disagree: native {native}, upstream {upstream}",
-                            properties={ENGINE_PROPERTY: "both"}))
-    return rows
+        sides = {Engine.NATIVE: _compared(native), Engine.UPSTREAM: _compared(upstream)}
+        said = ", ".join(f"{engine} {outcome}" for engine, outcome in sides.items())
+        if "interrupted" in sides.values():
+            outcome, message = Outcome.SKIPPED, f"not compared: {said}"
+        elif len(set(sides.values())) == 1:
+            outcome, message = Outcome.PASSED, ""
+        else:
+            outcome, message = Outcome.FAILED, f"the engines disagree: {said}"
+        checks.append(Attempt(f"{CROSS_CHECK_PREFIX}{name}", "cross-check", outcome, message=message,
+                              details=message, properties=RowProperties(engine=CROSS_CHECK_ENGINE)))
+    return checks
+
+
+def _compared(rows: list[Attempt]) -> str:
+    """A test's verdict as the cross-check compares it: a flake as the pass it ended with, a skip with its reason."""
+    outcome = verdict(rows)
+    if outcome == "flaky":
+        return "passed"
+    return f"skipped ({rows[-1].message})" if outcome == "skipped" else outcome
 
 
 def _by_name_and_engine(attempts: list[Attempt]) -> dict[tuple[str, str], list[Attempt]]:

@@ -7,6 +7,9 @@ import enum
 import json
 from typing import Any
 
+from winsuite.inputs import document_codec
+from winsuite_reports.conventions import RowProperties
+
 
 class Outcome(enum.StrEnum):
     PASSED = "passed"
@@ -22,15 +25,6 @@ class Outcome(enum.StrEnum):
             raise ValueError(f"unknown outcome {value!r}; known: {', '.join(o.value for o in cls)}") from None
 
 
-# Which engine ran an attempt (native, upstream; both for a cross-check row). Rows without it are native.
-ENGINE_PROPERTY = "engine"
-
-# Testcase-level properties TestGrid reads (and the dashboard filters on).
-OPS_CASE_PROPERTY = "ops-readiness-case"  # the windows-operational-readiness test case(s) that selected the row
-PROPERTY_KEYS = (ENGINE_PROPERTY, OPS_CASE_PROPERTY, "attempt", "tags", "tier", "category", "plan-items",
-                 "diagnostics", "excluded", "interrupted", "timed-out")
-
-
 @dataclasses.dataclass
 class Attempt:
     name: str  # the full upstream-style name
@@ -40,15 +34,17 @@ class Attempt:
     duration: float = 0.0
     message: str = ""  # short: the first line of the failure, or the skip reason
     details: str = ""  # the long failure text
-    properties: dict[str, str] = dataclasses.field(default_factory=dict)
+    properties: RowProperties = dataclasses.field(default_factory=RowProperties)
+    # The evidence a verdict is judged by: where the attempt ran and when, and which part of it failed.
+    namespaces: tuple[str, ...] = ()  # where its pods were made
+    started: float = 0.0  # seconds since the epoch
+    failed_during: str = ""  # setup, call or teardown (pytest); BeforeSuite (ginkgo)
 
     def to_json(self) -> str:
-        data = dataclasses.asdict(self)
-        data["outcome"] = self.outcome.value
-        return json.dumps(data)
+        return json.dumps(document_codec.encode(self))
 
     @staticmethod
     def from_dict(raw: dict[str, Any]) -> Attempt:
-        raw = dict(raw)
-        raw["outcome"] = Outcome.parse(raw["outcome"])
-        return Attempt(**raw)
+        """Raises ValueError (a DocumentError naming the field) for anything an attempt is not."""
+        attempt: Attempt = document_codec.decode(Attempt, raw)
+        return attempt

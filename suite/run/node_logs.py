@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import enum
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,22 +29,11 @@ QUERY_TIMEOUT = 60.0
 FILE_OPTIONS_REFUSED = "options present and query resolved to log files"
 NOT_FOUND = "log not found for"
 NO_JOURNAL = "journal output not available"
+MODES = ("on-failure", "always", "never")
 # klog's header: Lmmdd hh:mm:ss.uuuuuu (the year is the run's).
 KLOG_TIME = re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6})")
 # containerd and other logfmt/RFC 3339 lines: time="2026-11-24T10:31:00.123Z" or a leading timestamp.
 RFC3339_TIME = re.compile(r'(?:^|time=")(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))')
-
-
-class NodeLogMode(enum.StrEnum):
-    """--collect-node-logs: when a run collects its nodes' logs."""
-
-    ON_FAILURE = "on-failure"
-    ALWAYS = "always"
-    NEVER = "never"
-
-    def collects(self, failed: bool) -> bool:
-        """Whether a run that failed (or was aborted), or one that did not, collects them."""
-        return self is NodeLogMode.ALWAYS or (self is NodeLogMode.ON_FAILURE and failed)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,18 +4,15 @@ nothing or does not apply to the cluster."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
 from winsuite.authoring.facts import ClusterFacts
-from winsuite.errors import UsageError
 from winsuite.policy.ops_readiness import CaseSelection
 from winsuite.policy.ops_readiness import OpsCase
 from winsuite.policy.ops_readiness import select
-from winsuite.policy.selection import exact_focus
-from winsuite.results.model import OPS_CASE_PROPERTY
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
+from winsuite_reports.conventions import RowProperties
 
 CASE_ROW_PREFIX = "[ops-readiness] "
 FIRST_JUNIT = "junit_01.xml"
@@ -32,16 +29,11 @@ class OpsRun:
     cases: list[OpsCase]
     selections: list[CaseSelection] = dataclasses.field(default_factory=list)
 
-    def applied_to(self, args: argparse.Namespace) -> argparse.Namespace:
-        if getattr(args, "winsuite_focus", None):
-            raise UsageError("--ops-readiness selects the tests by its test cases; leave out --focus")
-        return args
-
-    def focus(self, names: list[str], facts: ClusterFacts) -> str:
-        """The run's focus: exactly the tests the cases that apply to this cluster select."""
+    def select(self, names: list[str], facts: ClusterFacts) -> list[str]:
+        """Exactly the tests the cases that apply to this cluster select."""
         self.selections = select(self.cases, names, kubernetes_version=facts.server_version,
                                  provider=provider_of(facts))
-        return exact_focus(sorted({n for s in self.selections if s.not_applicable is None for n in s.names}))
+        return sorted({n for s in self.selections if s.not_applicable is None for n in s.names})
 
     def label(self, name: str, attempts: list[Attempt]) -> list[Attempt]:
         """Rows with the category and case(s) that selected them; the first phase's file also gets a row per
@@ -58,8 +50,8 @@ class OpsRun:
     def _labelled(attempt: Attempt, cases: list[OpsCase]) -> Attempt:
         categories = ", ".join(dict.fromkeys(c.category for c in cases))
         descriptions = " | ".join(dict.fromkeys(c.description for c in cases))
-        return dataclasses.replace(attempt, properties={**attempt.properties, "category": categories,
-                                                        OPS_CASE_PROPERTY: descriptions})
+        properties = dataclasses.replace(attempt.properties, category=categories, ops_readiness_case=descriptions)
+        return dataclasses.replace(attempt, properties=properties)
 
     def _case_rows(self) -> list[Attempt]:
         rows = []
@@ -70,6 +62,6 @@ class OpsRun:
                                                f"skip {list(case.skip)}; {case.source})")
             if why:
                 rows.append(Attempt(f"{CASE_ROW_PREFIX}{case.category}: {case.description}", "", Outcome.SKIPPED,
-                                    message=why, properties={"category": case.category,
-                                                             OPS_CASE_PROPERTY: case.description}))
+                                    message=why, properties=RowProperties(category=case.category,
+                                                                          ops_readiness_case=case.description)))
         return rows

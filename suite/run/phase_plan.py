@@ -9,10 +9,10 @@ from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import engine_catalog
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
-from winsuite.results.model import ENGINE_PROPERTY
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome as Result
 from winsuite.run.engines.ginkgo_phase import NODEID
+from winsuite.run.engines.ginkgo_report import UPSTREAM
 
 PHASE_NAMES = ("parallel", "serial")
 
@@ -39,7 +39,7 @@ def plan_run(run: RunConfig, natives: list[Entry], upstream_names: list[str]) ->
         if test.engine is Engine.NATIVE:
             phase.native += 1
         elif verdict.outcome is Outcome.SKIP:
-            excluded = {"excluded": verdict.exclusion.skip_reason()} if verdict.exclusion else {}
+            excluded = verdict.exclusion.skip_reason() if verdict.exclusion else ""
             phase.upstream_skipped.append(skipped_row(test.name, verdict.reason, excluded))
         else:
             phase.upstream.append(test.name)
@@ -56,6 +56,6 @@ def skip_upstream(plan: dict[str, PhasePlan], reason: str) -> int:
     return count
 
 
-def skipped_row(name: str, reason: str, properties: dict[str, str] | None = None) -> Attempt:
+def skipped_row(name: str, reason: str, excluded: str = "") -> Attempt:
     return Attempt(name, NODEID, Result.SKIPPED, message=reason,
-                   properties={ENGINE_PROPERTY: "upstream", **(properties or {})})
+                   properties=dataclasses.replace(UPSTREAM, excluded=excluded))

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import datetime
 
-import pytest
-
 from winsuite.authoring.facts import NodeFacts
-from winsuite.run.node_logs import NodeLogMode
 from winsuite.run.node_logs import in_window
 from winsuite.run.node_logs import services_of
 
@@ -52,11 +49,3 @@ def test_the_services_are_the_kubelet_the_node_runtime_and_kube_proxy() -> None:
     assert services_of(node("linux", "containerd://1.7.20")) == ["kubelet", "containerd", "kube-proxy"]
     assert services_of(node("linux", "cri-o://1.30.1")) == ["kubelet", "cri-o", "kube-proxy"]
     assert services_of(node("windows", "")) == ["kubelet", "containerd", "kube-proxy"]
-
-
-@pytest.mark.parametrize(("mode", "failed", "collects"), [
-    ("on-failure", True, True), ("on-failure", False, False), ("always", False, True), ("always", True, True),
-    ("never", True, False), ("never", False, False),
-])
-def test_node_log_modes_as_the_flag_says(mode: str, failed: bool, collects: bool) -> None:
-    assert NodeLogMode(mode).collects(failed) is collects

@@ -10,10 +10,10 @@ from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.policy.ops_readiness import load_cases
 from winsuite.policy.ops_readiness import select
-from winsuite.results.model import OPS_CASE_PROPERTY
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
 from winsuite.run.ops_run import OpsRun
+from winsuite_reports.conventions import RowProperties
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "ops-readiness"
 HOST_IP = "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]"
@@ -89,9 +89,9 @@ def test_rows_carry_the_category_and_case_and_empty_cases_get_a_row() -> None:
     ops = OpsRun(load_cases([str(FIXTURE)], "Core.Pods") + load_cases([str(FIXTURE)], "Extend.HostProcess"))
     ops.selections = select(ops.cases, [HOST_IP, LOGS])
     rows = ops.label("junit_01.xml", [Attempt(HOST_IP, "n1", Outcome.PASSED), Attempt("other", "n2", Outcome.PASSED)])
-    assert rows[0].properties == {"category": "Core.Pods",
-                                  OPS_CASE_PROPERTY: "Ability to schedule a pod and read its host IP"}
-    assert rows[1].properties == {}
+    assert rows[0].properties == RowProperties(category="Core.Pods",
+                                               ops_readiness_case="Ability to schedule a pod and read its host IP")
+    assert rows[1].properties == RowProperties()
     empty = [r for r in rows if r.name.startswith("[ops-readiness]")]
     assert len(empty) == 2 and all(r.outcome is Outcome.SKIPPED and "selects no test" in r.message for r in empty)
     assert not [r for r in ops.label("junit_02.xml", []) if r.name.startswith("[ops-readiness]")]

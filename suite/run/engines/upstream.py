@@ -35,6 +35,7 @@ from winsuite.run.engines.upstream_toolchain import resolve
 from winsuite.versions import minor_of
 
 # Taints that never block e2e.test's "all nodes schedulable" wait: upstream's default, plus the simulated nodes'.
+REPO_LIST_FILE = "repo-list.yaml"  # in the build's artifacts
 NON_BLOCKING_TAINTS = ("node-role.kubernetes.io/control-plane", SIMULATED_NODE_TAINT_KEY)
 
 
@@ -89,12 +90,22 @@ class UpstreamEngine:
         settings = UpstreamSettings(
             kubeconfig=None if job.cluster.type == "in-cluster" else connection.kubeconfig,
             context=connection.context, node_os=self.run.target_os,
-            repo_list=job.repo_list, non_blocking_taints=taints, flake_attempts=job.flake_attempts,
+            repo_list=self._repo_list_file(), non_blocking_taints=taints, flake_attempts=job.flake_attempts,
             test_timeout=job.test_timeout, kubectl=kubectl_path(),
         )
         self.say(f"upstream engine: {len(names)} spec(s) of e2e.test with ginkgo --procs={spec.workers}")
         return UpstreamPhase(spec, names, self.toolchain(session.facts.server_version), settings, self.artifacts,
                              self.log, deadline)
+
+    def _repo_list_file(self) -> str | None:
+        """The run's repo list as it was read when the run was resolved, for e2e.test (KUBE_TEST_REPO_LIST): a file
+        of the build, so e2e.test reads the very list the run resolved (a URL is not fetched again)."""
+        if not self.run.job.repo_list:
+            return None
+        path = self.artifacts / REPO_LIST_FILE
+        if not path.exists():
+            path.write_text(self.run.repo_list.text, encoding="utf-8")
+        return str(path)
 
     def rows(self, attempts: list[Attempt]) -> list[Attempt]:
         return with_plan_properties(attempts, self._plan)
@@ -126,7 +137,10 @@ def with_plan_properties(attempts: list[Attempt], plan: Plan) -> list[Attempt]:
     rows = []
     for attempt in attempts:
         items = plan.items_of_test(attempt.name)
-        known = {"tags": ",".join(t.value for t in tags_of_name(attempt.name)),
-                 "plan-items": ",".join(i.id for i in items), "tier": items[0].tier if items else ""}
-        rows.append(dataclasses.replace(attempt, properties={**known, **attempt.properties}))
+        known = attempt.properties
+        properties = dataclasses.replace(
+            known, tags=known.tags or tuple(t.value for t in tags_of_name(attempt.name)),
+            plan_items=known.plan_items or tuple(i.id for i in items),
+            tier=known.tier or (items[0].tier if items else ""))
+        rows.append(dataclasses.replace(attempt, properties=properties))
     return rows

@@ -4,38 +4,34 @@ Start: plan the shards, create the run's namespace, service account, binding, Co
 every shard's log (follow.py), rows shown and written as they arrive, each shard's build received whole at its end.
 Finish: a shard whose pod died becomes a build of the rows it sent plus an interrupted row for each test it did not
 finish; the shard builds are merged into this run's build (shard_merge.py); everything of the run is deleted.
-`--detach` stops after the start; `winsuite attach BUILD` does the rest from the state kept in the build.
+`--detach` stops after the start; `winsuite attach BUILD` does the rest from the run document and state kept in
+the build. Signals, the run timeout and the end of the build are the same as for a run here (supervisor.py,
+finisher.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import queue
-import signal
-import sys
 import tempfile
 import time
 from pathlib import Path
-from types import FrameType
 
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.connect import Connection
 from winsuite.errors import ExitCode
 from winsuite.errors import one_line
+from winsuite.inputs.engines import Engine
 from winsuite.k8s import run_leases
 from winsuite.k8s.namespaces import delete_run_namespaces
-from winsuite.k8s.namespaces import of_run
+from winsuite.policy.run_config import RunConfig
 from winsuite.results import junit
 from winsuite.results import prow
-from winsuite.results.merge import final_attempts
-from winsuite.results.merge import verdict
-from winsuite.results.model import ENGINE_PROPERTY
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
 from winsuite.results.prow import DISCOVERY_FILE
-from winsuite.run import credential_scan
-from winsuite.run import dashboard
-from winsuite.run import node_logs
+from winsuite.run.console import Console
+from winsuite.run.finisher import Finisher
 from winsuite.run.incluster import protocol
 from winsuite.run.incluster.follow import Ended
 from winsuite.run.incluster.follow import ShardLog
@@ -48,9 +44,10 @@ from winsuite.run.shard_merge import ShardBuild
 from winsuite.run.shard_merge import merged_result
 from winsuite.run.shard_merge import read_shard_build
 from winsuite.run.shard_merge import write_merged
-from winsuite.run.summary import summarize
+from winsuite.run.supervisor import Supervisor
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import STARTED
+from winsuite_reports.conventions import RowProperties
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
 from winsuite_reports.prow import MalformedJson
@@ -74,19 +71,25 @@ class Shard:
 
 
 class InClusterRun:
-    def __init__(self, state: InClusterState, build_dir: Path, connection: Connection) -> None:
+    def __init__(self, run: RunConfig, state: InClusterState, connection: Connection) -> None:
+        self.run = run
         self.state = state
-        self.build_dir = build_dir
+        self.output = run.layout
         self.connection = connection
-        self.objects = RunObjects(state.run_id)
-        self.shards = [Shard(i + 1, tests) for i, tests in enumerate(state.shards)]
-        self.abort_reason = ""
-        self.stop_now = False  # a second signal: stop waiting for the shards' builds
+        self.objects = RunObjects(run.run_id)
+        self.shards = [Shard(i + 1, list(tests)) for i, tests in enumerate(state.shards)]
+        self.console = Console()
+        self.supervisor = Supervisor(state.started, run.job.run_timeout, self.console.say)
 
     # -- following ------------------------------------------------------------------------------------------
     def follow(self) -> ExitCode:
         """Follow every shard to its end (or to a signal, or the run timeout), then finish the run."""
-        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        self.console.open_log(self.output.build_log)
+        with self.supervisor:
+            self._follow_shards()
+        return self.finish()
+
+    def _follow_shards(self) -> None:
         lines: queue.Queue[tuple[int, str | Ended]] = queue.Queue()
         readers = [ShardLog(self.connection.api, self.objects, s.number - 1, lines) for s in self.shards]
         total = sum(len(s.tests) for s in self.shards)
@@ -103,22 +106,20 @@ class InClusterRun:
                     progress.refresh()
                 else:
                     self._take(self.shards[index], item, progress)
-                if not self.abort_reason and time.time() > self.state.started + self.state.run_timeout:
-                    self.abort_reason = f"run timeout of {self.state.run_timeout:.0f}s reached"
-                if self.abort_reason and stop_asked is None:
-                    print(f"\nwinsuite: {self.abort_reason}; stopping the shards", flush=True)
+                self.supervisor.check_deadline()
+                abort = self.supervisor.abort_reason
+                if abort and stop_asked is None:
+                    self.console.say(f"\nwinsuite: {abort}; stopping the shards")
                     stop_job(self.connection.api, self.objects)
                     stop_asked = time.monotonic()
-                if stop_asked is not None and (self.stop_now or time.monotonic() - stop_asked > STOP_GRACE_SECONDS):
+                if stop_asked is not None and (self.supervisor.stop_now
+                                               or time.monotonic() - stop_asked > STOP_GRACE_SECONDS):
                     for shard in self.shards:
-                        shard.ended = shard.ended or Ended(f"stopped: {self.abort_reason}")
+                        shard.ended = shard.ended or Ended(f"stopped: {abort}")
         finally:
             for reader in readers:
                 reader.stopping.set()
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
         progress.close()
-        return self.finish()
 
     def _take(self, shard: Shard, item: str | Ended, progress: ShardProgress) -> None:
         if isinstance(item, Ended):
@@ -146,48 +147,35 @@ class InClusterRun:
         for phase in (1, 2):
             rows = [r for s in self.shards for r, p in zip(s.rows, s.phase_of_row, strict=True) if p == phase]
             if rows:
-                junit.write(artifacts_dir(self.build_dir) / junit_name(phase), rows)
-
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        self.stop_now = bool(self.abort_reason)
-        self.abort_reason = self.abort_reason or f"{signal.Signals(signum).name} received"
+                junit.write(self.output.artifacts / junit_name(phase), rows)
 
     # -- finishing ------------------------------------------------------------------------------------------
     def finish(self) -> ExitCode:
+        """The shards' builds merged into the run's build, then the end every run has (finisher.py)."""
+        abort = self.supervisor.abort_reason
+        finisher = Finisher(self.run, self.console, self.supervisor)
         with tempfile.TemporaryDirectory(prefix="winsuite-shards-") as scratch:
             builds = [self._shard_build(shard, Path(scratch)) for shard in self.shards]
-            result = "ABORTED" if self.abort_reason else None
             metadata: dict[str, object] = {**self._started_metadata(), "in-cluster": {
                 "namespace": self.objects.namespace, "image": self.state.image, "shards": len(self.shards),
-                "expected-seconds": self.state.expected}}
-            if self.abort_reason:
-                metadata["interrupted"] = self.abort_reason
-            collected = self._collect_node_logs(builds)
-            if collected:
-                metadata["node-logs"] = collected
-            rows = write_merged(builds, self.build_dir, metadata=metadata, started=self.state.started,
-                                result=result, shard_dirs_kept=False)
-            merged = result or merged_result(builds)
+                "expected-seconds": list(self.state.expected)}}
+            rows = write_merged(builds, self.output.build_dir, metadata=metadata, started=self.state.started,
+                                result="ABORTED" if abort else None, shard_dirs_kept=False)
+            merged = "ABORTED" if abort else merged_result(builds)
+            facts = next((ClusterFacts.load(p) for b in builds
+                          if (p := artifacts_dir(b.directory) / DISCOVERY_FILE).is_file()), None)
         for shard in self.shards:
-            _write_text(artifacts_dir(self.build_dir) / "shards" / f"{shard.number:02d}" / "pod-log.txt", shard.log)
-        self._cleanup()
-        self._record_scan(self._credential_scan())
-        if self.state.job_dir:
-            prow.write_latest_build(Path(self.state.job_dir), self.build_dir.name)
-        board = self._dashboard()
-        print(summarize(rows, build_dir=self.build_dir, result=merged, interrupted=self.abort_reason,
-                        dashboard=board), flush=True)
-        if self.abort_reason:
-            return ExitCode.INTERRUPTED
-        failed = merged != "SUCCESS" or any(
-            verdict(r) in ("failed", "interrupted") for r in final_attempts(rows).values())
-        return ExitCode.TESTS_FAILED if failed else ExitCode.OK
+            _write_text(self.output.artifacts / "shards" / f"{shard.number:02d}" / "pod-log.txt", shard.log)
+        finisher.end_on_cluster(self.connection, facts, rows, self._cleanup)
+        finished = read_json_object(self.output.build_dir / FINISHED).get("metadata")
+        return finisher.finish(rows, connection=self.connection, facts=None, result=merged,
+                               metadata=dict(finished) if isinstance(finished, dict) else metadata)
 
     def _started_metadata(self) -> dict[str, object]:
         """What the run's started.json said when the Job was made (job, run id, node OS): the merged build keeps it
         whatever the shards sent (a shard that never started sent nothing)."""
         try:
-            metadata = read_json_object(self.build_dir / STARTED).get("metadata")
+            metadata = read_json_object(self.output.build_dir / STARTED).get("metadata")
         except (OSError, MalformedJson):
             return {}
         return dict(metadata) if isinstance(metadata, dict) else {}
@@ -195,8 +183,9 @@ class InClusterRun:
     def _shard_build(self, shard: Shard, scratch: Path) -> ShardBuild:
         """The shard's own build when it arrived whole, else one made of the rows it sent, the rest interrupted."""
         directory = scratch / f"shard-{shard.number}"
+        abort = self.supervisor.abort_reason
         why = shard.ended.why if shard.ended else "it never ended"
-        lost = f"shard {shard.number}/{len(self.shards)} lost: {why}" if why and not self.abort_reason else ""
+        lost = f"shard {shard.number}/{len(self.shards)} lost: {why}" if why and not abort else ""
         if shard.build.complete:
             shard.build.extract(directory)
             build = read_shard_build(directory)
@@ -208,39 +197,18 @@ class InClusterRun:
             self._add_unreported(build, shard, lost)
             return build
         reason = f"shard {shard.number}/{len(self.shards)} lost: {why or shard.build.problem or 'no build sent'}"
-        if self.abort_reason:
-            reason = f"interrupted: {self.abort_reason}"
+        if abort:
+            reason = f"interrupted: {abort}"
         sent = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream))
-        metadata = {"job": self.state.job, prow.SHARD_METADATA: f"{shard.number}/{len(self.shards)}"}
+        metadata = {"job": self.run.job.name, prow.SHARD_METADATA: f"{shard.number}/{len(self.shards)}"}
         prow.write_started(directory, self.state.started, metadata)
         for phase in (1, 2):
             phase_rows = [row for row, p in sent if p == phase]
             if phase_rows:
                 junit.write(artifacts_dir(directory) / junit_name(phase), phase_rows)
-        result = "ABORTED" if self.abort_reason else "FAILURE"
+        result = "ABORTED" if abort else "FAILURE"
         prow.write_finished(directory, passed=False, result=result, metadata={**metadata, "error": reason})
         return read_shard_build(directory)
-
-    def _collect_node_logs(self, builds: list[ShardBuild]) -> str:
-        """--collect-node-logs (default on-failure): every node's logs of the run's window, fetched from here through
-        the node log query once the shards are done (the shards collect none); where they went, or ""."""
-        failed = self.abort_reason or merged_result(builds) != "SUCCESS" or any(
-            verdict(rows) in ("failed", "interrupted")
-            for rows in final_attempts([a for b in builds for a in b.attempts]).values())
-        mode = self.state.node_logs
-        discovery = next((p for b in builds if (p := artifacts_dir(b.directory) / DISCOVERY_FILE).is_file()), None)
-        if mode == "never" or (mode == "on-failure" and not failed) or discovery is None:
-            return ""
-        artifacts = artifacts_dir(self.build_dir)
-        try:
-            for node in node_logs.collect(self.connection.api, ClusterFacts.load(discovery), artifacts,
-                                          self.state.started, time.time()):
-                gaps = "".join(f"\n    not collected: {why}" for why in node.missing)
-                print(f"node logs of {node.node}: {', '.join(node.written) or 'none'}{gaps}", flush=True)
-        except Exception as err:  # collecting logs must not hide the run's result
-            print(f"winsuite: warning: node logs not collected: {one_line(str(err))}", file=sys.stderr)
-            return ""
-        return f"{artifacts.relative_to(self.build_dir)}/{node_logs.NODES_DIR}/"
 
     def _add_unreported(self, build: ShardBuild, shard: Shard, lost: str) -> None:
         """A test of the shard's plan that its build has no row for is an interrupted row, never silently missing."""
@@ -251,7 +219,7 @@ class InClusterRun:
         reason = lost or f"shard {shard.number}/{len(self.shards)} did not report it (see its build log)"
         for name in missing:
             phase = junit_name(2 if name in self.state.serial else 1)
-            engine = "upstream" if name in self.state.upstream else "native"
+            engine = Engine.UPSTREAM if name in self.state.upstream else Engine.NATIVE
             build.phases.setdefault(phase, []).append(_interrupted(name, 1, reason, engine))
         self._fail(build, f"{len(missing)} test(s) of its plan without a row")
 
@@ -269,34 +237,11 @@ class InClusterRun:
                 delete_run_namespaces(api, run_id=self.objects.shard_run_id(shard.number))
             except Exception as err:  # listed for `winsuite cleanup`
                 problems.append(f"namespaces of shard {shard.number}: {one_line(str(err), 160)}")
-        run_leases.withdraw(api, self.state.run_id)
+        run_leases.withdraw(api, self.run.run_id)
         for problem in problems:
-            print(f"winsuite: warning: not deleted: {problem}; `winsuite cleanup --run-id {self.state.run_id}`",
-                  file=sys.stderr)
-        print(f"deleted the run's Job, namespace {self.objects.namespace}, service account and binding", flush=True)
-
-    def _record_scan(self, status: str) -> None:
-        """finished.json says what the scan of the merged build found (`clean` or `redacted N`)."""
-        finished = read_json_object(self.build_dir / FINISHED)
-        metadata = finished.get("metadata")
-        prow.write_finished(self.build_dir, passed=bool(finished.get("passed")), result=str(finished.get("result")),
-                            metadata={**(metadata if isinstance(metadata, dict) else {}), "credential-scan": status})
-
-    def _credential_scan(self) -> str:
-        """The build redacted of the cluster's credentials (the shards scanned their own builds in their pods)."""
-        api = self.connection.api
-        credentials, gap = credential_scan.run_credentials(
-            self.connection.kubeconfig, api, lambda: of_run(api, self.state.run_id), "")
-        files, findings = credential_scan.scan([self.build_dir], credentials)
-        line, status = credential_scan.summary("the build", files, findings, gap)
-        print(line, file=sys.stderr if findings else sys.stdout, flush=True)
-        return status
-
-    def _dashboard(self) -> str | None:
-        if not self.state.job_dir:
-            return None
-        return dashboard.for_run(Path(self.state.job_dir),
-                                 lambda line, warning: print(line, file=sys.stderr if warning else sys.stdout))
+            self.console.say(f"winsuite: warning: not deleted: {problem}; `winsuite cleanup --run-id "
+                             f"{self.run.run_id}`", warning=True)
+        self.console.say(f"deleted the run's Job, namespace {self.objects.namespace}, service account and binding")
 
 
 def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str],
@@ -306,14 +251,14 @@ def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str],
     for name in shard.tests:
         if name not in shard.finished_tests:
             attempt = 1 + sum(r.name == name for r in shard.rows)
-            engine = "upstream" if name in upstream else "native"
+            engine = Engine.UPSTREAM if name in upstream else Engine.NATIVE
             rows.append((_interrupted(name, attempt, reason, engine), 2 if name in serial else 1))
     return rows
 
 
-def _interrupted(name: str, attempt: int, reason: str, engine: str) -> Attempt:
+def _interrupted(name: str, attempt: int, reason: str, engine: Engine) -> Attempt:
     return Attempt(name, "", Outcome.INTERRUPTED, attempt=attempt, message=reason,
-                   properties={"interrupted": "true", ENGINE_PROPERTY: engine})
+                   properties=RowProperties(engine=engine, interrupted=True))
 
 
 def _write_text(path: Path, lines: list[str]) -> None:
