@@ -61,6 +61,6 @@ def load_shards_for(shard: ShardRef, path: Path) -> list[Shard]:
     return shards
 
 
-# Former names, still imported by run/runner.py and run/incluster/start.py until they take the resolved run.
+# Former names, still imported by run/request.py and run/incluster/start.py.
 planned_tests = sharded_tests
 load_plan_for = load_shards_for

@@ -130,6 +130,5 @@ def read_shards(path: Path, raw: Any) -> list[Shard]:
     return shards
 
 
-# Former names, still imported by run/incluster/start.py until it takes the resolved run.
+# Former name, still imported by run/incluster/start.py.
 plan_shards = cut_shards
-plan_document = shards_document
