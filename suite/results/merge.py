@@ -114,11 +114,12 @@ def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
         native, upstream = by_engine.get(Engine.NATIVE), by_engine.get(Engine.UPSTREAM)
         if native is None or upstream is None:
             continue
-        sides = {Engine.NATIVE: _compared(native), Engine.UPSTREAM: _compared(upstream)}
-        said = ", ".join(f"{engine} {outcome}" for engine, outcome in sides.items())
-        if "interrupted" in sides.values():
+        sides = {Engine.NATIVE: native, Engine.UPSTREAM: upstream}
+        verdicts = {engine: _compared(rows) for engine, rows in sides.items()}
+        said = ", ".join(f"{engine} {_said(verdicts[engine], rows)}" for engine, rows in sides.items())
+        if "interrupted" in verdicts.values():
             outcome, message = Outcome.SKIPPED, f"not compared: {said}"
-        elif len(set(sides.values())) == 1:
+        elif len(set(verdicts.values())) == 1:
             outcome, message = Outcome.PASSED, ""
         else:
             outcome, message = Outcome.FAILED, f"the engines disagree: {said}"
@@ -128,10 +129,12 @@ def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
 
 
 def _compared(rows: list[Attempt]) -> str:
-    """A test's verdict as the cross-check compares it: a flake as the pass it ended with, a skip with its reason."""
+    """A test's verdict as the cross-check compares it: a flake as the pass it ended with."""
     outcome = verdict(rows)
-    if outcome == "flaky":
-        return "passed"
+    return "passed" if outcome == "flaky" else outcome
+
+
+def _said(outcome: str, rows: list[Attempt]) -> str:
     return f"skipped ({rows[-1].message})" if outcome == "skipped" else outcome
 
 
