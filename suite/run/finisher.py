@@ -150,7 +150,7 @@ class Finisher:
         self.console.reopen()
         where = root.name if root != self.output.build_dir else "the build"
         line, status = credential_scan.summary(where, files, findings, gaps)
-        self.console.say(line, warning=status != "clean")
+        self.console.say(line, warning=bool(findings))
         return status
 
     def _dashboard(self, connection: Connection | None) -> str | None:

@@ -145,11 +145,11 @@ def stoppable_kubelet(disrupted_cluster: EmbeddedCluster) -> Iterator[int]:
 def test_a_node_lost_mid_test_is_infrastructure(disrupted_cluster: EmbeddedCluster, stoppable_kubelet: int,
                                                tmp_path: Path) -> None:
     process = start(disrupted_cluster, tmp_path, "--cases", EVIDENCE_CASES, "--node-os", "linux", "--focus",
-                    "keeps exec-ing", "--test-timeout", "5m")
+                    "keeps its pod Ready", "--test-timeout", "5m")
     core = client.CoreV1Api(disrupted_cluster.api)
     deadline = time.monotonic() + 300
     while not any(p.status.phase == "Running" for p in core.list_pod_for_all_namespaces(
-            field_selector="metadata.name=execs").items):
+            field_selector="metadata.name=ready").items):
         assert time.monotonic() < deadline and process.poll() is None, "the test's pod never ran"
         time.sleep(1)
     os.kill(stoppable_kubelet, signal.SIGSTOP)  # the node goes NotReady once its grace period is over
