@@ -7,10 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import semver
+
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.capabilities import requirement_text
 from winsuite.authoring.environment import environment_metadata
-from winsuite.authoring.versions import is_containerd_1_7_or_later
+from winsuite.versions import is_containerd_1_7_or_later
+from winsuite.versions import runtime_and_version
 
 HYPERV_RUNTIME_CLASS = "runhcs-wcow-hypervisor"
 GMSA_NODE_LABEL = ("agentpool", "windowsgmsa")  # what upstream gmsa_full.go looks for
@@ -44,6 +47,10 @@ class NodeFacts:
     @property
     def runs_containers(self) -> bool:
         return self.ready and not self.simulated and not self.unschedulable
+
+    def runtime_and_version(self) -> tuple[str, semver.Version]:
+        """("containerd", 1.7.13) of the runtime the node reports. Raises ValueError when it is unreadable."""
+        return runtime_and_version(self.container_runtime)
 
 
 @dataclasses.dataclass(frozen=True)

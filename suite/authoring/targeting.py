@@ -56,13 +56,13 @@ class Placement:
 
     def node_selector(self) -> dict[str, str]:
         selector = {OS_LABEL: self.target_os}
-        if self.target_os == "windows" and self.windows_build:
+        if self.target_os == NodeOS.WINDOWS and self.windows_build:
             selector[WINDOWS_BUILD_LABEL] = self.windows_build
         return selector
 
     def tolerations(self) -> list[dict[str, str]]:
         tolerations = []
-        if self.target_os == "windows" and self.windows_taint is not None:
+        if self.target_os == NodeOS.WINDOWS and self.windows_taint is not None:
             tolerations.append(self.windows_taint.toleration())
         if self.tolerate_simulated_nodes:
             tolerations.append(SIMULATED_NODE_TAINT.toleration())

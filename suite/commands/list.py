@@ -14,10 +14,10 @@ from winsuite.inputs.pins import load_pins
 from winsuite.policy import options
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Selector
-from winsuite.policy.shard_selection import planned_tests
-from winsuite.policy.shards import PlannedTest
-from winsuite.policy.shards import plan_document
-from winsuite.policy.shards import plan_shards
+from winsuite.policy.shard_selection import sharded_tests
+from winsuite.policy.shards import ShardedTest
+from winsuite.policy.shards import cut_shards
+from winsuite.policy.shards import shards_document
 from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import read_names_file
 
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         from winsuite.results import durations
 
         recorded = durations.for_planning(Path(args.results_root) / config.job.name)
-        return _list_shards(config, planned_tests(config, catalog), args.shards, args.format, recorded)
+        return _list_shards(config, sharded_tests(config, catalog), args.shards, args.format, recorded)
     for test in catalog:
         verdict = config.policy.decide(test.name, test.tags)
         status = {Outcome.RUN: "run", Outcome.SKIP: "skip", Outcome.DESELECT: "out"}[verdict.outcome]
@@ -102,12 +102,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list_shards(config: RunConfig, tests: list[PlannedTest], count: int, output: str,
+def _list_shards(config: RunConfig, tests: list[ShardedTest], count: int, output: str,
                  recorded: dict[str, float]) -> int:
     """The plan a sharded run would follow: per shard, its tests and their expected duration."""
-    shards = plan_shards(tests, count, recorded)
+    shards = cut_shards(tests, count, recorded)
     if output == "json":
-        print_json(plan_document(config.job.name, shards))
+        print_json(shards_document(config.job.name, shards))
         return 0
     for shard in shards:
         if output == "table":

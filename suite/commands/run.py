@@ -7,6 +7,7 @@ import argparse
 from winsuite.commands._types import Subparsers
 from winsuite.inputs.jobs import parse_duration
 from winsuite.inputs.run_modes import NodeLogMode
+from winsuite.paths import CASES_PACKAGE
 from winsuite.policy import options
 
 
@@ -61,7 +62,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--publish", metavar="DEST",
                         help="at the end of the run (also after an interrupt), publish its build to DEST: "
                              "gs://BUCKET/PREFIX, s3://BUCKET/PREFIX or a directory (see `winsuite publish`)")
-    parser.add_argument("--cases", metavar="PACKAGE", default="winsuite.cases",
+    parser.add_argument("--cases", metavar="PACKAGE", default=CASES_PACKAGE,
                         help="Python package of winsuite tests to run (default: winsuite.cases, the catalog)")
     parser.add_argument("pytest_args", nargs="*", metavar="-- PYTEST_ARGS",
                         help="extra arguments passed to pytest, after --")

@@ -95,7 +95,7 @@ class ImageCatalog:
         image = self.image(image_id)
         if target_os not in image.os:
             raise ImageUnavailable(f"image {image_id!r} is not published for {target_os} (only {', '.join(image.os)})")
-        if target_os == "windows" and windows_build is not None:
+        if target_os == NodeOS.WINDOWS and windows_build is not None:
             version = self.windows_version(windows_build)
             if version.name not in image.windows:
                 raise ImageUnavailable(

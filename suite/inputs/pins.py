@@ -22,15 +22,6 @@ class Pins:
     go: str
     kind_node_image: str
 
-    @property
-    def kubernetes_minor(self) -> int:
-        return int(self.kubernetes.lstrip("v").split(".")[1])
-
-    @property
-    def staging_version(self) -> str:
-        """Staging modules (k8s.io/api …) are tagged v0.X.Y for Kubernetes v1.X.Y."""
-        return "v0." + self.kubernetes.lstrip("v").split(".", 1)[1]
-
 
 @functools.cache
 def load_pins() -> Pins:

@@ -21,7 +21,7 @@ from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Verdict
 from winsuite.policy.selection import in_phase
-from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import ShardedTest
 from winsuite.policy.shards import expected_durations
 from winsuite.results import durations
 from winsuite_reports.conventions import RowProperties
@@ -82,7 +82,7 @@ class Selection:
         # the end and stretches the phase while the other workers sit idle; Slow ones first of all (as upstream).
         record = run.output.artifacts / durations.SNAPSHOT_FILE if run.output is not None else None
         if record is not None and record.is_file():
-            planned = {i.nodeid: PlannedTest(s.full_name if (s := spec_of(i)) else i.nodeid) for i in kept}
+            planned = {i.nodeid: ShardedTest(s.full_name if (s := spec_of(i)) else i.nodeid) for i in kept}
             expected = expected_durations(list(planned.values()), durations.load(record))
             kept.sort(key=lambda i: -expected[planned[i.nodeid].name])
         kept.sort(key=lambda i: 0 if (s := spec_of(i)) is not None and s.has(Slow) else 1)

@@ -15,6 +15,7 @@ from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import spec_of
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
+from winsuite.authoring.targeting import NodeOS
 from winsuite.k8s import diagnostics
 from winsuite.k8s import namespaces
 from winsuite.plugin import session
@@ -30,8 +31,8 @@ PHASE_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 
 def _windows_build(run: RunConfig, facts: ClusterFacts, spec: Spec) -> str | None:
     """Pin a Windows build only when the cluster mixes builds; prefer nodes that really run containers."""
-    windows = [n for n in facts.nodes if n.os == "windows" and n.ready and n.windows_build]
-    if run.target_os != "windows" or len({n.windows_build for n in windows}) < 2:
+    windows = [n for n in facts.nodes if n.os == NodeOS.WINDOWS and n.ready and n.windows_build]
+    if run.target_os != NodeOS.WINDOWS or len({n.windows_build for n in windows}) < 2:
         return None
     for node in sorted(windows, key=lambda n: n.simulated):
         version = next((v for v in run.images.windows_versions.values()

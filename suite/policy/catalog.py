@@ -15,6 +15,7 @@ from winsuite.authoring.naming import Tag
 from winsuite.authoring.naming import specs_of_function
 from winsuite.errors import UsageError
 from winsuite.inputs.engines import Engine
+from winsuite.paths import CASES_PACKAGE
 from winsuite.policy.selection import is_serial
 from winsuite_reports.conventions import tags_in_name
 
@@ -34,10 +35,6 @@ class Entry:
         """The pytest node id with the project root as rootdir (how `winsuite run` invokes pytest)."""
         return self.module.replace(".", "/") + ".py::" + self.function + (f"[{self.param}]" if self.param else "")
 
-    @property
-    def directory_tier(self) -> str:
-        return DIRECTORY_TIERS.get(self.module.split(".")[2], "") if self.module.count(".") >= 3 else ""
-
 
 def _specs_of(module: ModuleType) -> list[Entry]:
     entries = []
@@ -46,9 +43,6 @@ def _specs_of(module: ModuleType) -> list[Entry]:
             continue
         entries += [Entry(spec, module.__name__, name, param) for spec, param in specs_of_function(fn)]
     return entries
-
-
-DEFAULT_PACKAGE = "winsuite.cases"
 
 
 def import_package(package: str) -> ModuleType:
@@ -62,7 +56,7 @@ def import_package(package: str) -> ModuleType:
                          "or one under the current directory") from None
 
 
-def collect(package: str = DEFAULT_PACKAGE) -> list[Entry]:
+def collect(package: str = CASES_PACKAGE) -> list[Entry]:
     """Every spec of a test package (default: winsuite's catalog), in module then source order."""
     root = import_package(package)
     entries: list[Entry] = []

@@ -35,6 +35,7 @@ from winsuite.inputs import strict_yaml
 from winsuite.inputs.regex import RegexError
 from winsuite.inputs.regex import compile_re2
 from winsuite.policy.selection import Selector
+from winsuite.versions import in_range
 
 SPEC_FILE = "spec.yaml"
 NO_CASES = "no test cases in this specification"
@@ -65,14 +66,21 @@ class OpsCase:
 
     def not_applicable(self, kubernetes_version: str | None, provider: str | None) -> str | None:
         """Why the case does not apply to this cluster, or None."""
-        if self.kubernetes_versions and kubernetes_version is not None:
-            minor = ".".join(kubernetes_version.lstrip("v").split(".")[:2])
-            wanted = {v.lstrip("v") for v in self.kubernetes_versions}
-            if minor not in wanted and kubernetes_version.lstrip("v") not in wanted:
-                return f"only for Kubernetes {', '.join(self.kubernetes_versions)} (found: {kubernetes_version})"
+        if self.kubernetes_versions and kubernetes_version is not None and not any(
+                _is_release(kubernetes_version, wanted) for wanted in self.kubernetes_versions):
+            return f"only for Kubernetes {', '.join(self.kubernetes_versions)} (found: {kubernetes_version})"
         if provider and provider in self.skip_providers:
             return f"skipped for provider {provider}"
         return None
+
+
+def _is_release(kubernetes_version: str, wanted: str) -> bool:
+    """The cluster runs the release a case names: "v1.36" is any v1.36.x, "v1.36.3" that one (never an
+    unreadable name)."""
+    try:
+        return in_range(kubernetes_version, wanted)
+    except ValueError:
+        return False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,9 +38,6 @@ class Item:
 class Plan:
     items: tuple[Item, ...]
 
-    def by_tier(self, tier: str) -> list[Item]:
-        return [i for i in self.items if i.tier == tier]
-
     def items_of_test(self, full_name: str) -> list[Item]:
         return [i for i in self.items if full_name in i.tests]
 

@@ -32,7 +32,7 @@ from winsuite.inputs.jobs import apply_overrides
 from winsuite.inputs.jobs import resolve_job
 from winsuite.inputs.run_modes import NodeLogMode
 from winsuite.inputs.run_modes import Phase
-from winsuite.policy.catalog import DEFAULT_PACKAGE
+from winsuite.paths import CASES_PACKAGE
 from winsuite.policy.exclusions import Exclusion
 from winsuite.policy.exclusions import ScopeFacts
 from winsuite.policy.exclusions import load_exclusions
@@ -113,7 +113,7 @@ class RunConfig:
     facts: ClusterFacts | None = None  # the cluster as discovered (scoped exclusions apply with it)
     shard: ShardRef | None = None  # --shard I/N: the run is one shard of its selection
     shard_plan: tuple[Shard, ...] | None = None  # --shard-plan: the shards every shard of the run was cut by
-    cases: str = DEFAULT_PACKAGE  # the package of winsuite tests
+    cases: str = CASES_PACKAGE  # the package of winsuite tests
     node_logs: NodeLogMode = NodeLogMode.ON_FAILURE
     pytest_args: tuple[str, ...] = ()  # given after `--`
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)  # more of started.json (e.g. rerun-of)

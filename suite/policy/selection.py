@@ -13,6 +13,7 @@ from winsuite.authoring.naming import Disruptive
 from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Tag
+from winsuite.authoring.targeting import NodeOS
 from winsuite.errors import UsageError
 from winsuite.inputs.label_filter import Filter
 from winsuite.inputs.label_filter import parse_label_filter
@@ -129,7 +130,7 @@ class Policy:
         tags = tuple(tags)
         if self.label_filter and not self._labels_selected([t.value for t in tags]):
             return Verdict(Outcome.DESELECT, f"does not match --label-filter {self.label_filter!r}")
-        if self.target_os == "windows" and LinuxOnly in tags:
+        if self.target_os == NodeOS.WINDOWS and LinuxOnly in tags:
             return Verdict(Outcome.SKIP, "[LinuxOnly]: uses Linux-only features and the target OS is windows")
         for exclusion in self.exclusions:
             if exclusion.matches(full_name) and exclusion.applies(self._scope_facts, self.today):

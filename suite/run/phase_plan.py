@@ -7,8 +7,6 @@ import dataclasses
 from winsuite.inputs.engines import Engine
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import engine_catalog
-from winsuite.policy.catalog import tags_of_name
-from winsuite.policy.plan import Plan
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 from winsuite.results.model import Attempt
@@ -61,17 +59,3 @@ def skip_upstream(plan: dict[str, PhasePlan], reason: str) -> int:
 def skipped_row(name: str, reason: str, excluded: str = "") -> Attempt:
     return Attempt(name, NODEID, Result.SKIPPED, message=reason,
                    properties=dataclasses.replace(UPSTREAM, excluded=excluded))
-
-
-def with_plan_properties(attempts: list[Attempt], plan: Plan) -> list[Attempt]:
-    """Upstream rows carry what native rows carry: tags, and the plan's items and tier for the spec."""
-    rows = []
-    for attempt in attempts:
-        items = plan.items_of_test(attempt.name)
-        known = attempt.properties
-        properties = dataclasses.replace(
-            known, tags=known.tags or tuple(t.value for t in tags_of_name(attempt.name)),
-            plan_items=known.plan_items or tuple(i.id for i in items),
-            tier=known.tier or (items[0].tier if items else ""))
-        rows.append(dataclasses.replace(attempt, properties=properties))
-    return rows

@@ -14,14 +14,14 @@ from winsuite.given_paths import unwritable
 from winsuite.inputs.jobs import JobSpec
 from winsuite.inputs.jobs import overrides_from_env
 from winsuite.inputs.run_modes import NodeLogMode
+from winsuite.paths import CASES_PACKAGE
 from winsuite.policy import options
-from winsuite.policy.catalog import DEFAULT_PACKAGE
 from winsuite.policy.run_config import Output
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.run_config import new_run_id
 from winsuite.policy.run_config import resolve_run
 from winsuite.policy.run_config import with_flags
-from winsuite.policy.shard_selection import load_plan_for
+from winsuite.policy.shard_selection import load_shards_for
 from winsuite.policy.shards import ShardRef
 from winsuite.results import prow
 from winsuite.run.rerun import Rerun
@@ -53,8 +53,8 @@ def resolve_request(args: argparse.Namespace, rerun: Rerun | None = None) -> Run
     plan_file = get("shard_plan")
     return dataclasses.replace(
         run, output=output_of(run.job, results_root, get("build_id")), shard=shard,
-        shard_plan=tuple(load_plan_for(shard, Path(plan_file))) if shard and plan_file else None,
-        cases=str(get("cases")) if get("cases") not in (None, DEFAULT_PACKAGE) else run.cases,
+        shard_plan=tuple(load_shards_for(shard, Path(plan_file))) if shard and plan_file else None,
+        cases=str(get("cases")) if get("cases") not in (None, CASES_PACKAGE) else run.cases,
         node_logs=NodeLogMode(get("collect_node_logs") or NodeLogMode.ON_FAILURE),
         pytest_args=tuple(get("pytest_args") or ()), metadata=metadata)
 

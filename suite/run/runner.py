@@ -17,8 +17,8 @@ from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.inputs.engines import Engine
 from winsuite.inputs.engines import EngineChoice
+from winsuite.paths import CASES_PACKAGE
 from winsuite.plugin.session import RunSession
-from winsuite.policy.catalog import DEFAULT_PACKAGE
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import collect
 from winsuite.policy.catalog import engine_catalog
@@ -139,7 +139,7 @@ class Runner:
         """How many tests each phase will report (skips included), known before any phase starts; the run
         narrowed to its ops-readiness cases or its shard first, and written down as every phase will see it."""
         # Upstream specs join winsuite's own catalog; a package of other tests (--cases) runs alone.
-        with_upstream = self.run.cases == DEFAULT_PACKAGE and self.run.job.engine != EngineChoice.NATIVE
+        with_upstream = self.run.cases == CASES_PACKAGE and self.run.job.engine != EngineChoice.NATIVE
         names = upstream.names(session.facts.server_version) if with_upstream else []
         natives = collect(self.run.cases)
         if self.ops is not None:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local import LocalCluster
 from winsuite.cluster.local import kube
 from winsuite.cluster.local.artifacts import BIN_DIR_ENV
@@ -18,7 +19,6 @@ from winsuite.cluster.local.artifacts import locate
 from winsuite.cluster.local.artifacts import select
 from winsuite.cluster.local.errors import BuildFailed
 from winsuite.cluster.local.errors import ComponentFailed
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.cluster.local.state import load
 from winsuite.errors import UsageError
 from winsuite.inputs.pins import load_pins

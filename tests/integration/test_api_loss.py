@@ -19,8 +19,8 @@ from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_namespaces
 from tests.integration.runner_support import start
 from tests.integration.runner_support import wait_for_event
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local import leftovers
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.cluster.local.processes import alive
 from winsuite.cluster.local.state import ClusterState
 from winsuite.errors import ExitCode

@@ -8,8 +8,8 @@ import signal
 import pytest
 from kubernetes import client
 
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster import readiness
-from winsuite.cluster.local.handle import EmbeddedCluster
 
 pytestmark = [pytest.mark.cluster]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local import leftovers
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.cluster.local.processes import wait_exit
 from winsuite.cluster.local.state import Layout
 from winsuite.cluster.local.state import load

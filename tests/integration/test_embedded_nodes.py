@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local.config import BRIDGE_IP
 from winsuite.cluster.local.config import CLUSTER_DNS_IP
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.cluster.local.simnodes import FAKE_ANNOTATION
 from winsuite.inputs.pins import load_pins
 

@@ -21,8 +21,8 @@ from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import start
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local.config import REAL_NODE_NAME
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.errors import ExitCode
 
 pytestmark = [pytest.mark.cluster, pytest.mark.real_node]

@@ -18,9 +18,9 @@ from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import only_build
 from tests.tools import gcs_server
 from tests.tools import s3_server
+from tests.tools.embedded_cluster import EmbeddedCluster
 from tests.tools.go_programs import GoMissing
 from winsuite.cluster.local import images
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.errors import ExitCode
 
 pytestmark = pytest.mark.cluster

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.integration.test_real_node_workloads import eventually
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local.realnode import stats_probe
 from winsuite.cluster.local.realnode.node import RealNode
 from winsuite.k8s import pods

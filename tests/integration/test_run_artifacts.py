@@ -13,7 +13,7 @@ from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_args
 from tests.integration.runner_support import run_namespaces
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.errors import ExitCode
 from winsuite.inputs.pins import load_pins
 

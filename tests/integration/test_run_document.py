@@ -16,8 +16,8 @@ import pytest
 from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_args
+from tests.tools.embedded_cluster import EmbeddedCluster
 from tests.tools.file_opens import FileOpens
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.policy.run_config import RunConfig
 
 pytestmark = pytest.mark.cluster

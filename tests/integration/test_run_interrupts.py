@@ -12,7 +12,7 @@ from tests.integration.runner_support import run_namespaces
 from tests.integration.runner_support import start
 from tests.integration.runner_support import wait_for_event
 from tests.integration.runner_support import wait_for_file
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.errors import ExitCode
 
 pytestmark = pytest.mark.cluster

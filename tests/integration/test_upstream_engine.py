@@ -23,12 +23,12 @@ from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.authoring.targeting import DEFAULT_WINDOWS_TAINT
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
 from winsuite.authoring.targeting import Placement
 from winsuite.cluster.local import images
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.errors import ExitCode
 from winsuite.inputs.pins import load_pins
 from winsuite.k8s import events

@@ -31,9 +31,9 @@ import yaml
 
 from tests.tools.unprivileged import without_dac_override
 from winsuite import paths
-from winsuite.policy.shards import PlannedTest
-from winsuite.policy.shards import plan_document
-from winsuite.policy.shards import plan_shards
+from winsuite.policy.shards import ShardedTest
+from winsuite.policy.shards import cut_shards
+from winsuite.policy.shards import shards_document
 from winsuite_reports import synthetic
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
@@ -112,9 +112,9 @@ def _kubeconfig_seeds() -> list[bytes]:
 
 
 def _shard_plan_seeds() -> list[bytes]:
-    shards = plan_shards([PlannedTest("[sig-node] a"), PlannedTest("[sig-node] b", serial=True),
-                          PlannedTest("[sig-node] c", skipped=True)], 2, {"[sig-node] a": 3.0})
-    return [json.dumps(plan_document("fuzz-job", shards)).encode()]
+    shards = cut_shards([ShardedTest("[sig-node] a"), ShardedTest("[sig-node] b", serial=True),
+                         ShardedTest("[sig-node] c", skipped=True)], 2, {"[sig-node] a": 3.0})
+    return [json.dumps(shards_document("fuzz-job", shards)).encode()]
 
 
 def _results_seeds() -> list[bytes]:

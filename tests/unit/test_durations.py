@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import ShardedTest
 from winsuite.policy.shards import expected_durations
 from winsuite.results import durations
 from winsuite.results.model import Attempt
@@ -20,7 +20,7 @@ def attempt(name: str, outcome: Outcome, seconds: float) -> Attempt:
 
 def longest_first(names: list[str], known: dict[str, float]) -> list[int]:
     """The order a parallel phase gives its tests (plugin.collection): by expected duration, longest first."""
-    expected = expected_durations([PlannedTest(name) for name in names], known)
+    expected = expected_durations([ShardedTest(name) for name in names], known)
     return sorted(range(len(names)), key=lambda index: -expected[names[index]])
 
 

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from winsuite import paths
+from winsuite import versions
 from winsuite.inputs.images import ImageCatalog
 from winsuite.inputs.images import load_image_catalog
 from winsuite.inputs.pins import Pins
@@ -37,8 +38,7 @@ def test_kubernetes_pin_is_the_image_catalogs_version(pins: Pins) -> None:
 
 def test_kind_node_image_and_staging_version_follow_the_kubernetes_pin(pins: Pins) -> None:
     assert pins.kind_node_image == f"kindest/node:{pins.kubernetes}"
-    _, minor, patch = pins.kubernetes.lstrip("v").split(".")
-    assert (pins.kubernetes_minor, pins.staging_version) == (int(minor), f"v0.{minor}.{patch}")
+    assert versions.staging_version(pins.kubernetes) == "v0" + pins.kubernetes.removeprefix("v1")
 
 
 def test_the_pinned_versions_upstream_names_are_kept(pins: Pins) -> None:

@@ -13,7 +13,8 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
+from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import waits
 
@@ -33,13 +34,13 @@ def node_proxy_get(api: client.ApiClient, node: str, path: str) -> str:
     return str(response.data.decode())
 
 
-def two_container_pod(target: Target) -> containers.Manifest:
+def two_container_pod(target: Target) -> manifests.Manifest:
     """One container busy (capped at 100m so it cannot starve the node), one asleep."""
-    busy = containers.container(BUSY, target.image("busybox"), command=["sh", "-c", "while true; do :; done"],
-                                resources=containers.resources({"cpu": "100m"}, {"cpu": "100m"}))
-    idle = containers.container(IDLE, target.image("busybox"),
-                                command=["sh", "-c", "trap exit TERM; while true; do sleep 1; done"])
-    return target.place(containers.pod("metrics", [busy, idle], terminationGracePeriodSeconds=0))
+    busy = manifests.container(BUSY, target.image("busybox"), command=["sh", "-c", "while true; do :; done"],
+                               resources=manifests.resources({"cpu": "100m"}, {"cpu": "100m"}))
+    idle = manifests.container(IDLE, target.image("busybox"),
+                               command=["sh", "-c", "trap exit TERM; while true; do sleep 1; done"])
+    return target.place(manifests.pod("metrics", [busy, idle], terminationGracePeriodSeconds=0))
 
 
 def pod_stats(summary: dict[str, Any], namespace: str) -> dict[str, Any] | None:
@@ -70,7 +71,7 @@ def usage_missing(stats: dict[str, Any] | None) -> list[str]:
                 "kubelet's stats summary", needs=NEEDS, images=["busybox"])
 def test_stats_summary(api: client.ApiClient, namespace: str, target: Target) -> None:
     """KEP-116 "What works today": pod and container metrics."""
-    node = containers.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
+    node = pods.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
 
     def reported() -> str:
         stats = pod_stats(json.loads(node_proxy_get(api, node, "stats/summary")), namespace)
@@ -89,7 +90,7 @@ def test_stats_summary(api: client.ApiClient, namespace: str, target: Target) ->
 def test_kubelet_resource_metrics(api: client.ApiClient, namespace: str, target: Target) -> None:
     # Upstream grabs a random node's endpoint and wants it non-empty; here the node runs a pod of the
     # target OS, and the endpoint must also carry that pod's containers, with CPU and memory measured (non-zero).
-    node = containers.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
+    node = pods.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
 
     def grabbed() -> str:
         text = node_proxy_get(api, node, "metrics/resource")

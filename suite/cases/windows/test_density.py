@@ -18,7 +18,7 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
 from winsuite.k8s import pods
@@ -57,8 +57,8 @@ def density_pods(target: Target, count: int) -> list[dict[str, Any]]:
     made = []
     for _ in range(count):
         name = f"test-{uuid.uuid4()}"
-        pause = containers.container(name, target.image("pause"))
-        made.append(target.place(containers.pod(name, [pause], labels={"type": POD_TYPE, "name": name})))
+        pause = manifests.container(name, target.image("pause"))
+        made.append(target.place(manifests.pod(name, [pause], labels={"type": POD_TYPE, "name": name})))
     return made
 
 
@@ -71,9 +71,9 @@ def run_density_batch(api: client.ApiClient, namespace: str, target: Target,
                       test: DensityTest) -> tuple[float, list[float]]:
     """runDensityBatchTest: create the batch, note when each pod is first seen Running; the batch's lag and
     each pod's startup latency, sorted."""
-    manifests = density_pods(target, test.pods)
+    batch = density_pods(target, test.pods)
     created: dict[str, float] = {}
-    for manifest in manifests:
+    for manifest in batch:
         created[manifest["metadata"]["name"]] = time.time()
         pods.create(api, namespace, manifest)
     running: dict[str, float] = {}

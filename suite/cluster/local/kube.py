@@ -14,6 +14,7 @@ from kubernetes import config as kube_config
 from kubernetes import watch
 
 from winsuite.cluster.local.errors import ComponentFailed
+from winsuite.k8s.not_found import ignore_not_found
 
 # These two modules of the client have no type hints; calls go through Any rather than per-line ignores.
 _watch: Any = watch
@@ -144,11 +145,8 @@ def delete_pods_on_node(core: client.CoreV1Api, node_name: str, timeout: float) 
     listing: Any = core.list_pod_for_all_namespaces(field_selector=selector, _request_timeout=REQUEST_TIMEOUT)
     remaining = {(pod.metadata.namespace, pod.metadata.name) for pod in listing.items}
     for namespace, name in remaining:
-        try:
+        with ignore_not_found():
             core.delete_namespaced_pod(name, namespace, grace_period_seconds=1, _request_timeout=REQUEST_TIMEOUT)
-        except client.ApiException as err:
-            if err.status != 404:
-                raise
     deadline = time.monotonic() + timeout
     version: str = listing.metadata.resource_version
     while remaining and time.monotonic() < deadline:

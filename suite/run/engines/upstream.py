@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -14,9 +15,10 @@ from winsuite.errors import UsageError
 from winsuite.k8s.namespaces import delete_e2e_namespaces
 from winsuite.k8s.namespaces import e2e_namespaces
 from winsuite.plugin.session import RunSession
+from winsuite.policy.catalog import tags_of_name
+from winsuite.policy.plan import Plan
 from winsuite.policy.plan import load_plan
 from winsuite.policy.run_config import RunConfig
-from winsuite.policy.upstream_names import minor_of
 from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import parse_list_tests
 from winsuite.results.model import Attempt
@@ -26,7 +28,7 @@ from winsuite.run.engines.ginkgo_phase import UpstreamPhase
 from winsuite.run.engines.ginkgo_phase import UpstreamSettings
 from winsuite.run.engines.upstream_toolchain import Toolchain
 from winsuite.run.engines.upstream_toolchain import resolve
-from winsuite.run.phase_plan import with_plan_properties
+from winsuite.versions import minor_of
 
 # Taints that never block e2e.test's "all nodes schedulable" wait: upstream's default, plus the simulated nodes'.
 REPO_LIST_FILE = "repo-list.yaml"  # in the build's artifacts
@@ -115,3 +117,16 @@ class UpstreamEngine:
             return []
         return delete_e2e_namespaces(api, self.namespaces_before, timeout)
 
+
+def with_plan_properties(attempts: list[Attempt], plan: Plan) -> list[Attempt]:
+    """Upstream rows carry what native rows carry: tags, and the plan's items and tier for the spec."""
+    rows = []
+    for attempt in attempts:
+        items = plan.items_of_test(attempt.name)
+        known = attempt.properties
+        properties = dataclasses.replace(
+            known, tags=known.tags or tuple(t.value for t in tags_of_name(attempt.name)),
+            plan_items=known.plan_items or tuple(i.id for i in items),
+            tier=known.tier or (items[0].tier if items else ""))
+        rows.append(dataclasses.replace(attempt, properties=properties))
+    return rows

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from winsuite.authoring.facts import ClusterFacts
+from winsuite.authoring.targeting import NodeOS
 from winsuite.cluster.connect import connect
 from winsuite.errors import ExitCode
 from winsuite.errors import NothingSelected
@@ -19,14 +20,14 @@ from winsuite.inputs.engines import Engine
 from winsuite.inputs.engines import EngineChoice
 from winsuite.inputs.run_modes import NodeLogMode
 from winsuite.k8s import run_leases
-from winsuite.policy.catalog import DEFAULT_PACKAGE
+from winsuite.paths import CASES_PACKAGE
 from winsuite.policy.catalog import collect
 from winsuite.policy.catalog import engine_catalog
 from winsuite.policy.run_config import RUN_FILE
 from winsuite.policy.run_config import RunConfig
-from winsuite.policy.shard_selection import planned_tests
+from winsuite.policy.shard_selection import sharded_tests
 from winsuite.policy.shards import Shard
-from winsuite.policy.shards import plan_shards
+from winsuite.policy.shards import cut_shards
 from winsuite.results import durations
 from winsuite.results import prow
 from winsuite.run.console import Console
@@ -50,7 +51,7 @@ def start(run: RunConfig, *, image: str | None, shards: int | None, detach: bool
     console = Console()
     try:
         session = open_session(run, console)
-        nodes = [n.name for n in session.facts.nodes if n.os == "linux" and n.runs_containers]
+        nodes = [n.name for n in session.facts.nodes if n.os == NodeOS.LINUX and n.runs_containers]
         if not nodes:
             raise UsageError("--in-cluster needs a Linux node that runs containers for the shard pods (found none)")
         reference, pull = _image(image, run)
@@ -116,14 +117,14 @@ def _image(image: str | None, run: RunConfig) -> tuple[str, str]:
 
 def _plan(run: RunConfig, facts: ClusterFacts, count: int, *, image: str) -> tuple[InClusterState, list[Shard]]:
     names: list[str] = []
-    if run.cases == DEFAULT_PACKAGE and run.job.engine != EngineChoice.NATIVE:
+    if run.cases == CASES_PACKAGE and run.job.engine != EngineChoice.NATIVE:
         with run.layout.build_log.open("a", encoding="utf-8") as log:
             names = UpstreamEngine(run, run.layout.artifacts, log, print).names(facts.server_version)
     catalog = engine_catalog(collect(run.cases), names, run.job.engine)
-    planned = planned_tests(run, catalog)
+    planned = sharded_tests(run, catalog)
     if not planned:
         raise NothingSelected("no tests selected: nothing to run in the cluster")
-    shards = plan_shards(planned, min(count, len(planned)), durations.for_planning(run.layout.job_dir))
+    shards = cut_shards(planned, min(count, len(planned)), durations.for_planning(run.layout.job_dir))
     return InClusterState(
         image=image, shards=tuple(s.tests for s in shards), serial=tuple(t.name for t in planned if t.serial),
         upstream=tuple(sorted({t.name for t in catalog if t.engine is Engine.UPSTREAM})), started=time.time(),

@@ -10,7 +10,6 @@ from typing import Any
 from kubernetes import client
 
 from winsuite.cluster.local.errors import ComponentFailed
-from winsuite.k8s import containers
 from winsuite.k8s import pods
 from winsuite.k8s.waits import WaitTimeout
 from winsuite.k8s.waits import poll
@@ -108,5 +107,5 @@ def _remove(api: client.ApiClient) -> None:
     except client.ApiException as err:
         if err.status != 404:
             raise
-    containers.wait_for_no_pods(api, NAMESPACE, label_selector=LABEL, what=f"pod {NAMESPACE}/{POD} to be gone",
+    pods.wait_for_no_pods(api, NAMESPACE, label_selector=LABEL, what=f"pod {NAMESPACE}/{POD} to be gone",
                                 timeout=GONE_TIMEOUT)
