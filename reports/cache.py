@@ -253,6 +253,16 @@ class BuildCache:
                 (self.root / CACHE_FILE).unlink()
 
 
+def new_since(listed: list[tuple[str, str]], stored: list[tuple[str, str]]) -> int | None:
+    """How many of the listed builds (key, fingerprint; newest first) are new in front of the stored ones; None when
+    the stored builds are not the listed ones past those (the oldest may be gone: a build rewritten or removed in
+    between means None)."""
+    if not stored or stored[0] not in listed:
+        return None
+    new = listed.index(stored[0])
+    return new if listed[new:] == stored[: len(listed) - new] else None
+
+
 def _open(path: Path) -> sqlite3.Connection | None:
     """The cache file, made or remade when missing, corrupt or of another layout; None when that is not possible."""
     for attempt in range(2):

@@ -13,8 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Generic
 from typing import TypeVar
+
+if TYPE_CHECKING:  # both are made of builds, which this module defines
+    from winsuite_reports.failures import Clustering
+    from winsuite_reports.placement import Placement
 
 T = TypeVar("T")
 
@@ -180,6 +185,9 @@ class Job:
     grid: dict[str, tuple[Cell, ...]] | None = field(default=None, repr=False, compare=False)
     # row key -> its cells as runs of one cell, (cell, length), newest first: given with the grid, else made
     runs: dict[str, list[tuple[Cell, int]]] | None = field(default=None, repr=False, compare=False)
+    # its failures clustered (reports.failures) and where its rows ran (reports.placement), when read with them
+    failures: Clustering | None = field(default=None, repr=False, compare=False)
+    placement: Placement | None = field(default=None, repr=False, compare=False)
 
     def cells(self, key: str) -> tuple[Cell, ...]:
         """The row's cells, newest build first; NO_RESULT where the build has none."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from collections.abc import Mapping
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -43,8 +44,11 @@ def write_job(
     metadata: Mapping[str, object] | None = None,
     properties: Mapping[str, Mapping[str, str]] | None = None,
     messages: Mapping[str, str] | None = None,
+    message_of: Callable[[str, int], str] | None = None,
+    properties_of: Callable[[str, int], Mapping[str, str]] | None = None,
 ) -> list[str]:
-    """Write one job; returns its build ids, newest first. `messages` overrides a row's failure message."""
+    """Write one job; returns its build ids, newest first. `messages` overrides a row's failure message;
+    `message_of(row, n)` and `properties_of(row, n)` give them per build, n counting builds from the oldest (0)."""
     lengths = {len(codes) for codes in rows.values()}
     if len(lengths) != 1 or not set("".join(rows.values())) <= set(CODES):
         raise ValueError(f"rows need equal lengths and codes from {CODES}: {dict(rows)}")
@@ -53,9 +57,13 @@ def write_job(
     for column in range(count):
         started = start + (count - 1 - column) * every
         cells = {name: codes[column] for name, codes in rows.items()}
+        number = count - 1 - column
         ids.append(
             write_build(
-                root / job, started, cells, metadata=metadata, properties=properties, messages=messages
+                root / job, started, cells, metadata=metadata,
+                properties={name: {**(properties or {}).get(name, {}), **(properties_of(name, number) if
+                                                                          properties_of else {})} for name in rows},
+                messages={name: message_of(name, number) for name in rows} if message_of else messages,
             )
         )
     (root / job / LATEST_BUILD).write_text(ids[0])
