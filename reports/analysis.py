@@ -7,9 +7,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 
+from winsuite_reports.clusters import Cluster
+from winsuite_reports.clusters import across_jobs
+from winsuite_reports.clusters import job_clusters
+from winsuite_reports.clusters import most_failures_first
 from winsuite_reports.diff import RunDiff
 from winsuite_reports.diff import diff_between
 from winsuite_reports.diff import latest_diff
+from winsuite_reports.failure_counts import FailureFigures
+from winsuite_reports.failure_counts import figures
 from winsuite_reports.flakiness import DEFAULT_DAYS
 from winsuite_reports.flakiness import RowFlakiness
 from winsuite_reports.flakiness import TabFlakiness
@@ -23,6 +29,7 @@ from winsuite_reports.readiness import Readiness
 from winsuite_reports.readiness import assess
 from winsuite_reports.status import TabSummary
 from winsuite_reports.status import Thresholds
+from winsuite_reports.status import recent_builds
 from winsuite_reports.status import summarize
 from winsuite_reports.svg import Point
 from winsuite_reports.svg import trend_points
@@ -48,6 +55,8 @@ class TabReport:
     flakiness: TabFlakiness
     diffs: list[RunDiff]  # the latest pair first, then the ones asked for
     trend: list[Point]
+    failures: FailureFigures  # over the recent columns
+    clusters: list[Cluster]  # the job's failures clustered, most failures first
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,7 @@ class Report:
     readiness: Readiness
     generated: float
     options: ReportOptions
+    clusters: list[Cluster]  # every job's failures clustered across jobs
 
     def dashboards(self) -> dict[str, list[TabReport]]:
         grouped: dict[str, list[TabReport]] = {}
@@ -80,12 +90,14 @@ def build_report(
         known = ", ".join(job.name for job in history.jobs)
         raise ReportError(f"no job {unknown[0]} under {history.root} (jobs: {known})")
     slugs: set[str] = set()
-    tabs = [_tab(job, options, now, _slug(job.name, slugs)) for job in history.jobs]
+    per_job = [job_clusters(job) for job in history.jobs]
+    tabs = [_tab(job, options, now, _slug(job.name, slugs), clusters)
+            for job, clusters in zip(history.jobs, per_job, strict=True)]
     readiness = assess(history, options.criteria, plan_items, options.blocking)
-    return Report(history, tabs, readiness, now, options)
+    return Report(history, tabs, readiness, now, options, across_jobs(per_job))
 
 
-def _tab(job: Job, options: ReportOptions, now: float, slug: str) -> TabReport:
+def _tab(job: Job, options: ReportOptions, now: float, slug: str, clusters: list[Cluster]) -> TabReport:
     latest = latest_diff(job)
     asked = [diff_between(job, old, new) for name, old, new in options.diffs if name == job.name]
     return TabReport(
@@ -95,6 +107,8 @@ def _tab(job: Job, options: ReportOptions, now: float, slug: str) -> TabReport:
         flakiness=analyze(job, days=options.flake_days),
         diffs=([latest] if latest else []) + asked,
         trend=trend_points(job),
+        failures=figures(job, recent_builds(job, options.thresholds)),
+        clusters=most_failures_first(clusters),
     )
 
 

@@ -1,9 +1,11 @@
-"""Writes the dashboard: the index, the readiness page, and per tab its grid, flakiness and diff pages."""
+"""Writes the dashboard: the index, readiness and Failures pages, and per tab its grid, categories, flakiness, run
+diff and Failures pages."""
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
@@ -16,8 +18,10 @@ from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
 from winsuite_reports.categories import categories
 from winsuite_reports.flakiness import IGNORE_FAILURES_IN_A_ROW
+from winsuite_reports.grid import CLASS_ICONS
 from winsuite_reports.grid import grid_data
 from winsuite_reports.model import Build
+from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 from winsuite_reports.readiness import RowState
 from winsuite_reports.svg import trend_chart
@@ -25,6 +29,8 @@ from winsuite_reports.svg import trend_chart
 COLUMN_CHOICES = (25, 50, 100, 200)
 DEFAULT_GRID_COLUMNS = 50  # the grid draws this many builds at first; the page can show all
 SPARKLINE_BUILDS = 60
+FAILURES_PAGE = "failures.html"
+SHOWN_BUILDS = 10  # builds listed per test of a cluster before "and N more"
 
 
 def environment() -> jinja2.Environment:
@@ -66,6 +72,8 @@ def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT
     output.mkdir(parents=True, exist_ok=True)
     _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline)
     _write(env, "readiness.html.j2", output / "readiness.html", report=report, root="", states=list(RowState))
+    _write(env, "failures.html.j2", output / FAILURES_PAGE, report=report, root="", tab=None, clusters=report.clusters,
+           link=_build_links(report.tabs, output), shown_builds=SHOWN_BUILDS)
     for tab in report.tabs:
         _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns)
     return output / "index.html"
@@ -75,7 +83,7 @@ def _write_tab(
     env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, grid_columns: int
 ) -> None:
     page_dir.mkdir(parents=True, exist_ok=True)
-    job_href = quote(Path(os.path.relpath(tab.job.path.resolve(), page_dir.resolve())).as_posix())
+    job_href = _job_href(tab.job, page_dir)
 
     def build_href(build: Build) -> str:
         return f"{job_href}/{quote(build.id)}"
@@ -96,12 +104,30 @@ def _write_tab(
         chart=trend_chart(tab.trend),
         filters=filters,
         column_choices=sorted({*COLUMN_CHOICES, grid_columns} - {0}),
+        class_icons=list(CLASS_ICONS.items()),
         **common,
     )
     _write(env, "flaky.html.j2", page_dir / "flaky.html", ignore_in_a_row=IGNORE_FAILURES_IN_A_ROW, **common)
     _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job),
            history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP), **common)
     _write(env, "diff.html.j2", page_dir / "diff.html", **common)
+    _write(env, "failures.html.j2", page_dir / FAILURES_PAGE, clusters=tab.clusters,
+           link=_build_links([tab], page_dir), shown_builds=SHOWN_BUILDS, **common)
+
+
+def _job_href(job: Job, page_dir: Path) -> str:
+    """The job's directory as a page in `page_dir` links it."""
+    return quote(Path(os.path.relpath(job.path.resolve(), page_dir.resolve())).as_posix())
+
+
+def _build_links(tabs: Iterable[TabReport], page_dir: Path) -> Callable[[str, str], str]:
+    """(job name, build id) -> the build's directory as a page in `page_dir` links it."""
+    job_hrefs = {tab.job.name: _job_href(tab.job, page_dir) for tab in tabs}
+
+    def link(job: str, build: str) -> str:
+        return f"{job_hrefs[job]}/{quote(build)}"
+
+    return link
 
 
 def _sparkline(tab: TabReport) -> Markup:
