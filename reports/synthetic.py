@@ -45,10 +45,11 @@ def write_job(
     properties: Mapping[str, Mapping[str, str]] | None = None,
     messages: Mapping[str, str] | None = None,
     message_of: Callable[[str, int], str] | None = None,
-    properties_of: Callable[[str, int], Mapping[str, str]] | None = None,
+    properties_of: Callable[[str, int, str], Mapping[str, str]] | None = None,
 ) -> list[str]:
     """Write one job; returns its build ids, newest first. `messages` overrides a row's failure message;
-    `message_of(row, n)` and `properties_of(row, n)` give them per build, n counting builds from the oldest (0)."""
+    `message_of(row, n)` and `properties_of(row, n, code)` give them per build (added to `properties`), n counting
+    builds from the oldest (0)."""
     lengths = {len(codes) for codes in rows.values()}
     if len(lengths) != 1 or not set("".join(rows.values())) <= set(CODES):
         raise ValueError(f"rows need equal lengths and codes from {CODES}: {dict(rows)}")
@@ -58,13 +59,14 @@ def write_job(
         started = start + (count - 1 - column) * every
         cells = {name: codes[column] for name, codes in rows.items()}
         number = count - 1 - column
+        build_properties = properties
+        if properties_of is not None:
+            build_properties = {name: {**(properties or {}).get(name, {}), **properties_of(name, number, code)}
+                                for name, code in cells.items()}
+        build_messages = {name: message_of(name, number) for name in cells} if message_of is not None else messages
         ids.append(
-            write_build(
-                root / job, started, cells, metadata=metadata,
-                properties={name: {**(properties or {}).get(name, {}), **(properties_of(name, number) if
-                                                                          properties_of else {})} for name in rows},
-                messages={name: message_of(name, number) for name in rows} if message_of else messages,
-            )
+            write_build(root / job, started, cells, metadata=metadata, properties=build_properties,
+                        messages=build_messages)
         )
     (root / job / LATEST_BUILD).write_text(ids[0])
     return ids

@@ -164,8 +164,12 @@ def edit_distance(a: str, b: str, limit: int) -> int:
 
 
 def find_match(text: str, candidates: Iterable[str]) -> str | None:
-    """The candidate `text` is close enough to, as triage's find_match decides: candidates tried nearest first by
-    the 4-gram bound; one matches when its edit distance is below a tenth of the two texts' mean length."""
+    """The candidate `text` is close enough to: itself when it is one, else as triage's find_match decides,
+    candidates tried nearest first by the 4-gram bound, one matching when its edit distance is below a tenth of the
+    two texts' mean length."""
+    candidates = list(candidates)
+    if text in candidates:
+        return text
     for bound, other in sorted((ngram_distance(text, other), other) for other in candidates):
         limit = int((len(text) + len(other)) / 2 * SIMILARITY)
         if bound > limit:
