@@ -5,6 +5,7 @@ infrastructure failures apart, and a test that passed only on a retry FLAKY in e
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import ReportOptions
@@ -58,9 +59,9 @@ def test_a_failed_cell_keeps_its_class_and_evidence(tmp_path: Path) -> None:
     assert job.cells(UNCLASSIFIED)[1].failure_class == ""
 
 
-def ran_on(placement: Placement, column: int, row: str, data: dict[str, object]) -> str:
+def ran_on(placement: Placement, column: int, row: str, data: dict[str, Any]) -> str:
     """What the page's script shows as a cell's nodes (reports/templates/_grid.js ranOn)."""
-    build = data["builds"][column]  # type: ignore[index]
+    build = data["builds"][column]
     strings = data["strings"]
     width, codes, row_id = build["pw"], build["p"], placement.ids.get(row, -1)
     code = codes[row_id * width: row_id * width + width] if row_id >= 0 else ""
@@ -69,25 +70,25 @@ def ran_on(placement: Placement, column: int, row: str, data: dict[str, object])
     index = 0
     for char in code:
         index = index * len(CODE_ALPHABET) + CODE_ALPHABET.index(char)
-    return str(strings[build["o"][index]])  # type: ignore[index]
+    return str(strings[build["o"][index]])
 
 
 def test_the_grid_gives_each_failed_cell_its_class_and_every_cell_its_nodes(tmp_path: Path) -> None:
     job = report(tmp_path).tabs[0].job
-    data = grid_data(job, lambda build: build.id, 50)
+    data: dict[str, Any] = grid_data(job, lambda build: build.id, 50)
     strings = data["strings"]
-    rows = {row[0]: row for row in data["rows"]}  # type: ignore[union-attr]
-    icon, failure_class, evidence = (strings[i] for i in rows[PULL][5][4:RUN_WIDTH])  # type: ignore[index]
+    rows = {row[0]: row for row in data["rows"]}
+    icon, failure_class, evidence = (strings[i] for i in rows[PULL][5][4:RUN_WIDTH])
     assert (icon, failure_class, evidence) == ("I", "infrastructure", PULL_EVIDENCE)
-    assert strings[rows[ASSERT][5][4]] == "F"  # type: ignore[index]  # a test's own failure keeps TestGrid's F
+    assert strings[rows[ASSERT][5][4]] == "F"  # a test's own failure keeps TestGrid's F
     assert job.placement is not None
     assert ran_on(job.placement, 0, GREEN, data) == LINUX
     assert ran_on(job.placement, 3, RETRIED, data) == f"{WIN}, {LINUX}"
     assert ran_on(job.placement, 0, UNCLASSIFIED, data) == ""  # its results do not say
     builds = data["builds"]
-    assert [strings[build["ft"]] for build in builds] == [  # type: ignore[index, union-attr]
+    assert [strings[build["ft"]] for build in builds] == [
         "infrastructure 1 · test 1 · flaky 1", "infrastructure 1 · unclassified 1", "", ""]
-    assert [strings[build["f"]] for build in builds][:2] == ["1 I · 1 F · 1 flaky", "1 I · 1 ?"]  # type: ignore[index, union-attr]
+    assert [strings[build["f"]] for build in builds][:2] == ["1 I · 1 F · 1 flaky", "1 I · 1 ?"]
 
 
 def test_placement_codes_widen_past_the_alphabet() -> None:

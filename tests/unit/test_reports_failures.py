@@ -8,6 +8,7 @@ import random
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,11 +154,11 @@ def test_the_clusters_across_jobs_merge_one_cause_seen_in_two_jobs(tmp_path: Pat
 def test_a_row_links_the_cluster_of_its_newest_failure(tmp_path: Path) -> None:
     write(tmp_path)
     (tab,) = report_of(tmp_path).tabs
-    data = grid_data(tab.job, lambda build: build.id, 50)
-    strings, links = data["strings"], {row[0]: row[6] for row in data["rows"]}  # type: ignore[union-attr]
+    data: dict[str, Any] = grid_data(tab.job, lambda build: build.id, 50)
+    strings, links = data["strings"], {row[0]: row[6] for row in data["rows"]}
     clusters = by_class(tab.clusters)
-    assert strings[links[SERVICES]] == cluster_id(clusters["timeout"].key) == clusters["timeout"].id  # type: ignore[index]
-    assert strings[links[GREEN]] == ""  # type: ignore[index]
+    assert strings[links[SERVICES]] == cluster_id(clusters["timeout"].key) == clusters["timeout"].id
+    assert strings[links[GREEN]] == ""
 
 
 def test_the_failures_pages_show_each_cluster(tmp_path: Path) -> None:
