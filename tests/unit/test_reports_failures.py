@@ -6,19 +6,27 @@ from __future__ import annotations
 
 import random
 import re
+import shutil
 from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from winsuite_reports import cache
+from winsuite_reports import results
 from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.analysis import build_report
 from winsuite_reports.clusters import Cluster
 from winsuite_reports.clusters import cluster_id
 from winsuite_reports.clusters import issue_link
+from winsuite_reports.evidence import BuildEvidence
+from winsuite_reports.failures import Clustering
+from winsuite_reports.failures import FailureClustering
 from winsuite_reports.grid import grid_data
+from winsuite_reports.prow import ParsedBuild
 from winsuite_reports.render import write_dashboard
 from winsuite_reports.results import load_history
 from winsuite_reports.synthetic import START
@@ -185,3 +193,46 @@ def test_the_failures_pages_show_each_cluster(tmp_path: Path) -> None:
 def test_an_exclusions_issue_is_its_link_or_its_last_parentheses(excluded: str, link: str) -> None:
     assert issue_link(excluded) == link
 
+
+
+class CountingClustering(FailureClustering):
+    """The job's clustering, saying which builds it was made of or extended by."""
+
+    made_of: list[int] = []
+    extended_by: list[list[str]] = []
+
+    def made(self, builds: Sequence[ParsedBuild]) -> Clustering:
+        self.made_of.append(len(builds))
+        return super().made(builds)
+
+    def extended(self, state: Clustering, width: int, new: Sequence[ParsedBuild], keep: int) -> Clustering | None:
+        self.extended_by.append([build.id for build in new])
+        return super().extended(state, width, new, keep)
+
+
+def test_a_new_build_costs_its_own_failures_not_the_historys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(results, "FailureClustering", CountingClustering)
+    stored_reads: list[Path] = []
+    read_stored = cache._decode_evidence
+
+    def reading(stored: tuple[str, str] | None, build_dir: Path) -> BuildEvidence:
+        stored_reads.append(build_dir)
+        return read_stored(stored, build_dir)
+
+    monkeypatch.setattr(cache, "_decode_evidence", reading)
+    CountingClustering.made_of, CountingClustering.extended_by = [], []
+    write(tmp_path, builds=20)
+    report_of(tmp_path)
+    assert CountingClustering.made_of == [20]
+    new = write_build(tmp_path / "ci-windows", START + 20 * 3600, {PODS: "F", GREEN: "P"},
+                      messages={PODS: message(PODS, 20)}, properties={PODS: properties(PODS, 20, "F")})
+    stored_reads.clear()
+    tab = report_of(tmp_path).tabs[0]
+    assert CountingClustering.made_of == [20] and CountingClustering.extended_by == [[new]]
+    assert stored_reads == []  # no stored build's failures were read: only the new build's, from its parse
+    assert by_class(tab.clusters)["test"].last.build == new
+    oldest = min(path for path in (tmp_path / "ci-windows").iterdir() if path.is_dir())
+    shutil.rmtree(oldest)
+    report_of(tmp_path)
+    assert CountingClustering.made_of == [20, 20]  # the oldest build gone: made anew from the stored failures
+    assert sorted(stored_reads) == sorted(path for path in (tmp_path / "ci-windows").iterdir() if path.is_dir())
