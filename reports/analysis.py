@@ -45,6 +45,7 @@ class ReportOptions:
     blocking: tuple[str, ...] = ()  # judge these jobs as release-blocking instead of their metadata
     diffs: tuple[tuple[str, str, str], ...] = ()  # (job, old build, new build) asked for besides the latest
     top_flaky: int = 10
+    top_clusters: int = 10  # the index's biggest failure clusters
 
 
 @dataclass(frozen=True)

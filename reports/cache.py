@@ -151,13 +151,8 @@ class BuildCache:
         """A job's stored (build path, fingerprint) list, newest first, with the row facts and the grid made of
         those builds; None when there is none or it does not decode."""
         found = self._query("SELECT builds, rows, grid FROM jobs WHERE path = ?", (self._key(job_dir),))
-        if not found:
-            return None
-        try:
-            builds = [(str(path), str(print_)) for path, print_ in json.loads(found[0][0])]
-        except UNDECODABLE:
-            return None
-        return builds, found[0][1], found[0][2]
+        builds = _builds_listed(found[0][0]) if found else None
+        return None if builds is None else (builds, found[0][1], found[0][2])
 
     def put_job(self, job_dir: Path, builds: list[tuple[str, str]], rows: str, grid: str) -> None:
         """Store a job's grid and row facts with the (build key, fingerprint) list they were made of."""
@@ -168,13 +163,8 @@ class BuildCache:
         """What a report derived of `kind` from a job's builds, with the (build key, fingerprint) list, newest first,
         it was made of; None when there is none or it does not decode."""
         found = self._query("SELECT builds, state FROM derived WHERE path = ? AND kind = ?", (self._key(job_dir), kind))
-        if not found:
-            return None
-        try:
-            builds = [(str(path), str(print_)) for path, print_ in json.loads(found[0][0])]
-        except UNDECODABLE:
-            return None
-        return builds, found[0][1]
+        builds = _builds_listed(found[0][0]) if found else None
+        return None if builds is None else (builds, found[0][1])
 
     def put_derived(self, job_dir: Path, kind: str, builds: list[tuple[str, str]], state: str) -> None:
         self._write("INSERT OR REPLACE INTO derived VALUES (?, ?, ?, ?)", [(self._key(job_dir), kind, _dumps(builds),
@@ -251,6 +241,14 @@ class BuildCache:
         if not isinstance(err, sqlite3.OperationalError):
             with contextlib.suppress(OSError):
                 (self.root / CACHE_FILE).unlink()
+
+
+def _builds_listed(text: str) -> list[tuple[str, str]] | None:
+    """A stored (build key, fingerprint) list; None when the text is not one."""
+    try:
+        return [(str(path), str(print_)) for path, print_ in json.loads(text)]
+    except UNDECODABLE:
+        return None
 
 
 def new_since(listed: list[tuple[str, str]], stored: list[tuple[str, str]]) -> int | None:

@@ -4,6 +4,7 @@ issue of an exclusion that names one of its tests."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -56,7 +57,7 @@ class Cluster:
         """The class most of its failures have."""
         return max(self.classes, key=lambda pair: pair[1])[0] if self.classes else ""
 
-    @property
+    @functools.cached_property
     def jobs(self) -> tuple[str, ...]:
         return tuple(sorted({job for row in self.rows for job, _ in row.jobs}))
 
@@ -171,4 +172,6 @@ def row_clusters(job: Job) -> dict[str, str]:
     clustering = job.failures
     if clustering is None:
         return {}
-    return {o.row: cluster_id(clustering.keys[o.cluster]) for o in clustering.occurrences}
+    newest = {o.row: o.cluster for o in clustering.occurrences}
+    ids = {cluster: cluster_id(clustering.keys[cluster]) for cluster in set(newest.values())}
+    return {row: ids[cluster] for row, cluster in newest.items()}

@@ -14,15 +14,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from typing import NamedTuple
 
 from winsuite_reports.evidence import Failure
 from winsuite_reports.prow import ParsedBuild
 from winsuite_reports.triage import find_match
 
 
-@dataclass(frozen=True, slots=True)
-class Occurrence:
-    """One failure of one build, in the cluster it joined."""
+class Occurrence(NamedTuple):
+    """One failure of one build, in the cluster it joined (a tuple: a long history stores and reads thousands)."""
 
     build: str
     row: str
@@ -100,22 +100,19 @@ class FailureClustering:
         return state
 
     def dumps(self, state: Clustering) -> str:
-        occurrences = [[o.build, o.row, o.cluster, o.failure_class, o.evidence, o.flaky, o.infra]
-                       for o in state.occurrences]
         return json.dumps({"keys": state.keys, "samples": state.samples, "local": state.local, "placed": state.placed,
-                           "builds": state.builds, "occurrences": occurrences}, separators=(",", ":"),
+                           "builds": state.builds, "occurrences": state.occurrences}, separators=(",", ":"),
                           ensure_ascii=False)
 
     def loads(self, text: str) -> Clustering:
         data = json.loads(text)
         keys = [str(key) for key in data["keys"]]
         local, placed = _text_maps(data["local"]), _text_maps(data["placed"])
-        occurrences = [Occurrence(str(build), str(row), int(cluster), str(failure_class), str(evidence), bool(flaky),
-                                  bool(infra))
-                       for build, row, cluster, failure_class, evidence, flaky, infra in data["occurrences"]]
+        occurrences = list(map(Occurrence._make, data["occurrences"]))  # a list of the wrong length: TypeError
         clusters = [o.cluster for o in occurrences] + [c for texts in (*local.values(), *placed.values())
                                                         for c in texts.values()]
-        if len(data["samples"]) != len(keys) or not all(0 <= cluster < len(keys) for cluster in clusters):
+        if len(data["samples"]) != len(keys) or not all(
+                type(cluster) is int and 0 <= cluster < len(keys) for cluster in clusters):
             raise ValueError("stored clusters do not fit their keys")
         return Clustering(keys, [str(sample) for sample in data["samples"]], local, placed, occurrences,
                           [str(build) for build in data["builds"]], _index={key: i for i, key in enumerate(keys)})

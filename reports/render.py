@@ -17,6 +17,7 @@ from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
 from winsuite_reports.categories import categories
+from winsuite_reports.failures_page import page_context
 from winsuite_reports.flakiness import IGNORE_FAILURES_IN_A_ROW
 from winsuite_reports.grid import CLASS_ICONS
 from winsuite_reports.grid import grid_data
@@ -30,7 +31,6 @@ COLUMN_CHOICES = (25, 50, 100, 200)
 DEFAULT_GRID_COLUMNS = 50  # the grid draws this many builds at first; the page can show all
 SPARKLINE_BUILDS = 60
 FAILURES_PAGE = "failures.html"
-SHOWN_BUILDS = 10  # builds listed per test of a cluster before "and N more"
 
 
 def environment() -> jinja2.Environment:
@@ -72,8 +72,8 @@ def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT
     output.mkdir(parents=True, exist_ok=True)
     _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline)
     _write(env, "readiness.html.j2", output / "readiness.html", report=report, root="", states=list(RowState))
-    _write(env, "failures.html.j2", output / FAILURES_PAGE, report=report, root="", tab=None, clusters=report.clusters,
-           link=_build_links(report.tabs, output), shown_builds=SHOWN_BUILDS)
+    _write(env, "failures.html.j2", output / FAILURES_PAGE, report=report, root="", tab=None,
+           **page_context(report.clusters, _build_links(report.tabs, output), across_jobs=True))
     for tab in report.tabs:
         _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns)
     return output / "index.html"
@@ -111,8 +111,8 @@ def _write_tab(
     _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job),
            history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP), **common)
     _write(env, "diff.html.j2", page_dir / "diff.html", **common)
-    _write(env, "failures.html.j2", page_dir / FAILURES_PAGE, clusters=tab.clusters,
-           link=_build_links([tab], page_dir), shown_builds=SHOWN_BUILDS, **common)
+    _write(env, "failures.html.j2", page_dir / FAILURES_PAGE,
+           **page_context(tab.clusters, _build_links([tab], page_dir), across_jobs=False), **common)
 
 
 def _job_href(job: Job, page_dir: Path) -> str:

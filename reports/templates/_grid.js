@@ -50,15 +50,16 @@
     var tr = document.createElement("tr"), th = document.createElement("th");
     if (className) tr.className = className;
     th.className = "name";
-    th.textContent = name;
     th.title = engine ? name + " (" + engine + ")" : name;
     if (engine) th.dataset.engine = engine;
-    if (cluster) {  // the cluster of its newest failure, on the Failures page
+    if (cluster) {  // a failed test's name links the cluster of its newest failure, on the Failures page
       var link = th.appendChild(document.createElement("a"));
       link.className = "cluster";
       link.href = "failures.html#" + cluster;
-      link.textContent = "failures";
-      link.title = "the cluster of its newest failure";
+      link.textContent = name;
+      th.title += "\nits newest failure's cluster: Failures page";
+    } else {
+      th.textContent = name;
     }
     tr.appendChild(th);
     for (var i = 0, col = 0; i < runs.length && col < count; i += data.runWidth) {
@@ -68,7 +69,7 @@
         // A failure links to its diagnostics, or to its build's directory when it has none (upstream).
         var failed = code === "F" || code === "K";
         cell(tr, code, icon, detail(message, evidence, ranOn(col, id)),
-          diag ? builds[col].h + "/" + diag : failed ? builds[col].h + "/" : "", failed ? failureClass : "");
+          diag ? builds[col].h + "/" + diag : failed ? builds[col].h + "/" : "", code === "F" ? failureClass : "");
       }
     }
     return tr;
@@ -102,12 +103,10 @@
     var tr = document.createElement("tr");
     label(tr, "Failures by class");
     for (var col = 0; col < count; col++) {
-      var h = document.createElement("th"), text = S[builds[col].f];
+      var h = document.createElement("th"), text = S[builds[col].f], spelled = S[builds[col].ft];
       h.className = "failures";
-      if (text) {
-        h.appendChild(document.createElement("div")).textContent = text;
-        h.title = "build " + builds[col].id + ": " + S[builds[col].ft];
-      }
+      if (text) h.appendChild(document.createElement("div")).textContent = text;
+      if (spelled) h.title = "build " + builds[col].id + ": " + spelled;
       tr.appendChild(h);
     }
     return tr;
@@ -159,7 +158,7 @@
       head.appendChild(runsHeader(h[0], h[1], count));
     });
     if (builds.slice(0, count).some(function (b) { return b.n; })) head.appendChild(nodeLogsHeader(count));
-    if (builds.slice(0, count).some(function (b) { return S[b.f]; })) head.appendChild(failuresHeader(count));
+    if (builds.slice(0, count).some(function (b) { return S[b.ft]; })) head.appendChild(failuresHeader(count));
     body.appendChild(row("Overall", data.overall, count, "overall", "", "", -1));
     rows.forEach(function (r) {
       r.tr = row(r.name, r.runs, count, "", r.engine, r.cluster, r.id);

@@ -155,16 +155,6 @@ def test_stored_evidence_that_does_not_decode_or_is_gone_is_read_from_the_files(
     assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
 
 
-@pytest.mark.parametrize("state", ["not json", '{"keys": ["a"], "samples": [], "local": {}, "placed": {}, '
-                                                '"builds": [], "occurrences": []}',
-                                   '{"ids": {"x": 3}, "columns": []}'])
-def test_a_stored_derivation_that_does_not_fit_is_made_anew(results: Path, state: str) -> None:
-    history_of(results, cache=True)
-    with sqlite3.connect(results / CACHE_FILE) as db:
-        db.execute("UPDATE derived SET state = ?", (state,))
-    assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
-
-
 def test_stored_rows_that_do_not_decode_are_read_from_the_files(results: Path) -> None:
     history_of(results, cache=True)
     with sqlite3.connect(results / CACHE_FILE) as db:
@@ -227,14 +217,24 @@ def test_a_rewritten_build_remakes_the_grid(results: Path) -> None:
     assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
 
 
-@pytest.mark.parametrize("grid", ["not json", '{"cells": [], "runs": {}, "width": 4}',
-                                  '{"cells": [["P", "", "", "", false, "", ""]], "runs": {"x": [0, 3]}, "width": 4}',
-                                  '{"cells": [["P", "", "", "", false, "", ""]], "runs": {"x": [5, 4]}, "width": 4}',
-                                  '{"cells": [["P", "", "", "", false]], "runs": {"x": [0, 4]}, "width": 4}'])
-def test_a_stored_grid_that_does_not_fit_is_made_anew(results: Path, grid: str) -> None:
+GRID, DERIVED = "UPDATE jobs SET grid = ?", "UPDATE derived SET state = ?"
+
+
+@pytest.mark.parametrize(("update", "stored"), [
+    (GRID, "not json"), (GRID, '{"cells": [], "runs": {}, "width": 4}'),
+    (GRID, '{"cells": [["P", "", "", "", false, "", ""]], "runs": {"x": [0, 3]}, "width": 4}'),
+    (GRID, '{"cells": [["P", "", "", "", false, "", ""]], "runs": {"x": [5, 4]}, "width": 4}'),
+    (GRID, '{"cells": [["P", "", "", "", false]], "runs": {"x": [0, 4]}, "width": 4}'),
+    (DERIVED, "not json"),
+    (DERIVED, '{"keys": ["a"], "samples": [], "local": {}, "placed": {}, "builds": [], "occurrences": []}'),
+    (DERIVED, '{"keys": ["a"], "samples": ["a"], "local": {}, "placed": {}, "builds": [], '
+              '"occurrences": [["b", "r", "0", "test", "", false, false]]}'),
+    (DERIVED, '{"ids": {"x": 3}, "columns": []}'),
+])
+def test_a_stored_grid_or_derivation_that_does_not_fit_is_made_anew(results: Path, update: str, stored: str) -> None:
     history_of(results, cache=True)
     with sqlite3.connect(results / CACHE_FILE) as db:
-        db.execute("UPDATE jobs SET grid = ?", (grid,))
+        db.execute(update, (stored,))
     assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
 
 
