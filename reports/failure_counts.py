@@ -71,6 +71,15 @@ class FailureFigures:
         """Passed cells of those that ran, infrastructure failures left out."""
         return self.passed / (self.ran - self.infra) if self.ran > self.infra else None
 
+    def as_json(self) -> dict[str, object]:
+        """The figures as `--format json` gives them."""
+        rates = (self.pass_rate, self.pass_rate_without_infra)
+        raw, without_infra = (None if rate is None else round(rate, 4) for rate in rates)
+        return {"columns": self.columns,
+                "cells": {"passed": self.passed, "ran": self.ran, "infrastructure": self.infra},
+                "pass_rate": raw, "pass_rate_without_infrastructure": without_infra,
+                "failures_by_class": dict(self.counts.classes), "flaky": self.counts.flaky}
+
 
 def figures(job: Job, builds: Sequence[Build]) -> FailureFigures:
     """The figures of `builds` (a tab's recent columns)."""

@@ -115,6 +115,10 @@ def test_failures_per_class_per_build_and_the_pass_rate_without_infrastructure(t
     assert (figures.ran, figures.passed, figures.infra) == (20, 15, 2)
     assert figures.pass_rate == 15 / 20 and figures.pass_rate_without_infra == 15 / 18
     assert figures.counts.label() == "infrastructure 2 · test 1 · unclassified 1 · flaky 1"
+    assert figures.as_json() == {
+        "columns": 4, "cells": {"passed": 15, "ran": 20, "infrastructure": 2}, "pass_rate": 0.75,
+        "pass_rate_without_infrastructure": 0.8333, "failures_by_class": {"infrastructure": 2, "test": 1,
+                                                                          "unclassified": 1}, "flaky": 1}
 
 
 def test_the_verdict_names_infrastructure_failures_apart(tmp_path: Path) -> None:
