@@ -102,7 +102,7 @@ class RowProperties:
             RowProperty.FAILURE_CLASS: self.failure_class, RowProperty.FAILURE_EVIDENCE: self.failure_evidence,
             RowProperty.RAN_ON: self.ran_on,
         }
-        return {str(key): value for key, value in written.items() if value}
+        return {str(key): str(value) for key, value in written.items() if value}
 
     @staticmethod
     def from_junit(properties: Mapping[str, str]) -> RowProperties:

@@ -83,6 +83,7 @@ class JobSpec:
     engine: EngineChoice = EngineChoice.AUTO
     label_filter: str = ""
     prepull: bool = False  # pull the selection's images on the nodes before the tests
+    fail_on_flaky: bool = False  # a test that passed only on a retry fails the run (Kubernetes' no-flake policy)
     e2e_test: str | None = None  # an e2e.test binary to use (default: built for the server's version)
 
     @property
@@ -235,12 +236,12 @@ _TOP_LEVEL: dict[str, Reader] = {
     "focus": _regex_list, "skip": _regex_list, "parallelism": _positive_int,
     "flakeAttempts": _positive_int, "timeouts": _timeouts, "placement": _placement, "cni": _string,
     "artifacts": _path, "runExcluded": _boolean, "engine": _member_of(EngineChoice), "e2eTest": _path,
-    "labelFilter": _label_filter, "prepull": _boolean,
+    "labelFilter": _label_filter, "prepull": _boolean, "failOnFlaky": _boolean,
 }
 _FIELD_OF = {
     "releaseBlocking": "release_blocking", "nodeOS": "node_os", "repoList": "repo_list",
     "flakeAttempts": "flake_attempts", "runExcluded": "run_excluded", "e2eTest": "e2e_test",
-    "labelFilter": "label_filter",
+    "labelFilter": "label_filter", "failOnFlaky": "fail_on_flaky",
 }
 
 

@@ -19,6 +19,7 @@ from winsuite.k8s import diagnostics
 from winsuite.k8s import namespaces
 from winsuite.plugin import session
 from winsuite.plugin.flakes import ATTEMPT_KEY
+from winsuite.plugin.results_writer import NAMESPACE_PROPERTY
 from winsuite.plugin.session import RunSession
 from winsuite.policy.run_config import RunConfig
 from winsuite.results.prow import diagnostics_dir_name
@@ -75,8 +76,10 @@ def namespace(request: pytest.FixtureRequest, cluster: ClusterSession) -> Genera
     api = cluster.api
     with timeline.span("test: namespace create"):
         namespaces.create(api, name, cluster.run_id, full_name)
-    # A retried test starts clean: no diagnostics property left from the previous attempt.
-    request.node.user_properties[:] = [p for p in request.node.user_properties if p[0] != DIAGNOSTICS_PROPERTY]
+    # A retried test starts clean: no diagnostics or namespace left from the previous attempt.
+    request.node.user_properties[:] = [p for p in request.node.user_properties
+                                       if p[0] not in (DIAGNOSTICS_PROPERTY, NAMESPACE_PROPERTY)]
+    request.node.user_properties.append((NAMESPACE_PROPERTY, name))  # where the run looks for its pods
     yield name
     try:
         reports = request.node.stash.get(PHASE_REPORTS, {})

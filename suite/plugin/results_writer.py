@@ -21,6 +21,7 @@ from winsuite_reports.conventions import RowProperties
 
 # The user property workers attach to every winsuite test's reports (see plugin/collection.py).
 WINSUITE_PROPERTY = "winsuite"
+NAMESPACE_PROPERTY = "winsuite.namespace"  # a test's namespace, as its fixture names it
 NAME_KEY, ROW_KEY = "name", "row"  # its full name, and its row properties as JUnit spells them
 
 
@@ -54,16 +55,23 @@ class _Pending:
     message: str = ""
     details: str = ""
     extra: dict[str, str] = dataclasses.field(default_factory=dict)
+    namespaces: list[str] = dataclasses.field(default_factory=list)
+    failed_during: str = ""
+    started: float = 0.0  # seconds since the epoch, when its setup began
 
     def add(self, report: pytest.TestReport) -> None:
+        self.started = self.started or time.time() - report.duration
         self.duration += report.duration
         for key, value in report.user_properties:
-            if key.startswith("winsuite.") and isinstance(value, str):
+            if key == NAMESPACE_PROPERTY and value not in self.namespaces:
+                self.namespaces.append(str(value))
+            elif key.startswith("winsuite.") and isinstance(value, str):
                 self.extra[key.removeprefix("winsuite.")] = value
         failed = report.failed or str(report.outcome) == "rerun"
         if failed and self.outcome is not Outcome.FAILED:
             self.outcome = Outcome.FAILED
             self.message, self.details = _failure(report)
+            self.failed_during = report.when
         elif report.skipped and self.outcome is Outcome.PASSED:
             self.outcome = Outcome.SKIPPED
             self.message = _skip_reason(report)
@@ -146,7 +154,9 @@ class ResultsWriter:
         attempt = Attempt(
             name=str(pending.properties[NAME_KEY]), nodeid=nodeid, outcome=pending.outcome,
             attempt=attempt_number, duration=pending.duration, message=pending.message,
-            details=pending.details, properties=properties,
+            details=pending.details, properties=properties, namespaces=tuple(pending.namespaces),
+            started=pending.started,
+            failed_during=pending.failed_during,
         )
         self.attempts.append(attempt)
         if final:

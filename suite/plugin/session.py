@@ -2,7 +2,7 @@
 
 The stash keys and their accessors live here, so every part of the plugin reaches the run the same way. Under
 `winsuite run` (and in xdist workers) the run arrives whole, as a document; a plain `pytest --pyargs winsuite.cases`
-resolves it from its options once, in the controller, and hands it to its workers.
+resolves it from its options once, in the xdist controller, and hands it to its workers.
 """
 
 from __future__ import annotations

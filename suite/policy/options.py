@@ -74,6 +74,8 @@ EXECUTION_OPTIONS = (
     Option("--runtime-class", "runtimeClassName given to every test pod", "runtime_class"),
     Option("--prepull", "pull the selection's images on the nodes before the tests, one DaemonSet per target OS and "
            "Windows build (job field prepull)", "prepull", action="store_true"),
+    Option("--fail-on-flaky", "a test that passed only on a retry (--flake-attempts) fails the run, as Kubernetes' "
+           "no-flake policy wants (job field failOnFlaky)", "fail_on_flaky", action="store_true"),
     Option("--e2e-test", "upstream e2e.test binary for upstream specs (default: built for the server's version; "
            "env WINSUITE_E2E_TEST)", "e2e_test", metavar="PATH"),
 )

@@ -103,21 +103,39 @@ def engine_of(attempt: Attempt) -> str:
 
 
 def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
-    """For each test both engines ran to a verdict: a row that passes when they agree, fails when they do not."""
-    verdicts: dict[str, dict[str, str]] = {}
+    """For each test both engines reported: a row that passes when their verdicts agree (a flake counts as its final
+    pass) and fails on any difference, a skip on one side and a run on the other included, saying both outcomes and
+    the skip's reason; a test one engine left interrupted is a skipped row saying it was not compared."""
+    by_test: dict[str, dict[str, list[Attempt]]] = {}
     for (name, engine), rows in _by_name_and_engine(attempts).items():
-        verdicts.setdefault(name, {})[engine] = verdict(rows)
-    rows = []
-    for name, by_engine in verdicts.items():
-        native, upstream = by_engine.get("native"), by_engine.get("upstream")
-        if native is None or upstream is None or {native, upstream} & {"skipped", "interrupted"}:
+        by_test.setdefault(name, {})[engine] = rows
+    checks = []
+    for name, by_engine in by_test.items():
+        native, upstream = by_engine.get(Engine.NATIVE), by_engine.get(Engine.UPSTREAM)
+        if native is None or upstream is None:
             continue
-        agree = (native == "failed") == (upstream == "failed")
-        rows.append(Attempt(f"{CROSS_CHECK_PREFIX}{name}", "cross-check",
-                            Outcome.PASSED if agree else Outcome.FAILED,
-                            message="" if agree else f"the engines disagree: native {native}, upstream {upstream}",
-                            properties=RowProperties(engine=CROSS_CHECK_ENGINE)))
-    return rows
+        sides = {Engine.NATIVE: native, Engine.UPSTREAM: upstream}
+        verdicts = {engine: _compared(rows) for engine, rows in sides.items()}
+        said = ", ".join(f"{engine} {_said(verdicts[engine], rows)}" for engine, rows in sides.items())
+        if "interrupted" in verdicts.values():
+            outcome, message = Outcome.SKIPPED, f"not compared: {said}"
+        elif len(set(verdicts.values())) == 1:
+            outcome, message = Outcome.PASSED, ""
+        else:
+            outcome, message = Outcome.FAILED, f"the engines disagree: {said}"
+        checks.append(Attempt(f"{CROSS_CHECK_PREFIX}{name}", "cross-check", outcome, message=message,
+                              details=message, properties=RowProperties(engine=CROSS_CHECK_ENGINE)))
+    return checks
+
+
+def _compared(rows: list[Attempt]) -> str:
+    """A test's verdict as the cross-check compares it: a flake as the pass it ended with."""
+    outcome = verdict(rows)
+    return "passed" if outcome == "flaky" else outcome
+
+
+def _said(outcome: str, rows: list[Attempt]) -> str:
+    return f"skipped ({rows[-1].message})" if outcome == "skipped" else outcome
 
 
 def _by_name_and_engine(attempts: list[Attempt]) -> dict[tuple[str, str], list[Attempt]]:

@@ -35,6 +35,10 @@ class Attempt:
     message: str = ""  # short: the first line of the failure, or the skip reason
     details: str = ""  # the long failure text
     properties: RowProperties = dataclasses.field(default_factory=RowProperties)
+    # The evidence a verdict is judged by: where the attempt ran and when, and which part of it failed.
+    namespaces: tuple[str, ...] = ()  # where its pods were made
+    started: float = 0.0  # seconds since the epoch
+    failed_during: str = ""  # setup, call or teardown (pytest); BeforeSuite (ginkgo)
 
     def to_json(self) -> str:
         return json.dumps(document_codec.encode(self))

@@ -26,6 +26,7 @@ from winsuite.run import credential_scan
 from winsuite.run import dashboard
 from winsuite.run import node_logs
 from winsuite.run.console import Console
+from winsuite.run.summary import evidence_counts
 from winsuite.run.summary import summarize
 from winsuite.run.supervisor import Supervisor
 
@@ -111,7 +112,11 @@ class Finisher:
         aborted = self.supervisor.abort_reason
         if result is None:
             result = "ABORTED" if aborted else ("FAILURE" if has_failures(rows) or error else "SUCCESS")
-        metadata = dict(metadata)
+        evidence = evidence_counts(final_attempts(rows))
+        metadata = {**metadata, **evidence.metadata()}
+        if result == "SUCCESS" and evidence.flaky and self.run.job.fail_on_flaky:
+            result = "FAILURE"
+            metadata["flaky-policy"] = f"{evidence.flaky} test(s) passed only on a retry; the job fails on flakes"
         if facts is not None:
             metadata.update(facts.metadata(self.run.target_os))
         if aborted:
@@ -137,14 +142,14 @@ class Finisher:
     def _credential_scan(self, root: Path, connection: Connection | None) -> str:
         """Redact the cluster's credentials wherever the run wrote them under `root`; what the metadata says."""
         api = connection.api if connection is not None and self.api_lost is None else None
-        credentials, gap = credential_scan.run_credentials(
+        credentials, gaps = credential_scan.run_credentials(
             connection.kubeconfig if connection is not None else None, api,
             lambda: namespaces.of_run(api, self.run.run_id),
             "no connection" if connection is None else "the API server does not answer")
         files, findings = credential_scan.scan([root], credentials)
         self.console.reopen()
         where = root.name if root != self.output.build_dir else "the build"
-        line, status = credential_scan.summary(where, files, findings, gap)
+        line, status = credential_scan.summary(where, files, findings, gaps)
         self.console.say(line, warning=bool(findings))
         return status
 

@@ -4,6 +4,7 @@ build of the same job with the same settings."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,15 @@ class Rerun:
 
     build_dir: Path
     names: list[str]  # failed, flaky or interrupted tests, by full name
-    run: RunConfig  # as the build ran it
+
+    @functools.cached_property
+    def run(self) -> RunConfig:
+        """The run as the build recorded it (artifacts/run.json), which a rerun starts from."""
+        run_file = artifacts_dir(self.build_dir) / RUN_FILE
+        if not run_file.is_file():
+            raise UsageError(f"--rerun-failed: {self.build_dir} has no {run_file.relative_to(self.build_dir)} (the "
+                             "run it records is what a rerun starts from); run its tests again with --focus")
+        return RunConfig.load(run_file)
 
     @property
     def build_id(self) -> str:
@@ -65,8 +74,4 @@ def load_rerun(ref: str, results_root: Path) -> Rerun:
     if build.overall.message.startswith(MALFORMED):  # rerunning part of what failed would hide the rest
         raise DataError(build_dir, "", f"--rerun-failed: {one_line(build.overall.message)}")
     names = sorted(key for key, cell in build.cells.items() if cell.status in RERUN_STATUSES or cell.interrupted)
-    run_file = artifacts_dir(build_dir) / RUN_FILE
-    if not run_file.is_file():
-        raise UsageError(f"--rerun-failed: {build_dir} has no {run_file.relative_to(build_dir)} (the run it records "
-                         "is what a rerun starts from); run its tests again with --focus")
-    return Rerun(build_dir, names, RunConfig.load(run_file))
+    return Rerun(build_dir, names)

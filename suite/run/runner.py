@@ -47,8 +47,12 @@ from winsuite.run.engines.native import pytest_argv
 from winsuite.run.engines.together import Together
 from winsuite.run.engines.together import split_workers
 from winsuite.run.engines.upstream import UpstreamEngine
+from winsuite.run.evidence import Evidence
+from winsuite.run.evidence import Stop
+from winsuite.run.evidence import write_evidence
 from winsuite.run.finisher import Finisher
 from winsuite.run.finisher import run_metadata
+from winsuite.run.observations import Observer
 from winsuite.run.ops_run import OpsRun
 from winsuite.run.phase_plan import PhasePlan
 from winsuite.run.phase_plan import plan_run
@@ -71,6 +75,7 @@ class Runner:
         self.supervisor = Supervisor(time.time(), run.job.run_timeout, self.console.say)
         self.records: dict[int, PhaseRecord] = {}
         self.upstream: UpstreamEngine | None = None  # set once the run knows its cluster
+        self.evidence: Evidence | None = None  # what the run observes of the cluster, while its phases run
 
     def run_build(self) -> ExitCode:
         """The run from start to its finished build, whatever stops it (signals are held while files are
@@ -94,7 +99,9 @@ class Runner:
             self.run = session.run
             with timeline.span("run: lease"):
                 hold_lease(session.connection.api, self.run, self.console)
-            self._run_phases(session)
+            with Observer(session.connection.api) as observer:
+                self.evidence = Evidence(observer, session.facts, self.run.target_os)
+                self._run_phases(session)
         except KeyboardInterrupt:
             self.supervisor.abort_reason = self.supervisor.abort_reason or "interrupted"
             self.console.say(f"\nwinsuite: {self.supervisor.abort_reason}; writing the results")
@@ -254,7 +261,18 @@ class Runner:
 
     def _upstream_rows(self, ginkgo: UpstreamPhase) -> list[Attempt]:
         assert self.upstream is not None
-        return self.upstream.rows(ginkgo.close())
+        return self._judged(self.upstream.rows(ginkgo.close()))
+
+    def _judged(self, rows: list[Attempt]) -> list[Attempt]:
+        """Each row with where its pods ran and, failed, why: from what the run observed (evidence.py)."""
+        if self.evidence is None:
+            return rows
+        stop = Stop(self.supervisor.abort_reason, self.supervisor.timed_out)
+        judged = [self.evidence.judge(row, stop) for row in rows]
+        for row in judged:
+            if row.properties.failure_class and row.properties.diagnostics:
+                write_evidence(self.output.build_dir / row.properties.diagnostics, row)
+        return judged
 
     def _native_phase(self, spec: PhaseSpec) -> PhaseProcess:
         snapshot = self.output.artifacts / durations.SNAPSHOT_FILE  # the record the phases order their tests by
@@ -277,6 +295,7 @@ class Runner:
             names = {_short_id(e.nodeid): e.spec.full_name for e in collect(self.run.cases)}
             close_unfinished(record, phase.interrupted_with or "the phase ended unexpectedly",
                              lambda nodeid: names.get(_short_id(nodeid), nodeid))
+        record.attempts = self._judged(record.attempts)
         self._write_junit(phase.spec.junit_name, record.attempts)
         code = phase.process.returncode if phase.process else None
         if code not in (0, 1, 2, 5, None, -signal.SIGKILL):

@@ -1,4 +1,4 @@
-"""The controller's session: connect as the run says, discover the cluster once, and keep what was discovered."""
+"""The runner's session: connect as the run says, discover the cluster once, and keep what was discovered."""
 
 from __future__ import annotations
 

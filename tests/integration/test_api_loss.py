@@ -82,6 +82,9 @@ def test_a_hung_api_server_ends_the_run_and_down_stops_the_killed_one(disrupted_
     assert waiting and waiting[-1].status == "failed", output
     cause = waiting[-1].message
     assert "has not answered" in cause or "run timeout" in cause, cause
+    # Observed by the run itself (its /readyz probes), whatever the test's own message says.
+    assert waiting[-1].properties["failure-class"] == "infrastructure", waiting[-1].properties
+    assert waiting[-1].properties["failure-evidence"].startswith("the API server did not answer from"), output
     assert "cluster.local" not in cause and "winsuite cleanup --run-id" in output, output
 
     # Alive but not serving: status says so, and exits as for an unreachable cluster.

@@ -128,8 +128,9 @@ def test_a_focus_of_its_own_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_build_without_its_run_document_is_refused_saying_so(tmp_path: Path) -> None:
+    rerun = load_rerun(str(build(tmp_path, with_run=False)), tmp_path)
     with pytest.raises(UsageError, match=r"has no artifacts/run\.json"):
-        load_rerun(str(build(tmp_path, with_run=False)), tmp_path)
+        resolve_request(namespace(), rerun)
 
 
 def test_the_new_build_names_the_build_it_reran(tmp_path: Path) -> None:

@@ -197,11 +197,21 @@ def test_two_engines_of_one_test_are_told_apart_and_cross_checked() -> None:
     attempts = [row("agree", "native", Outcome.PASSED), row("agree", "upstream", Outcome.FAILED, 1),
                 row("agree", "upstream", Outcome.PASSED, 2), row("differ", "native", Outcome.PASSED),
                 row("differ", "upstream", Outcome.FAILED), row("alone", "native", Outcome.FAILED),
-                row("skipped", "native", Outcome.SKIPPED), row("skipped", "upstream", Outcome.PASSED)]
+                row("skipped", "upstream", Outcome.PASSED), row("cut", "native", Outcome.INTERRUPTED),
+                row("cut", "upstream", Outcome.PASSED), row("both-skip", "native", Outcome.SKIPPED),
+                row("both-skip", "upstream", Outcome.SKIPPED)]
+    attempts.insert(7, Attempt("skipped", "n", Outcome.SKIPPED, message="requires a Windows kernel (found: none)",
+                               properties=RowProperties(engine="native")))
     by_test = final_attempts(attempts)
     assert verdict(by_test["agree (upstream engine)"]) == "flaky" and verdict(by_test["alone"]) == "failed"
-    checks = {c.name: c for c in cross_checks(attempts)}
-    assert set(checks) == {"[winsuite] engines agree: agree", "[winsuite] engines agree: differ"}
-    assert checks["[winsuite] engines agree: agree"].outcome is Outcome.PASSED
-    differ = checks["[winsuite] engines agree: differ"]
+    checks = {c.name.removeprefix("[winsuite] engines agree: "): c for c in cross_checks(attempts)}
+    assert set(checks) == {"agree", "differ", "skipped", "cut", "both-skip"}  # one engine alone: nothing to compare
+    assert checks["both-skip"].outcome is Outcome.PASSED  # skipped on both sides, whatever each side's reason
+    assert checks["agree"].outcome is Outcome.PASSED
+    differ = checks["differ"]
     assert differ.outcome is Outcome.FAILED and differ.message == "the engines disagree: native passed, upstream failed"
+    skipped = checks["skipped"]
+    assert skipped.outcome is Outcome.FAILED and skipped.message == (
+        "the engines disagree: native skipped (requires a Windows kernel (found: none)), upstream passed")
+    assert checks["cut"].outcome is Outcome.SKIPPED and checks["cut"].message == (
+        "not compared: native interrupted, upstream passed")

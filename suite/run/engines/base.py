@@ -1,4 +1,4 @@
-"""What every engine's phase offers the controller: its place in the run, progress, interruption."""
+"""What every engine's phase offers the runner: its place in the run, progress, interruption."""
 
 from __future__ import annotations
 

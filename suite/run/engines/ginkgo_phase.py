@@ -34,6 +34,7 @@ from winsuite.run.engines.ginkgo_report import captured_output
 from winsuite.run.engines.ginkgo_report import never_started
 from winsuite.run.engines.ginkgo_report import spec_name
 from winsuite.run.engines.ginkgo_report import spec_reports
+from winsuite.run.engines.ginkgo_report import suite_setup_failure
 from winsuite.run.engines.upstream_toolchain import Toolchain
 from winsuite_reports.conventions import SUITE_NAME
 
@@ -242,6 +243,10 @@ class UpstreamPhase:
                 problems.append(f"{path.name} was not written")
                 continue
             try:
+                setup = suite_setup_failure(path)
+                if setup:  # no spec ran: each is a failure of the suite's setup, not a skip
+                    return [Attempt(name, NODEID, Outcome.FAILED, message=setup, details=setup, properties=UPSTREAM,
+                                    failed_during="BeforeSuite") for name in self.names]
                 for report in spec_reports(path):
                     name = spec_name(report)
                     if name in wanted and name not in rows and not never_started(report):

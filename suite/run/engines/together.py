@@ -1,4 +1,4 @@
-"""Both engines' parts of a phase running at the same time, followed by the controller as one phase."""
+"""Both engines' parts of a phase running at the same time, followed by the runner as one phase."""
 
 from __future__ import annotations
 

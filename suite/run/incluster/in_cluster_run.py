@@ -47,6 +47,7 @@ from winsuite.run.shard_merge import write_merged
 from winsuite.run.supervisor import Supervisor
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import STARTED
+from winsuite_reports.conventions import FailureClass
 from winsuite_reports.conventions import RowProperties
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
@@ -199,7 +200,8 @@ class InClusterRun:
         reason = f"shard {shard.number}/{len(self.shards)} lost: {why or shard.build.problem or 'no build sent'}"
         if abort:
             reason = f"interrupted: {abort}"
-        sent = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream))
+        sent = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream),
+                                      self._cut_by())
         metadata = {"job": self.run.job.name, prow.SHARD_METADATA: f"{shard.number}/{len(self.shards)}"}
         prow.write_started(directory, self.state.started, metadata)
         for phase in (1, 2):
@@ -220,8 +222,11 @@ class InClusterRun:
         for name in missing:
             phase = junit_name(2 if name in self.state.serial else 1)
             engine = Engine.UPSTREAM if name in self.state.upstream else Engine.NATIVE
-            build.phases.setdefault(phase, []).append(_interrupted(name, 1, reason, engine))
+            build.phases.setdefault(phase, []).append(_interrupted(name, 1, reason, engine, self._cut_by()))
         self._fail(build, f"{len(missing)} test(s) of its plan without a row")
+
+    def _cut_by(self) -> FailureClass:
+        return FailureClass.TIMEOUT if self.supervisor.timed_out else FailureClass.INFRASTRUCTURE
 
     @staticmethod
     def _fail(build: ShardBuild, why: str) -> None:
@@ -244,21 +249,24 @@ class InClusterRun:
         self.console.say(f"deleted the run's Job, namespace {self.objects.namespace}, service account and binding")
 
 
-def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str],
-                           upstream: set[str]) -> list[tuple[Attempt, int]]:
+def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str], upstream: set[str],
+                           cut_by: FailureClass) -> list[tuple[Attempt, int]]:
     """The rows a lost shard sent, and an interrupted row for each of its tests without a final one."""
     rows = list(zip(shard.rows, shard.phase_of_row, strict=True))
     for name in shard.tests:
         if name not in shard.finished_tests:
             attempt = 1 + sum(r.name == name for r in shard.rows)
             engine = Engine.UPSTREAM if name in upstream else Engine.NATIVE
-            rows.append((_interrupted(name, attempt, reason, engine), 2 if name in serial else 1))
+            rows.append((_interrupted(name, attempt, reason, engine, cut_by), 2 if name in serial else 1))
     return rows
 
 
-def _interrupted(name: str, attempt: int, reason: str, engine: Engine) -> Attempt:
-    return Attempt(name, "", Outcome.INTERRUPTED, attempt=attempt, message=reason,
-                   properties=RowProperties(engine=engine, interrupted=True))
+def _interrupted(name: str, attempt: int, reason: str, engine: Engine, cut_by: FailureClass) -> Attempt:
+    """A test a shard did not finish: cut off by the run timeout (timeout) or by its pod or a signal stopping it
+    (infrastructure), the reason its evidence."""
+    return Attempt(name, "", Outcome.INTERRUPTED, attempt=attempt, message=f"{cut_by}: {reason}",
+                   properties=RowProperties(engine=engine, interrupted=True, failure_class=cut_by,
+                                            failure_evidence=reason))
 
 
 def _write_text(path: Path, lines: list[str]) -> None:
