@@ -10,6 +10,7 @@ from winsuite_reports.compare import SpecResult
 from winsuite_reports.compare import Verdict
 from winsuite_reports.departures import FLAKINESS_FIGURE
 from winsuite_reports.departures import Departure
+from winsuite_reports.junit import elide
 from winsuite_reports.model import Build
 from winsuite_reports.model import Status
 from winsuite_reports.render import pct
@@ -28,11 +29,14 @@ def markdown_summary(report: Report) -> str:
     readiness = report.readiness
     lines = [f"### Release readiness: **{'READY' if readiness.ready else 'NOT READY'}**", ""]
     lines += [f"- {text(reason)}" for reason in readiness.reasons]
-    lines += ["", "| Tab | Status | Pass rate (recent) | Last run | Latest green |", "|---|---|---|---|---|"]
+    lines += ["", "| Tab | Status | Pass rate (recent) | Cells passed: raw · infrastructure failures left out "
+              "| Failures by class | Last run | Latest green |", "|---|---|---|---|---|---|---|"]
     for tab in report.tabs:
-        summary = tab.summary
+        summary, failures = tab.summary, tab.failures
         lines.append(
             f"| {text(tab.job.tab)} | {summary.status.value} | {pct(summary.pass_rate)} "
+            f"| {pct(failures.pass_rate)} · {pct(failures.pass_rate_without_infra)} "
+            f"| {text(failures.counts.label() or 'none')} "
             f"| {when(summary.last_run)} | {text(summary.latest_green or 'none')} |"
         )
     for tab in report.tabs:
@@ -57,6 +61,11 @@ def markdown_summary(report: Report) -> str:
             for tab, test in flaky
         ]
         lines += ["", *(f"{text(departure.marked_note)}  " for departure in FLAKINESS_FIGURE)]
+    if report.clusters:
+        lines += ["", "| Failures | Class | Tests | Jobs | Failure |", "|---|---|---|---|---|"]
+        lines += [f"| {cluster.count} | {cluster.failure_class} | {len(cluster.rows)} "
+                  f"| {text(', '.join(cluster.jobs))} | {text(elide(cluster.text))} |"
+                  for cluster in report.clusters[:SHOWN]]
     return "\n".join(lines) + "\n"
 
 

@@ -19,13 +19,17 @@ from winsuite_reports.cache import decode_rows
 from winsuite_reports.cache import encode
 from winsuite_reports.cache import encode_rows
 from winsuite_reports.cache import fingerprint
+from winsuite_reports.cache import new_since
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import STARTED
+from winsuite_reports.derived import derive
+from winsuite_reports.failures import FailureClustering
 from winsuite_reports.model import Build
 from winsuite_reports.model import History
 from winsuite_reports.model import Job
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import transposed
+from winsuite_reports.placement import RowPlacement
 from winsuite_reports.prow import MalformedJson
 from winsuite_reports.prow import ParsedBuild
 from winsuite_reports.prow import column
@@ -127,14 +131,24 @@ def read_job(
     fresh = _parse_builds(missing, workers, encoded=cache is not None)
     parsed.update((path, build) for path, (build, _) in zip(missing, fresh, strict=True))
     builds = [column(parsed[path], now=now) for path in paths]
+    in_order = [parsed[path] for path in paths]
     if cache is None:
-        return _job(job_dir, builds, dict(sorted(_row_facts([parsed[path] for path in paths]).items())), None)
+        return _with_evidence(_job(job_dir, builds, dict(sorted(_row_facts(in_order).items())), None), in_order)
     cache.put((path, prints[path], encoded or encode(build))
               for path, (build, encoded) in zip(missing, fresh, strict=True))
     cache.forget_others(job_dir, every_build)
     listed = [(cache.key(path), prints[path]) for path in paths]
-    rows, grid = _rows_and_grid(cache, job_dir, listed, [parsed[path] for path in paths], builds)
-    return _job(job_dir, builds, rows, grid)
+    rows, grid = _rows_and_grid(cache, job_dir, listed, in_order, builds)
+    return _with_evidence(_job(job_dir, builds, rows, grid), in_order, cache, listed)
+
+
+def _with_evidence(job: Job, parsed: list[ParsedBuild], cache: BuildCache | None = None,
+                   listed: list[tuple[str, str]] | None = None) -> Job:
+    """The job with its failures clustered and where its rows ran (reports.failures, reports.placement), made as
+    its grid is: from the cache, brought up to date, when there is one."""
+    job.failures = derive(FailureClustering(), parsed, cache=cache, job_dir=job.path, listed=listed or [])
+    job.placement = derive(RowPlacement(), parsed, cache=cache, job_dir=job.path, listed=listed or [])
+    return job
 
 
 def _rows_and_grid(cache: BuildCache, job_dir: Path, listed: list[tuple[str, str]], parsed: list[ParsedBuild],
@@ -159,7 +173,7 @@ def _stored_grid(stored: tuple[list[tuple[str, str]], str, str], listed: list[tu
                  ) -> tuple[int, dict[str, RowInfo], job_grid.RunGrid] | None:
     """(builds new since, row facts, grid) of a stored job entry that the listed builds extend; else None."""
     stored_builds, rows_text, grid_text = stored
-    new = _new_since(listed, stored_builds)
+    new = new_since(listed, stored_builds)
     if new is None:
         return None
     try:
@@ -194,15 +208,6 @@ def _row_facts(parsed: list[ParsedBuild]) -> dict[str, RowInfo]:
     return rows
 
 
-def _new_since(listed: list[tuple[str, str]], stored: list[tuple[str, str]]) -> int | None:
-    """How many of the listed builds are new in front of the stored ones; None when the stored builds are not the
-    listed ones past those (the oldest may be gone: a build rewritten or removed in between means None)."""
-    if not stored or stored[0] not in listed:
-        return None
-    new = listed.index(stored[0])
-    return new if listed[new:] == stored[: len(listed) - new] else None
-
-
 def _job(job_dir: Path, builds: list[Build], rows: dict[str, RowInfo], grid: job_grid.RunGrid | None) -> Job:
     blocking = _first(builds, "release-blocking")
     return Job(
@@ -228,7 +233,7 @@ def _parse_builds(paths: list[Path], workers: int, *, encoded: bool) -> list[tup
         return [(parse_build(path), None) for path in paths]
     with ProcessPoolExecutor(len(chunks)) as pool:
         results = [text for chunk in pool.map(_parse_chunk, chunks) for text in chunk]
-    return [(decode(path, *text[:3], rows=text[3]), text if encoded else None)
+    return [(decode(path, *text[:3], rows=text[3], stored_evidence=(text[4], text[5])), text if encoded else None)
             for path, text in zip(paths, results, strict=True)]
 
 
