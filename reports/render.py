@@ -89,7 +89,7 @@ def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT
            compare_page=COMPARE_PAGE if compared else "")
     _write(env, "readiness.html.j2", output / "readiness.html", report=report, root="", states=list(RowState))
     _write(env, "failures.html.j2", output / FAILURES_PAGE, report=report, root="", tab=None,
-           **page_context(report.clusters, _build_links(report.tabs, output), across_jobs=True))
+           **page_context(report.clusters, _build_links(report.tabs, output, build_url), across_jobs=True))
     for tab in report.tabs:
         _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns, build_url)
     return output / "index.html"
@@ -99,12 +99,10 @@ def _write_tab(
     env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, grid_columns: int, build_url: str
 ) -> None:
     page_dir.mkdir(parents=True, exist_ok=True)
-    job_href = _job_href(tab.job, page_dir)
+    link = _build_links([tab], page_dir, build_url)
 
     def build_href(build: Build) -> str:
-        if build_url:
-            return build_url.replace(JOB_TOKEN, quote(tab.job.name)).replace(BUILD_TOKEN, quote(build.id))
-        return f"{job_href}/{quote(build.id)}"
+        return link(tab.job.name, build.id)
 
     common = {"report": report, "tab": tab, "root": "../../"}
     rows = tab.job.rows.values()
@@ -130,7 +128,7 @@ def _write_tab(
            history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP), **common)
     _write(env, "diff.html.j2", page_dir / "diff.html", **common)
     _write(env, "failures.html.j2", page_dir / FAILURES_PAGE,
-           **page_context(tab.clusters, _build_links([tab], page_dir), across_jobs=False), **common)
+           **page_context(tab.clusters, link, across_jobs=False), **common)
 
 
 def _job_href(job: Job, page_dir: Path) -> str:
@@ -138,11 +136,14 @@ def _job_href(job: Job, page_dir: Path) -> str:
     return job.url or quote(Path(os.path.relpath(job.path.resolve(), page_dir.resolve())).as_posix())
 
 
-def _build_links(tabs: Iterable[TabReport], page_dir: Path) -> Callable[[str, str], str]:
-    """(job name, build id) -> the build's directory as a page in `page_dir` links it."""
+def _build_links(tabs: Iterable[TabReport], page_dir: Path, build_url: str) -> Callable[[str, str], str]:
+    """(job name, build id) -> the build's address as a page in `page_dir` links it: `build_url`'s template when
+    given (every page alike, wherever the results were read from), else the build's directory."""
     job_hrefs = {tab.job.name: _job_href(tab.job, page_dir) for tab in tabs}
 
     def link(job: str, build: str) -> str:
+        if build_url:
+            return build_url.replace(JOB_TOKEN, quote(job)).replace(BUILD_TOKEN, quote(build))
         return f"{job_hrefs[job]}/{quote(build)}"
 
     return link

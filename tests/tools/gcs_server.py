@@ -73,6 +73,10 @@ class GcsServer:
         """host:port, what STORAGE_EMULATOR_HOST takes."""
         return f"{HOST}:{self.port}"
 
+    def object_reads(self) -> int:
+        """Objects downloaded so far, counted in the server's access log (a server started with log_requests)."""
+        return self.log.read_text(errors="replace").count("alt=media")
+
     @property
     def endpoint(self) -> str:
         return f"http://{self.host}"
@@ -145,8 +149,10 @@ class GcsServer:
             raise GcsError(f"{method} {path}: {err}; server log {self.log}:\n{tail(self.log)}") from err
 
 
-def start(workdir: Path, binary: Path | None = None, report: Reporter = stderr_reporter) -> GcsServer:
-    """Start a server on a free loopback port (building it first if needed); ready when this returns."""
+def start(workdir: Path, binary: Path | None = None, report: Reporter = stderr_reporter, *,
+          log_requests: bool = False) -> GcsServer:
+    """Start a server on a free loopback port (building it first if needed); ready when this returns. With
+    `log_requests` its log is an access log (each request a line)."""
     executable = binary or build(report)
     workdir.mkdir(parents=True, exist_ok=True)
     last = ""
@@ -154,7 +160,8 @@ def start(workdir: Path, binary: Path | None = None, report: Reporter = stderr_r
         port = _free_port()
         log = workdir / f"fake-gcs-server-{port}.log"
         argv = [str(executable), "-scheme", "http", "-host", HOST, "-port", str(port), "-backend", "memory",
-                "-public-host", f"{HOST}:{port}", "-external-url", f"http://{HOST}:{port}", "-log-level", "warn"]
+                "-public-host", f"{HOST}:{port}", "-external-url", f"http://{HOST}:{port}",
+                "-log-level", "info" if log_requests else "warn"]
         with log.open("wb") as out:
             process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                        preexec_fn=_die_with_parent)  # noqa: PLW1509  one C call, no lock taken
