@@ -9,6 +9,7 @@ simulated nodes' taint: a pod there would run nothing.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from kubernetes import client
 
@@ -94,6 +95,19 @@ def install(api: client.ApiClient, run_id: str, placement: Placement) -> bool:
         return False
     retry.call(objects.create_cluster_custom_object, GROUP, VERSION, BINDINGS, binding(run_id))
     return True
+
+
+def remove_stale(api: client.ApiClient, active: set[str]) -> list[str]:
+    """Delete the policies of runs no longer active (killed before their clean-up): left, a policy would go on
+    placing every e2e namespace's pods by its run's OS. The run ids whose policy went."""
+    listing: dict[str, Any] = {}
+    with ignore_not_found():  # no MutatingAdmissionPolicy API: nothing can be left
+        listing = retry.call(client.CustomObjectsApi(api).list_cluster_custom_object, GROUP, VERSION, POLICIES,
+                             label_selector=RUN_ID_LABEL)
+    stale = sorted({item["metadata"]["labels"][RUN_ID_LABEL] for item in listing.get("items", [])} - active)
+    for run_id in stale:
+        remove(api, run_id)
+    return stale
 
 
 def remove(api: client.ApiClient, run_id: str) -> None:

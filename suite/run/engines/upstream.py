@@ -12,6 +12,7 @@ from kubernetes import client
 
 from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
 from winsuite.errors import UsageError
+from winsuite.k8s import run_leases
 from winsuite.k8s.namespaces import delete_e2e_namespaces
 from winsuite.k8s.namespaces import e2e_namespaces
 from winsuite.plugin.session import RunSession
@@ -78,6 +79,11 @@ class UpstreamEngine:
         connection = session.connection
         if self.namespaces_before is None:
             self.namespaces_before = e2e_namespaces(connection.api)
+            active = {*run_leases.active_runs(connection.api), self.run.run_id}
+            stale = placement_policy.remove_stale(connection.api, active)
+            if stale:
+                self.say(f"upstream engine: removed the placement policies of runs no longer active: "
+                         f"{', '.join(stale)}")
             self.placement_installed = placement_policy.install(connection.api, self.run.run_id, self.run.placement)
             self.say(f"upstream engine: e2e.test's pods placed on {self.run.target_os} nodes by the "
                      f"MutatingAdmissionPolicy {placement_policy.name_of(self.run.run_id)}"

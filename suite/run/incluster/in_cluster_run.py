@@ -237,8 +237,12 @@ class InClusterRun:
         api = self.connection.api
         problems = delete(api, self.objects)
         for shard in self.shards:
+            shard_run = self.objects.shard_run_id(shard.number)
             try:
-                delete_run_namespaces(api, run_id=self.objects.shard_run_id(shard.number))
+                delete_run_namespaces(api, run_id=shard_run)
+                # A shard whose pod was killed never withdrew its Lease: left, it would read as an active run (and
+                # hold back every later run's clean-up of e2e.test's namespaces) until it expired.
+                run_leases.withdraw(api, shard_run)
             except Exception as err:  # listed for `winsuite cleanup`
                 problems.append(f"namespaces of shard {shard.number}: {one_line(str(err), 160)}")
         run_leases.withdraw(api, self.run.run_id)
