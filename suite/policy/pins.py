@@ -19,6 +19,11 @@ class Pins:
     kwok: str
     coredns: str
     go: str
+    kind: str
+    containerd: str
+    crictl: str
+    cni_plugins: str
+    node_debian: str
     kind_node_image: str
 
     @property
@@ -41,6 +46,11 @@ def load_pins() -> Pins:
             kwok=str(raw["kwok"]),
             coredns=str(raw["coredns"]),
             go=str(raw["go"]),
+            kind=str(raw["kind"]),
+            containerd=str(raw["containerd"]),
+            crictl=str(raw["crictl"]),
+            cni_plugins=str(raw["cniPlugins"]),
+            node_debian=str(raw["nodeDebian"]),
             kind_node_image=str(raw["kindNodeImage"]),
         )
     except KeyError as missing:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,6 +13,7 @@ import yaml
 from winsuite.cluster.local.ociimage import Entry
 from winsuite.cluster.local.ociimage import ImageSpec
 from winsuite.cluster.local.ociimage import Layer
+from winsuite.cluster.local.ociimage import inputs_digest
 from winsuite.cluster.local.ociimage import write_archive
 from winsuite.cluster.local.progress import Reporter
 from winsuite.errors import DataError
@@ -25,6 +24,7 @@ from winsuite.policy.images import load_image_catalog
 from winsuite.policy.images import load_repo_list
 
 ENTRY_KINDS = {"dir": set(), "file": {"host", "built", "text"}, "symlink": {"target"}, "applets": set()}
+LOADER = "/lib64/ld-linux-x86-64.so.2"  # the x86-64 dynamic loader, where every x86-64 Linux has it
 IMAGE_KEYS = {"layers", "entrypoint", "cmd", "user", "sandbox", "extraNames", "substituteFor", "description"}
 
 
@@ -140,9 +140,11 @@ def _applets(busybox: Path) -> list[str]:
     return [line.strip() for line in listing.splitlines() if line.strip() and line.strip() != "bin/busybox"]
 
 
-def shared_libraries(program: Path) -> list[Path]:
-    """The loader and every library `program` links (ldd), as the paths the loader looks them up by."""
-    listing = subprocess.run(["ldd", str(program)], capture_output=True, text=True, check=True).stdout
+def shared_libraries(program: Path, root: Path | None = None) -> list[Path]:
+    """The loader and every library `program` links (ldd), as the paths the loader looks them up by; with `root`,
+    a program of that root file system, listed by its own loader there."""
+    argv = ["chroot", str(root), LOADER, "--list", str(program)] if root else ["ldd", str(program)]
+    listing = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     found = []
     for line in listing.splitlines():
         # "libz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x…)" or "/lib64/ld-linux-x86-64.so.2 (0x…)"
@@ -199,19 +201,8 @@ def spec(recipe: Recipe, layers: Mapping[str, Layer], catalog: ImageCatalog) -> 
 
 def _cache_key(image: ImageSpec) -> str:
     """Inputs that change the archive: the spec, and each host file's identity (path, size, mtime)."""
-    digest = hashlib.sha256(repr(dataclasses.replace(image, layers=())).encode())
-    for layer in image.layers:
-        for entry in layer.entries:
-            stat = entry.source.stat() if entry.source else None
-            identity = (
-                entry.path,
-                entry.mode,
-                entry.link,
-                entry.data,
-                stat and (str(entry.source), stat.st_size, stat.st_mtime_ns),
-            )
-            digest.update(json.dumps(identity, default=str).encode())
-    return digest.hexdigest()[:16]
+    entries = [entry for layer in image.layers for entry in layer.entries]
+    return inputs_digest(entries, repr(dataclasses.replace(image, layers=())))
 
 
 def archives(built: Mapping[str, Path], report: Reporter) -> list[Path]:

@@ -1,0 +1,113 @@
+"""The images kubeadm starts (control plane, kube-proxy, etcd, CoreDNS, pause), written from winsuite's own builds.
+
+Which images, and under which names, is asked of the built kubeadm itself (`kubeadm config images list`), so the node
+carries exactly what `kubeadm init` will look for. Each is one layer holding the binary; kube-proxy's also holds
+`nft` and the libraries it links, taken from the node's root file system (kube-proxy runs in nftables mode).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from winsuite.cluster.kind.paths import kind_dir
+from winsuite.cluster.local.images import shared_libraries
+from winsuite.cluster.local.ociimage import Entry
+from winsuite.cluster.local.ociimage import ImageSpec
+from winsuite.cluster.local.ociimage import Layer
+from winsuite.cluster.local.ociimage import inputs_digest
+from winsuite.cluster.local.ociimage import write_archive
+from winsuite.cluster.local.progress import Reporter
+from winsuite.errors import UsageError
+from winsuite.policy.pins import Pins
+
+CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+NFT = "/usr/sbin/nft"
+
+
+@dataclasses.dataclass(frozen=True)
+class Component:
+    repository: str  # e.g. registry.k8s.io/etcd
+    wanted_tag: str  # the tag kubeadm asks for
+    tag: str  # the tag the image gets: the version of what it holds
+
+    @property
+    def name(self) -> str:
+        return self.repository.rsplit("/", 1)[-1]
+
+    @property
+    def reference(self) -> str:
+        return f"{self.repository}:{self.tag}"
+
+
+def wanted_images(kubeadm: Path, kubernetes: str) -> list[str]:
+    done = subprocess.run([str(kubeadm), "config", "images", "list", "--kubernetes-version", kubernetes],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise UsageError(f"`kubeadm config images list` failed: {done.stderr.strip()}")
+    return done.stdout.split()
+
+
+def components(wanted: list[str], pins: Pins) -> list[Component]:
+    """Each image kubeadm wants, tagged with the version winsuite builds of it.
+
+    etcd and pause must be the versions kubeadm wants (kubeadm checks etcd's; the sandbox image is named in
+    containerd's configuration); CoreDNS is the pinned one, and the kind configuration tells kubeadm its tag.
+    """
+    found = []
+    for image in wanted:
+        repository, wanted_tag = image.rsplit(":", 1)
+        name = repository.rsplit("/", 1)[-1]
+        tag = pins.coredns if name == "coredns" else wanted_tag
+        if name == "etcd" and wanted_tag.split("-")[0] != pins.etcd.lstrip("v"):
+            raise UsageError(f"kubeadm {pins.kubernetes} wants etcd {wanted_tag}; suite/pins.yaml pins {pins.etcd}")
+        found.append(Component(repository, wanted_tag, tag))
+    return found
+
+
+def _resolved_in(root: Path, paths: list[Path]) -> list[Path]:
+    """The files `paths` name inside the root file system, symlinks followed there (not on this machine)."""
+    done = subprocess.run(["chroot", str(root), "realpath", "-e", *map(str, paths)], capture_output=True, text=True,
+                          check=True)
+    return [root / line.lstrip("/") for line in done.stdout.splitlines()]
+
+
+def _program_with_libraries(root: Path, program: str) -> list[Entry]:
+    """A program of the root file system and every library it links, at the paths the loader looks them up by."""
+    libraries = shared_libraries(Path(program), root)
+    wanted = [Path(program), *libraries]
+    return [Entry(str(path), 0o755, source=source) for path, source in zip(wanted, _resolved_in(root, wanted),
+                                                                          strict=True)]
+
+
+def _files(component: Component, bins: Mapping[str, Path], rootfs: Path) -> tuple[tuple[Entry, ...], tuple[str, ...]]:
+    """The image's files and its entrypoint."""
+    if component.name in (*CONTROL_PLANE, "kube-proxy", "etcd"):
+        binary = Entry(f"/usr/local/bin/{component.name}", 0o755, source=bins[component.name])
+        extra = _program_with_libraries(rootfs, NFT) if component.name == "kube-proxy" else []
+        return (binary, *extra, Entry("/tmp", 0o1777)), ()
+    if component.name in ("coredns", "pause"):
+        return (Entry(f"/{component.name}", 0o755, source=bins[component.name]),), (f"/{component.name}",)
+    raise UsageError(f"kubeadm wants image {component.reference}, which winsuite cannot make from its builds")
+
+
+def spec(component: Component, bins: Mapping[str, Path], rootfs: Path) -> ImageSpec:
+    entries, entrypoint = _files(component, bins, rootfs)
+    return ImageSpec(names=(component.reference,), layers=(Layer(component.name, entries),), entrypoint=entrypoint,
+                     labels={"org.opencontainers.image.description": f"{component.name} built by winsuite"})
+
+
+def archives(specs: list[ImageSpec], report: Reporter) -> list[Path]:
+    """An OCI archive per image, reused while its inputs are unchanged."""
+    paths = []
+    for image in specs:
+        entries = [entry for layer in image.layers for entry in layer.entries]
+        key = inputs_digest(entries, repr(dataclasses.replace(image, layers=())))
+        path = kind_dir() / "images" / f"{image.layers[0].name}-{key}.tar"
+        if not path.exists():
+            report(f"  writing image archive {path.name} ({image.names[0]})")
+            write_archive(image, path)
+        paths.append(path)
+    return paths
