@@ -22,6 +22,7 @@ class ClusterSpec:
     kubeconfig: str | None = None
     context: str | None = None
     real_node: bool = True  # embedded: join the real Linux node where the machine allows it
+    kind_image: str | None = None  # kind: a node image to use instead of the one winsuite builds
 
 
 class ClusterTarget(Protocol):
@@ -60,7 +61,7 @@ def _embedded(spec: ClusterSpec) -> ClusterTarget:
 def _kind(spec: ClusterSpec) -> ClusterTarget:
     from winsuite.cluster.kind import KindTarget
 
-    return KindTarget(spec.name)
+    return KindTarget(spec.name, image=spec.kind_image)
 
 
 def _kubeconfig(spec: ClusterSpec) -> ClusterTarget:

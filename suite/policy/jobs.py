@@ -192,10 +192,12 @@ def _mapping(value: Any, path: str, field: str, readers: Mapping[str, Reader]) -
 def _cluster(value: Any, path: str, field: str) -> ClusterSpec:
     raw = _mapping(value, path, field, {
         "type": _one_of(CLUSTER_TYPES), "name": _string, "kubeconfig": _path,
-        "context": _string, "realNode": _boolean,
+        "context": _string, "realNode": _boolean, "kindImage": _string,
     })
     if "realNode" in raw:
         raw["real_node"] = raw.pop("realNode")
+    if "kindImage" in raw:
+        raw["kind_image"] = raw.pop("kindImage")
     return ClusterSpec(**raw)
 
 
@@ -298,7 +300,10 @@ ENVIRONMENT: dict[str, str] = {
     "ARTIFACTS": "artifacts",  # what prow sets for a job's artifacts directory
     "WINSUITE_ENGINE": "engine",
     "WINSUITE_E2E_TEST": "e2e_test",
+    "WINSUITE_CLUSTER_TYPE": "cluster.type",
 }
+# Cluster types an environment variable or `--cluster-type` may choose: the clusters winsuite makes itself.
+MADE_CLUSTER_TYPES = ("embedded", "kind")
 
 
 def _coerce(field: str, value: Any, where: str) -> Any:
@@ -307,6 +312,8 @@ def _coerce(field: str, value: Any, where: str) -> Any:
         return _one_of(NODE_OSES)(value, where, field)
     if field == "engine":
         return _one_of(ENGINES)(value, where, field)
+    if field == "cluster.type":
+        return _one_of(MADE_CLUSTER_TYPES)(value, where, field)
     if field == "label_filter":
         return _label_filter(value, where, "--label-filter")
     if field in ("parallelism", "flake_attempts"):

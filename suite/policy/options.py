@@ -60,7 +60,11 @@ CLUSTER_OPTIONS = (
     Option("--context", "kubeconfig context to use", "cluster.context"),
     Option("--in-cluster-config", "connect with the service account of the pod winsuite runs in (in-cluster config)",
            "cluster.type", action="store_true"),
+    Option("--cluster-type", "a cluster winsuite makes: embedded (the default job's) or kind (job field cluster.type; "
+           "env WINSUITE_CLUSTER_TYPE)", "cluster.type", choices=("embedded", "kind")),
     Option("--cluster-name", "name of the embedded (or kind) cluster", "cluster.name"),
+    Option("--kind-image", "kind node image for a kind cluster winsuite creates (default: the one `winsuite cluster "
+           "build --kind` makes; job field cluster.kindImage)", "cluster.kind_image", metavar="REF"),
     Option("--no-real-node", "embedded cluster without the real Linux node", "cluster.real_node",
            action="store_true"),
 )

@@ -116,4 +116,4 @@ def choose() -> ContainerEngine:
         write_podman_config()
         return ContainerEngine(Engine.PODMAN, podman)
     raise UsageError(f"a kind cluster needs a container engine: no {wanted or 'running docker engine or podman'} "
-                     "found; install podman with `winsuite cluster deps --install --kind`")
+                     "found; install podman with `winsuite cluster deps --install`")

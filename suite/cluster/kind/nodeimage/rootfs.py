@@ -46,7 +46,7 @@ def ensure(release: str, report: Reporter) -> Path:
         debootstrap = shutil.which("debootstrap")
         if debootstrap is None or os.geteuid() != 0:
             raise UsageError("the kind node image's root file system is made with debootstrap, as root: "
-                             "run `winsuite cluster deps --install --kind` as root, then build again")
+                             "run `winsuite cluster deps --install` as root, then build again")
         for stale in final.parent.glob(".tmp-*"):
             shutil.rmtree(stale, ignore_errors=True)
         scratch = final.parent / f".tmp-{final.name}-{os.getpid()}"
