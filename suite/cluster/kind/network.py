@@ -12,6 +12,7 @@ import ipaddress
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from winsuite.cluster.kind.engine import NETWORK
 from winsuite.cluster.kind.engine import podman_network_dir
@@ -21,7 +22,7 @@ SUBNET = ipaddress.ip_network("10.89.250.0/24")  # away from podman's 10.88/16 a
 HOST_ADDRESS = next(SUBNET.hosts())  # the bridge's address: the host's side of the network
 
 
-def conflist() -> dict[str, object]:
+def conflist() -> dict[str, Any]:
     return {
         "cniVersion": "0.4.0",
         "name": NETWORK,
