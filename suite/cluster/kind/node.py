@@ -40,6 +40,10 @@ def start_unit(engine: ContainerEngine, container: str, unit: str) -> None:
     execute(engine, container, "systemctl", "start", unit)
 
 
+def image_names(engine: ContainerEngine, container: str) -> set[str]:
+    return set(execute(engine, container, *CTR, "images", "list", "--quiet").split())
+
+
 def import_archives(engine: ContainerEngine, container: str, archives: Iterable[Path], report: Reporter) -> None:
     """Import OCI archives into the node's containerd (an image it has already is imported again, unchanged)."""
     for archive in archives:

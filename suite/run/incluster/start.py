@@ -108,12 +108,14 @@ def _image(args: argparse.Namespace, config: RunConfig) -> tuple[str, str]:
     cluster's real node."""
     if args.image:
         return str(args.image), "IfNotPresent"
-    if config.job.cluster.type != "embedded":
+    if config.job.cluster.type not in ("embedded", "kind"):
         raise UsageError("--in-cluster needs --image REF on a cluster winsuite did not make: an image of winsuite "
                          "built from its Containerfile and pushed to a registry the cluster pulls from")
-    from winsuite.run.incluster.local_image import ensure_on_embedded_node
+    from winsuite.run.incluster import local_image
 
-    return ensure_on_embedded_node(config.job.cluster.name, lambda text: print(text, flush=True)), LOCAL_IMAGE_PULL
+    kind = config.job.cluster.type == "kind"
+    ensure = local_image.ensure_on_kind_node if kind else local_image.ensure_on_embedded_node
+    return ensure(config.job.cluster.name, lambda text: print(text, flush=True)), LOCAL_IMAGE_PULL
 
 
 def _plan(args: argparse.Namespace, config: RunConfig, build_dir: Path, job_dir: Path | None, connection: Connection,
