@@ -109,11 +109,14 @@ def test_the_tar_drops_what_kind_removes_and_adds_winsuites_files(tmp_path: Path
     (root / "etc").mkdir()
     (root / "etc/os-release").write_text("bookworm")
     out = io.BytesIO()
-    build.write_tar(root, [Entry("/kind/version", 0o644, data=b"v1.36.3")], out)
+    overlay = [Entry("/kind/version", 0o644, data=b"v1.36.3"), Entry("/etc/os-release", 0o644, data=b"winsuite")]
+    build.write_tar(root, overlay, out)
     out.seek(0)
     with tarfile.open(fileobj=out) as tar:
         names = tar.getnames()
-        version = tar.extractfile("kind/version")
+        version, release = tar.extractfile("kind/version"), tar.extractfile("etc/os-release")
         assert version is not None and version.read() == b"v1.36.3"
+        assert release is not None and release.read() == b"winsuite"
+    assert len(names) == len(set(names))  # podman and docker refuse a layer that names a path twice
     assert "etc/os-release" in names and "dev" in names and "usr/lib/systemd/system/multi-user.target.wants" in names
     assert "dev/null" not in names and "usr/lib/systemd/system/multi-user.target.wants/getty.target" not in names

@@ -59,7 +59,10 @@ def test_the_network_masquerades_nothing_and_leaves_the_hosts_forwarding_alone()
 def test_container_limits_are_no_higher_than_the_machines(monkeypatch: pytest.MonkeyPatch) -> None:
     hard = {resource.RLIMIT_NOFILE: 20000, resource.RLIMIT_NPROC: resource.RLIM_INFINITY}
     monkeypatch.setattr(resource, "getrlimit", lambda which: (1024, hard[which]))
+    monkeypatch.setattr(engine, "_pid_max", lambda: 4194304)
     assert engine._limits() == ['"nofile=20000:20000"']
+    monkeypatch.setattr(engine, "_pid_max", lambda: 32768)
+    assert engine._limits() == ['"nofile=20000:20000"', '"nproc=32768:32768"']
 
 
 def test_an_unknown_engine_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:

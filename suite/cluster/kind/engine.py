@@ -71,13 +71,24 @@ def podman_network_dir() -> Path:
     return kind_dir() / "engine" / "networks"
 
 
+def _pid_max() -> int:
+    try:
+        return int(Path("/proc/sys/kernel/pid_max").read_text())
+    except (OSError, ValueError):
+        return PODMAN_DEFAULT_LIMITS["nproc"][1]
+
+
 def _limits() -> list[str]:
-    """Container limits no higher than this machine's hard limits (podman's higher defaults fail to start)."""
+    """Container limits no higher than this machine allows: its hard limits, and for processes its pid_max (seen:
+    a container asking for more processes than pid_max fails to start with EPERM even under a higher hard limit)."""
     limits = []
     for name, (which, podman_default) in PODMAN_DEFAULT_LIMITS.items():
         _, hard = resource.getrlimit(which)
-        if hard != resource.RLIM_INFINITY and hard < podman_default:
-            limits.append(f'"{name}={hard}:{hard}"')
+        allowed = podman_default if hard == resource.RLIM_INFINITY else hard
+        if which == resource.RLIMIT_NPROC:
+            allowed = min(allowed, _pid_max())
+        if allowed < podman_default:
+            limits.append(f'"{name}={allowed}:{allowed}"')
     return limits
 
 

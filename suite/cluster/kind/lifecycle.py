@@ -62,7 +62,6 @@ def up(name: str, image: str | None, config: ClusterConfig, report: Reporter,
     engine = engines.choose()
     kind = cli.find(report, bin_dir)
     assert kind is not None
-    reference = image or nodeimage.ensure(load_pins(), engine, report, bin_dir)
     layout = KindLayout(name)
     with file_lock(layout.lock):
         existing = load(layout)
@@ -71,8 +70,9 @@ def up(name: str, image: str | None, config: ClusterConfig, report: Reporter,
             if problem is None and existing is not None:
                 report(f"kind cluster {name} is already running ({existing.server}); reusing it")
                 return existing, False
-            report(f"kind cluster {name}: {problem or 'not made by winsuite'}; replacing it")
+            report(f"kind cluster {name}: {problem}; replacing it")
             _down_locked(kind, engine, layout, existing, report)
+        reference = image or nodeimage.ensure(load_pins(), engine, report, bin_dir)
         return _create(kind, engine, layout, reference, config, report, bin_dir), True
 
 

@@ -10,6 +10,7 @@ from winsuite.cluster.kind import readiness
 from winsuite.cluster.kind.paths import KindLayout
 from winsuite.cluster.kind.state import KindState
 from winsuite.cluster.kind.state import load
+from winsuite.cluster.local.artifacts import bin_dir_from_env
 from winsuite.cluster.local.config import ClusterConfig
 from winsuite.cluster.local.errors import ComponentFailed
 from winsuite.cluster.local.progress import Reporter
@@ -29,11 +30,12 @@ class KindTarget:
         self.config = config or ClusterConfig(real_node=False)
         self.report = report
         self.layout = KindLayout(name)
+        self.bin_dir = bin_dir_from_env()
         self.started = False  # whether this object created the cluster (and so `close()` deletes it)
 
     def connect(self) -> None:
         self.report(f"kind cluster {self.name}: connecting")
-        _, created = lifecycle.up(self.name, self.image, self.config, self.report)
+        _, created = lifecycle.up(self.name, self.image, self.config, self.report, self.bin_dir)
         self.started = self.started or created
 
     def state(self) -> KindState:

@@ -11,6 +11,7 @@ import os
 import tarfile
 import tempfile
 from collections.abc import Callable
+from collections.abc import Collection
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
@@ -82,10 +83,13 @@ def _tar_info(entry: Entry, name: str) -> tarfile.TarInfo:
     return info
 
 
-def add_entries(tar: tarfile.TarFile, entries: Iterable[Entry]) -> None:
-    """Add entries (and their implicit parent directories) in path order, owner root, mtime 0."""
+def add_entries(tar: tarfile.TarFile, entries: Iterable[Entry], present: Collection[str] = ()) -> None:
+    """Add entries (and their implicit parent directories) in path order, owner root, mtime 0; directories in
+    `present` (paths without the leading /) are already in the tar and are not written twice."""
     for entry in _with_parents(entries):
         name = entry.path.strip("/")
+        if entry.is_dir and name in present:
+            continue
         info = _tar_info(entry, name)
         if entry.link is not None:
             info.type, info.linkname = tarfile.SYMTYPE, entry.link

@@ -49,16 +49,23 @@ REMOVED = (
 CHANGES = ("ENV container=docker", "STOPSIGNAL SIGRTMIN+3", 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]')
 
 
-def _kept(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    return None if any(fnmatch.fnmatchcase(member.name, pattern) for pattern in REMOVED) else member
-
-
 def write_tar(root: Path, overlay: list[Entry], out: object) -> None:
-    """The node's file system as one tar stream: the root file system less what kind removes, then winsuite's files."""
+    """The node's file system as one tar stream: the root file system less what kind removes and what winsuite
+    replaces, then winsuite's files (a path appears once: the engines refuse duplicates)."""
+    replaced = {entry.path.strip("/") for entry in overlay if not entry.is_dir}
+    directories: set[str] = set()
+
+    def kept(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if member.name in replaced or any(fnmatch.fnmatchcase(member.name, pattern) for pattern in REMOVED):
+            return None
+        if member.isdir():
+            directories.add(member.name)
+        return member
+
     with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:  # type: ignore[call-overload]
         for child in sorted(root.iterdir()):
-            tar.add(child, arcname=child.name, filter=_kept)
-        add_entries(tar, overlay)
+            tar.add(child, arcname=child.name, filter=kept)
+        add_entries(tar, overlay, present=directories)
 
 
 def image_labels(engine: ContainerEngine, reference: str) -> dict[str, str] | None:
