@@ -1,0 +1,56 @@
+"""What the integration tests' `kind_cluster` fixture yields, and `winsuite run` on it or on the embedded cluster."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from pathlib import Path
+
+from tests.integration.runner_support import PROJECT_ROOT
+from tests.integration.runner_support import WINSUITE
+from tests.integration.runner_support import Build
+from tests.integration.runner_support import only_build
+from tests.tools.host_state import HostState
+from winsuite.cluster.kind import KindTarget
+from winsuite.errors import ExitCode
+
+RUN_TIMEOUT = 1800
+
+
+@dataclasses.dataclass
+class KindCluster:
+    """A running kind cluster, whether this session created it, and the host as it was before."""
+
+    target: KindTarget
+    started_by_session: bool
+    host_before: HostState
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.target.kubeconfig_path()
+
+
+def run(cluster_args: list[str], root: Path, *extra: str) -> Build:
+    """`winsuite run --node-os linux` of the default job on the named cluster; the build it wrote."""
+    argv = [*WINSUITE, "run", *cluster_args, "--node-os", "linux", "--results-root", str(root), "-n", "2", *extra]
+    done = subprocess.run(argv, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False)
+    assert done.returncode in (ExitCode.OK, ExitCode.TESTS_FAILED), done.stdout[-3000:] + done.stderr[-3000:]
+    return only_build(root)
+
+
+def on_kind(cluster: KindCluster) -> list[str]:
+    return ["--cluster-type", "kind", "--cluster-name", cluster.name]
+
+
+def verdicts(build: Build) -> dict[str, list[str]]:
+    """Each row's name -> its statuses (every attempt), over both phases."""
+    rows: dict[str, list[str]] = {}
+    for junit in ("junit_01.xml", "junit_02.xml"):
+        if (build.path / "artifacts" / junit).exists():
+            for row in build.rows(junit):
+                rows.setdefault(row.name, []).append(row.status)
+    return rows
