@@ -29,8 +29,9 @@ def after_down(engine: ContainerEngine, layout: KindLayout, state: KindState | N
     label = f"label={CLUSTER_LABEL}={layout.name}"
     found = [f"container {name} still exists" for name in
              _listed(engine, ["ps", "--all", "--filter", label, "--format", "{{.Names}}"])]
+    # kind's podman provider labels the node's /var volume with the node's name as the key.
     found += [f"volume {name} still exists" for name in
-              _listed(engine, ["volume", "ls", "--filter", label, "--format", "{{.Name}}"])]
+              _listed(engine, ["volume", "ls", "--filter", f"label={layout.node}", "--format", "{{.Name}}"])]
     if engine.engine is Engine.PODMAN and not nodes_on_network(engine):
         found += [f"bridge {network.BRIDGE} still exists"] if network.bridge_exists() else []
         found += [f"network list {network.conflist_path()} still exists"] if network.conflist_path().exists() else []

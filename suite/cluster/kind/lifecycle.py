@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kubernetes import client
 
 from winsuite.cluster.kind import cli
 from winsuite.cluster.kind import engine as engines
@@ -144,8 +145,25 @@ def _add_simulated_nodes(engine: ContainerEngine, layout: KindLayout, state: Kin
     embedded cluster."""
     node.start_unit(engine, layout.node, KWOK_UNIT)
     manifests = simnodes.manifests(config, load_pins().kubernetes)
-    kube.create_nodes(kube.api(layout.kubeconfig), manifests)
-    state.nodes = [layout.node, *(manifest["metadata"]["name"] for manifest in manifests)]
+    names = [manifest["metadata"]["name"] for manifest in manifests]
+    core = kube.api(layout.kubeconfig)
+    _keep_kube_proxy_off(core, names)
+    kube.create_nodes(core, manifests)
+    state.nodes = [layout.node, *names]
+
+
+def _keep_kube_proxy_off(core: client.CoreV1Api, simulated: list[str]) -> None:
+    """kubeadm's kube-proxy DaemonSet tolerates every taint, so kwok would report a kube-proxy "running" on the
+    simulated Linux node; the embedded cluster has no such pod, and nothing runs there. Keep it off those nodes."""
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "NotIn", "values": simulated}]}]}}}
+    apps = client.AppsV1Api(core.api_client)
+    try:
+        apps.patch_namespaced_daemon_set("kube-proxy", "kube-system", {"spec": {"template": {"spec": {
+            "affinity": affinity}}}})
+    except client.ApiException as err:
+        if err.status != 404:  # no kube-proxy (kubeProxyMode: none in a user's own configuration)
+            raise
 
 
 def _import_test_images(engine: ContainerEngine, layout: KindLayout, report: Reporter,
