@@ -61,6 +61,11 @@ class RowFlakiness:
     def runs(self) -> int:
         return self.passed + self.failed + self.flaky
 
+    @property
+    def rated_by_testgrid(self) -> bool:
+        """TestGrid rates only tests with a run that passed or failed outright (Departure.RETRIED_EVERY_RUN)."""
+        return self.passed + self.failed > 0
+
 
 @dataclass(frozen=True)
 class TabFlakiness:
@@ -80,7 +85,7 @@ class TabFlakiness:
 
 
 def window(job: Job, days: float) -> list[Build]:
-    """The builds that started within `days` of the newest one (not of now: old results still analyse)."""
+    """The builds that started within `days` of the newest one (not of now, Departure.WINDOW_FROM_NEWEST_BUILD)."""
     newest = max((build.started for build in job.builds), default=0)
     return [build for build in job.builds if build.started and newest - build.started <= days * 86400]
 
@@ -88,9 +93,10 @@ def window(job: Job, days: float) -> list[Build]:
 def analyze(job: Job, *, days: float = DEFAULT_DAYS) -> TabFlakiness:
     builds = window(job, days)
     in_window = {id(build) for build in builds}
-    # Per column of the job: None outside the window, else whether every test of it failed.
+    # Per column of the job: None outside the window, else whether every row of it failed (TestGrid's
+    # failingColumns, over its rows: the tests and the Overall row, when there are two rows or more).
     failing = [
-        (_all_failed(build) if len(job.rows) > 1 else False) if id(build) in in_window else None
+        (_all_failed(build) if job.rows else False) if id(build) in in_window else None
         for build in job.builds
     ]
     columns = [(index, column_failed) for index, column_failed in enumerate(failing) if column_failed is not None]
@@ -139,12 +145,12 @@ def _window_runs(job: Job, key: str, columns: list[tuple[int, bool]], newest: in
             yield cells[index], 1, index
 
 
-# A cell's status, coalesced, as its one-letter code (looked up once per cell of the window).
-_COALESCED_CODE = {status: coalesce(status, ignore_running=False).value for status in Status}
+# A cell's status, coalesced, as its one-letter code (looked up once per cell of the window); a running cell is no
+# run (TestGrid reads it as UNKNOWN, which its analysis skips).
+_COALESCED_CODE = {status: coalesce(status, ignore_running=True).value for status in Status}
 _PASS, _FLAKY, _NO_RESULT = Status.PASS.value, Status.FLAKY.value, Status.NO_RESULT.value
 
 
 def _all_failed(build: Build) -> bool:
-    return not any(
-        coalesce(status, ignore_running=True) in (Status.PASS, Status.FLAKY) for status, n in build.counts.items() if n
-    )
+    statuses = [build.overall.status, *(status for status, n in build.counts.items() if n)]
+    return not any(coalesce(status, ignore_running=True) in (Status.PASS, Status.FLAKY) for status in statuses)

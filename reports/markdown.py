@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from winsuite_reports.analysis import Report
+from winsuite_reports.departures import FLAKINESS_FIGURE
+from winsuite_reports.departures import Departure
 from winsuite_reports.render import pct
 from winsuite_reports.render import when
 
@@ -43,7 +45,11 @@ def markdown_summary(report: Report) -> str:
     flaky = report.top_flaky()
     if flaky:
         lines += ["", "| Flakiness | Test | Tab |", "|---|---|---|"]
+        unrated = f" {Departure.RETRIED_EVERY_RUN.mark}"
         lines += [
-            f"| {test.flakiness:.1f} % | {text(test.row)} | {text(tab.job.tab)} |" for tab, test in flaky
+            f"| {test.flakiness:.1f} % | {text(test.row)}{'' if test.rated_by_testgrid else unrated} "
+            f"| {text(tab.job.tab)} |"
+            for tab, test in flaky
         ]
+        lines += ["", *(f"{text(departure.marked_note)}  " for departure in FLAKINESS_FIGURE)]
     return "\n".join(lines) + "\n"

@@ -15,6 +15,9 @@ from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
 from winsuite_reports.categories import categories
+from winsuite_reports.departures import CELLS_FIGURE
+from winsuite_reports.departures import FLAKINESS_FIGURE
+from winsuite_reports.departures import Departure
 from winsuite_reports.flakiness import IGNORE_FAILURES_IN_A_ROW
 from winsuite_reports.grid import grid_data
 from winsuite_reports.model import Build
@@ -41,6 +44,11 @@ def environment() -> jinja2.Environment:
     env.filters["when"] = when
     env.filters["pct"] = pct
     env.filters["status_spans"] = status_spans
+    # Where a figure departs from TestGrid's, the page says so beside it.
+    env.globals["cells_notes"] = [departure.marked_note for departure in CELLS_FIGURE]
+    env.globals["flakiness_notes"] = [departure.marked_note for departure in FLAKINESS_FIGURE]
+    env.globals["skipped_mark"] = Departure.SKIPPED_CELLS.mark
+    env.globals["unrated_mark"] = Departure.RETRIED_EVERY_RUN.mark
     return env
 
 

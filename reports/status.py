@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Iterable
+from collections.abc import Set
 from dataclasses import dataclass
 
 from winsuite_reports.model import Build
@@ -67,39 +68,46 @@ class Alert:
 
 
 def row_alert(row: str, columns: Iterable[tuple[str, Cell]], thresholds: Thresholds) -> Alert | None:
-    """TestGrid's alertRow, walking the row's (build id, cell) pairs newest first."""
+    """TestGrid's alertRow (pkg/updater/updater.go), walking the row's (build id, cell) pairs newest first.
+
+    An outage opens at num_failures_to_alert consecutive failures before num_passes_to_disable_alert passes. A
+    flaky cell restarts the consecutive count but not the outage: its failures all count, and the newest of them
+    is the build named as failing last (fail, flaky, fail, fail, fail, pass: 4 failures, the newest build named).
+    """
     to_open, to_close = thresholds.num_failures_to_alert, thresholds.num_passes_to_disable_alert
     if to_open == 0:
         return None
-    consecutive = passes = 0
-    failed: list[tuple[str, Cell]] = []
-    last_pass = ""
+    consecutive = passes = failures = 0
+    first_fail = latest_fail = last_pass = ""
+    message = ""
     for build_id, cell in columns:
         status = coalesce(cell.status, ignore_running=True)
         if status is Status.PASS:
             passes += 1
             if consecutive >= to_open:
-                last_pass = last_pass or build_id
+                last_pass = last_pass or build_id  # the newest pass before the outage
                 if passes >= to_close:
                     break
             elif passes >= to_close:
                 return None
             else:
                 consecutive = 0
-                failed.clear()
+        elif status is Status.FAIL:
+            passes = 0
+            last_pass = ""
+            consecutive += 1
+            failures += 1
+            if failures == 1:
+                latest_fail, message = build_id, cell.message
+            first_fail = build_id
         elif status is Status.FLAKY:
             passes = 0
             if consecutive >= to_open:
                 break  # cannot say which build is at fault
             consecutive = 0
-            failed.clear()
-        elif status is Status.FAIL:
-            passes = 0
-            consecutive += 1
-            failed.append((build_id, cell))
     if consecutive < to_open:
         return None
-    return Alert(row, len(failed), failed[-1][0], failed[0][0], last_pass, failed[0][1].message)
+    return Alert(row, failures, first_fail, latest_fail, last_pass, message)
 
 
 @dataclass(frozen=True)
@@ -145,31 +153,59 @@ def column_statuses(build: Build, *, ignore_running: bool) -> Counter[Status]:
     return counts
 
 
-def recent_builds(job: Job, thresholds: Thresholds) -> list[Build]:
-    """The newest num_columns_recent columns, skipping those still running."""
-    return [build for build in job.builds if not build.running][: thresholds.num_columns_recent]
+def rows_without_recent_results(job: Job, recent: int) -> list[str]:
+    """Rows with no result in the newest `recent` columns: TestGrid's summarizer leaves them out (recentRows)."""
+    return [key for key in job.rows if not _has_recent_result(job.cells(key), recent)]
+
+
+def _has_recent_result(cells: tuple[Cell, ...], recent: int) -> bool:
+    if cells and cells[0].status is not Status.NO_RESULT:  # most rows: one look at the newest build
+        return True
+    return any(cell.status is not Status.NO_RESULT for cell in cells[:recent])
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """A tab's columns as the summarizer reads them: each column's coalesced counts, without the rows it drops."""
+
+    job: Job
+    dropped: list[str]
+
+    def statuses(self, index: int, *, ignore_running: bool) -> Counter[Status]:
+        counts = column_statuses(self.job.builds[index], ignore_running=ignore_running)
+        for key in self.dropped:
+            cell = self.job.cells(key)[index]
+            if cell.status is not Status.NO_RESULT:  # a missing cell was never counted
+                counts[coalesce(cell.status, ignore_running=ignore_running)] -= 1
+        return counts
+
+    def running(self, index: int) -> bool:
+        build = self.job.builds[index]
+        return build.running or bool(build.counts.get(Status.RUNNING))
 
 
 def summarize(job: Job, thresholds: Thresholds, now: float) -> TabSummary:
-    recent = recent_builds(job, thresholds)
-    alerts = job_alerts(job, thresholds)
+    """The tab's summary as TestGrid's summarizer makes it (pkg/summarizer/summary.go), except that skipped cells
+    are counted apart from passed ones in the status line."""
+    recent = thresholds.num_columns_recent
+    columns = _Columns(job, rows_without_recent_results(job, recent))
+    dropped = set(columns.dropped)
+    alerts = job_alerts(job, thresholds, skip=dropped)
     passing_columns = completed_columns = passing_cells = filled_cells = skipped_cells = 0
     worst_column: tuple[float, str] = (0.0, "")
-    flaky = found = False
-    for build in recent:
-        statuses = column_statuses(build, ignore_running=True)
-        passes = statuses[Status.PASS]
-        failures = statuses.total() - passes - statuses[Status.NO_RESULT]
+    # gridMetrics: the newest `recent` columns, running ones included (their running cells are no result).
+    for index, build in enumerate(job.builds[:recent]):
+        statuses = columns.statuses(index, ignore_running=True)
+        passes, failures, flakes = statuses[Status.PASS], statuses[Status.FAIL], statuses[Status.FLAKY]
         # A skipped cell keeps a column green, as in TestGrid, but it is no passed test.
         skips = build.counts.get(Status.SKIP, 0) + (build.overall.status is Status.SKIP)
-        passing_cells, filled_cells = passing_cells + passes - skips, filled_cells + passes + failures - skips
+        passing_cells, filled_cells = passing_cells + passes - skips, filled_cells + passes + failures + flakes - skips
         skipped_cells += skips
-        completed_columns += passes + failures > 0
+        completed_columns += passes + failures + flakes > 0
         passing_columns += failures == 0 and passes > 0
-        flaky = flaky or failures > 0
-        found = found or passes > 0
         if passes + failures:
-            worst_column = max(worst_column, (failures / (passes + failures), build.id))
+            worst_column = max(worst_column, (failures / (passes + failures + flakes), build.id))
+    flaky, found = _recent_failures(columns, recent)
     status, reason = _status(job, thresholds, now, alerts, worst_column, flaky=flaky, found=found)
     return TabSummary(
         status=status,
@@ -180,16 +216,37 @@ def summarize(job: Job, thresholds: Thresholds, now: float) -> TabSummary:
         passing_cells=passing_cells,
         filled_cells=filled_cells,
         skipped_cells=skipped_cells,
-        latest_green=latest_green(job),
+        latest_green=_latest_green(columns),
         last_run=job.builds[0].started if job.builds else 0,
     )
 
 
-def job_alerts(job: Job, thresholds: Thresholds) -> list[Alert]:
-    """Open alerts, the Overall row first."""
+def _recent_failures(columns: _Columns, recent: int) -> tuple[bool, bool]:
+    """TestGrid's overallStatus walk over the newest `recent` finished columns that have a passing cell: whether
+    any cell there is not passing (FLAKY, or FAILING when an alert is open), and whether a column passed."""
+    flaky = found = False
+    for index in range(len(columns.job.builds)):
+        if recent <= 0:
+            break
+        statuses = columns.statuses(index, ignore_running=True)
+        flaky = flaky or statuses.total() > statuses[Status.PASS] + statuses[Status.NO_RESULT]
+        if columns.running(index):
+            continue  # not recent until it finishes
+        if flaky:
+            return True, found
+        if statuses[Status.PASS]:
+            found = True
+            recent -= 1
+    return False, found
+
+
+def job_alerts(job: Job, thresholds: Thresholds, *, skip: Set[str] = frozenset()) -> list[Alert]:
+    """Open alerts, the Overall row first; rows in `skip` (no recent result) left out, as TestGrid does."""
     overall = row_alert(OVERALL, ((b.id, b.overall) for b in job.builds), thresholds)
     alerts = [overall] if overall else []
     for key in job.rows:
+        if key in skip:
+            continue
         # Lazily: most rows settle at their newest pass, long before the oldest build.
         alert = row_alert(key, zip((b.id for b in job.builds), job.cells(key), strict=True), thresholds)
         if alert:
@@ -230,10 +287,10 @@ def _status(
     return TabStatus.UNKNOWN, "no results in recent columns"
 
 
-def latest_green(job: Job) -> str:
-    """The newest column with at least one pass and no FAIL/FLAKY cell (a running column is not green)."""
-    for build in job.builds:
-        statuses = {status for status, n in column_statuses(build, ignore_running=False).items() if n}
-        if Status.PASS in statuses and not statuses & {Status.FAIL, Status.FLAKY}:
+def _latest_green(columns: _Columns) -> str:
+    """TestGrid's latestGreen (without a column_header, the build id)."""
+    for index, build in enumerate(columns.job.builds):
+        statuses = columns.statuses(index, ignore_running=False)
+        if statuses[Status.PASS] and not statuses[Status.FAIL] and not statuses[Status.FLAKY]:
             return build.id
     return ""

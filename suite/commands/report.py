@@ -1,4 +1,4 @@
-"""`winsuite report`: the TestGrid-style dashboard, or a markdown summary, from a results root."""
+"""`winsuite report`: the TestGrid-style dashboard, a markdown summary or the figures as JSON, from a results root."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ N = TypeVar("N", int, float)
 def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "report",
-        help="write a TestGrid-style dashboard (or a markdown summary) from stored results",
+        help="write a TestGrid-style dashboard (or a markdown summary, or JSON) from stored results",
         description="Read ROOT/<job>/<build>/ (what `winsuite run` writes, or upstream e2e artifacts) and "
         "write a static dashboard: tab statuses, grids, flakiness, run diffs, the KEP-116 release verdict.",
     )
@@ -31,7 +31,10 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--output", type=Path, metavar="DIR", help="where index.html and its pages go (html)")
     parser.add_argument(
-        "--format", choices=("html", "markdown"), default="html", help="markdown prints a summary"
+        "--format",
+        choices=("html", "markdown", "json"),
+        default="html",
+        help="markdown prints a summary; json prints each tab's TestGrid figures",
     )
     tab = parser.add_argument_group("tab status (TestGrid options)")
     tab.add_argument("--columns-recent", default="10", metavar="N", help="recent columns a status reads (10)")
@@ -86,13 +89,16 @@ def register(subparsers: Subparsers) -> None:
 def _report(args: argparse.Namespace) -> int:
     from winsuite.run import dashboard
     from winsuite_reports.markdown import markdown_summary
+    from winsuite_reports.summary_json import json_summary
 
     if args.format == "html" and args.output is None:
-        raise UsageError("--output DIR is required for the HTML dashboard (or use --format markdown)")
+        raise UsageError("--output DIR is required for the HTML dashboard (or use --format markdown or json)")
     report = dashboard.report_of(args.results, _options(args), max_builds=_number(args, "max_builds", int, 0),
                                  skip=args.output)
     if args.format == "markdown":
         sys.stdout.write(markdown_summary(report))
+    elif args.format == "json":
+        sys.stdout.write(json_summary(report))
     else:
         print(dashboard.write(report, args.output, grid_columns=_number(args, "grid_columns", int, 0)))
     return int(ExitCode.OK)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,13 @@ def test_markdown_goes_to_stdout(results: Path, capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().out.startswith("### Release readiness: **NOT READY**\n")
 
 
+def test_json_goes_to_stdout(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "--results", str(results), "--format", "json", "--columns-recent", "2"]) == ExitCode.OK
+    (tab,) = json.loads(capsys.readouterr().out)["tabs"]
+    assert (tab["job"], tab["status"], tab["recent_columns"]) == ("ci-windows", "FLAKY",
+                                                                  {"window": 2, "passed": 1, "completed": 2})
+
+
 def test_options_reach_the_report(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
     builds = sorted(path.name for path in (results / "ci-windows").iterdir() if path.is_dir())
     argv = ["report", "--results", str(results), "--format", "markdown", "--readiness-runs", "3"]
@@ -52,7 +60,7 @@ def test_options_reach_the_report(results: Path, capsys: pytest.CaptureFixture[s
             "--broken-threshold 1.5: must be between 0 and 1",
         ),
         (["--output", "{out}", "--readiness-runs", "0"], "--readiness-runs 0: must be at least 1"),
-        ([], "--output DIR is required for the HTML dashboard (or use --format markdown)"),
+        ([], "--output DIR is required for the HTML dashboard (or use --format markdown or json)"),
         (["--format", "markdown", "--diff", "ci-linux", "1", "2"], "no job ci-linux under"),
         (["--format", "markdown", "--diff", "ci-windows", "1", "2"], "job ci-windows has no build 1"),
         (["--format", "markdown", "--blocking", "ci-linux"], "no job ci-linux under"),

@@ -140,7 +140,7 @@ def _analysis_cell_by_cell(job: Job, days: float) -> list[RowFlakiness]:
         for build, cell in zip(job.builds, job.cells(key), strict=True):
             if id(build) not in in_window:
                 continue
-            status = coalesce(cell.status, ignore_running=False)
+            status = coalesce(cell.status, ignore_running=True)
             if status is Status.PASS:
                 passed += 1
             elif status is Status.FLAKY:
@@ -152,9 +152,9 @@ def _analysis_cell_by_cell(job: Job, days: float) -> list[RowFlakiness]:
                 continue
             else:
                 failed += 1
-                everything_failed = len(job.rows) > 1 and not any(
+                everything_failed = not any(
                     coalesce(c.status, ignore_running=True) in (Status.PASS, Status.FLAKY)
-                    for c in build.cells.values())
+                    for c in [build.overall, *build.cells.values()])
                 if everything_failed:
                     continue
             codes.append(status.value)

@@ -7,9 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.analysis import build_report
+from winsuite_reports.departures import FLAKINESS_FIGURE
+from winsuite_reports.departures import Departure
 from winsuite_reports.model import PlanItem
 from winsuite_reports.model import ReportError
 from winsuite_reports.render import write_dashboard
@@ -126,3 +129,19 @@ def test_requested_diffs_and_blocking_jobs_must_exist(tmp_path: Path) -> None:
         build_report(history, ReportOptions(blocking=("other",)), now=START)
     with pytest.raises(ReportError, match="has no build 1"):
         build_report(history, ReportOptions(diffs=(("ci", "1", "2"),)), now=START)
+
+
+def test_each_departure_from_testgrid_is_stated_beside_its_figure(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    write_job(results, "ci-windows", {"retried": "KKK", "skipped": "SSS", "green": "PPP"})
+    report = build_report(load_history(results, now=START), ReportOptions(), now=START + 86400)
+    written = pages(write_dashboard(report, tmp_path / "out").parent)
+    index, grid = written["index.html"], written["jobs/ci-windows/grid.html"]
+    flaky = written["jobs/ci-windows/flaky.html"]
+    cells_note = str(escape(Departure.SKIPPED_CELLS.marked_note))
+    assert "(6 of 9 or 66.7% cells, 3 skipped)&nbsp;*" in index and cells_note in index  # beside the cells figure
+    assert "3 skipped)&nbsp;*" in grid and cells_note in grid  # the tab's header, whose stats line has skips apart
+    for page in (index, flaky):
+        assert "retried&nbsp;†" in page  # rated here, not by TestGrid
+        for departure in FLAKINESS_FIGURE:
+            assert str(escape(departure.marked_note)) in page

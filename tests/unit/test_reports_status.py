@@ -112,6 +112,7 @@ def test_an_alert_records_the_outage(tmp_path: Path) -> None:
         ("FFF", True),
         ("FFKF", False),  # a flaky cell resets the count
         ("FFPFFF", False),  # the newest pass closes it before three failures
+        ("FFFK", True),  # a flake after the outage only ends the walk
         ("_F_F_F", True),  # no-result cells do not break a streak
     ],
 )
@@ -132,9 +133,10 @@ def test_latest_green_pass_rate_and_stats(tmp_path: Path) -> None:
     job = job_of(tmp_path, {"a": "FKPP", "b": "PPPF"})
     summary = summarize(job, Thresholds(), newest_start(job))
     assert summary.latest_green == job.builds[2].id
-    # Columns: a fails; a is flaky; green; b fails. Cells count the Overall row too.
-    assert summary.pass_rate == 0.25
-    assert summary.stats == "1 of 4 (25.0%) recent columns passed (7 of 12 or 58.3% cells)"
+    # Columns: a fails; a is flaky (neither pass nor fail: the column passed); green; b fails. Cells count the
+    # Overall row too.
+    assert summary.pass_rate == 0.5
+    assert summary.stats == "2 of 4 (50.0%) recent columns passed (7 of 12 or 58.3% cells)"
     assert summary.last_run == job.builds[0].started
 
 
@@ -151,3 +153,52 @@ def test_a_column_of_skips_stays_green_but_passes_no_cell(tmp_path: Path) -> Non
     summary = summarize(job, Thresholds(), newest_start(job))
     assert summary.passing_columns == 1 and summary.passing_cells == 1  # the Overall row passed
     assert summary.stats == "1 of 1 (100.0%) recent columns passed (1 of 1 or 100.0% cells, 2 skipped)"
+
+
+def test_a_flake_does_not_break_an_outage(tmp_path: Path) -> None:
+    """fail, flaky, fail, fail, fail, pass (newest first): TestGrid counts 4 failures and names the newest build."""
+    job = job_of(tmp_path, {"a": "FKFFFP", "b": "PPPPPP"})
+    ids = [build.id for build in job.builds]
+    alert = row_alert("a", list(zip(ids, job.cells("a"), strict=True)), Thresholds())
+    assert alert is not None
+    assert (alert.fail_count, alert.first_fail, alert.latest_fail, alert.last_pass) == (4, ids[4], ids[0], ids[5])
+
+
+def test_failures_before_a_pass_that_does_not_close_count_toward_the_outage(tmp_path: Path) -> None:
+    job = job_of(tmp_path, {"a": "FPFFFP"})
+    ids = [build.id for build in job.builds]
+    alert = row_alert("a", list(zip(ids, job.cells("a"), strict=True)), Thresholds(num_passes_to_disable_alert=2))
+    assert alert is not None
+    assert (alert.fail_count, alert.first_fail, alert.latest_fail, alert.last_pass) == (4, ids[4], ids[0], ids[5])
+
+
+def test_a_test_retried_in_every_build_leaves_every_column_passed(tmp_path: Path) -> None:
+    job = job_of(tmp_path, {"a": "K" * 10, "b": "P" * 10})
+    summary = summarize(job, Thresholds(), newest_start(job))
+    assert (summary.passing_columns, summary.completed_columns) == (10, 10)
+    assert summary.status is TabStatus.FLAKY  # a flaky cell is still no pass
+    assert summary.latest_green == ""
+
+
+def test_a_running_column_takes_a_place_in_the_recent_columns(tmp_path: Path) -> None:
+    """TestGrid's recent-columns count reads the newest N columns, a running one included (with no result)."""
+    write_job(tmp_path, "job", {"a": "PPPF"})
+    (tmp_path / "job" / "20260101030000" / "finished.json").unlink()
+    (job,) = load_history(tmp_path, now=START + 4 * HOUR).jobs
+    summary = summarize(job, Thresholds(num_columns_recent=3), START + 4 * HOUR)
+    assert job.builds[0].running
+    # The running column's test passed, so it counts as passed; the failed oldest column is out of the window.
+    assert (summary.passing_columns, summary.completed_columns) == (3, 3)
+    assert summary.status is TabStatus.FLAKY  # the tab's status reads 3 finished columns
+
+
+def test_rows_without_a_recent_result_raise_no_alert(tmp_path: Path) -> None:
+    job = job_of(tmp_path, {"gone": "___FFF", "kept": "PPPPPP"})
+    assert summarize(job, Thresholds(num_columns_recent=3), newest_start(job)).alerts == []
+    assert [a.row for a in summarize(job, Thresholds(num_columns_recent=4), newest_start(job)).alerts] == ["gone"]
+
+
+def test_latest_green_reads_only_rows_with_a_recent_result(tmp_path: Path) -> None:
+    job = job_of(tmp_path, {"gone": "___K", "kept": "FFFP"})  # the oldest build passed, with a flake
+    assert summarize(job, Thresholds(num_columns_recent=3), newest_start(job)).latest_green == job.builds[3].id
+    assert summarize(job, Thresholds(num_columns_recent=4), newest_start(job)).latest_green == ""
