@@ -45,12 +45,3 @@ def run(cluster_args: list[str], root: Path, *extra: str) -> Build:
 def on_kind(cluster: KindCluster) -> list[str]:
     return ["--cluster-type", "kind", "--cluster-name", cluster.name]
 
-
-def verdicts(build: Build) -> dict[str, list[str]]:
-    """Each row's name -> its statuses (every attempt), over both phases."""
-    rows: dict[str, list[str]] = {}
-    for junit in ("junit_01.xml", "junit_02.xml"):
-        if (build.path / "artifacts" / junit).exists():
-            for row in build.rows(junit):
-                rows.setdefault(row.name, []).append(row.status)
-    return rows

@@ -13,8 +13,8 @@ from kubernetes import client
 from tests.integration.kind_support import KindCluster
 from tests.integration.kind_support import on_kind
 from tests.integration.kind_support import run
-from tests.integration.kind_support import verdicts
 from tests.integration.runner_support import Build
+from tests.integration.runner_support import verdicts
 from winsuite.cluster.kind import engine as engines
 from winsuite.cluster.kind.nodeimage.build import INPUTS_LABEL
 from winsuite.cluster.kind.nodeimage.build import image_labels

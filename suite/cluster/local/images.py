@@ -210,12 +210,14 @@ def archives(built: Mapping[str, Path], report: Reporter) -> list[Path]:
     recipes, catalog = load_recipes(), load_image_catalog()
     # Each layer once (listing busybox's applets and a program's libraries runs a command), shared by images.
     layers = {name: Layer(name, _entries(raw, built)) for name, raw in recipes.layers.items()}
-    paths = []
-    for recipe in recipes.images.values():
-        image = spec(recipe, layers, catalog)
-        path = cache_dir() / "images" / f"{recipe.id}-{_cache_key(image)}.tar"
-        if not path.exists():
-            report(f"  writing image archive {path.name} ({', '.join(image.names)})")
-            write_archive(image, path)
-        paths.append(path)
-    return paths
+    return [cached_archive(spec(recipe, layers, catalog), recipe.id, cache_dir() / "images", report)
+            for recipe in recipes.images.values()]
+
+
+def cached_archive(image: ImageSpec, name: str, directory: Path, report: Reporter) -> Path:
+    """The archive of `image` in `directory`, named after `name` and its inputs: written only when they changed."""
+    path = directory / f"{name}-{_cache_key(image)}.tar"
+    if not path.exists():
+        report(f"  writing image archive {path.name} ({', '.join(image.names)})")
+        write_archive(image, path)
+    return path

@@ -13,12 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from winsuite.cluster.kind.paths import kind_dir
+from winsuite.cluster.local.images import cached_archive
 from winsuite.cluster.local.images import shared_libraries
 from winsuite.cluster.local.ociimage import Entry
 from winsuite.cluster.local.ociimage import ImageSpec
 from winsuite.cluster.local.ociimage import Layer
-from winsuite.cluster.local.ociimage import inputs_digest
-from winsuite.cluster.local.ociimage import write_archive
 from winsuite.cluster.local.progress import Reporter
 from winsuite.errors import UsageError
 from winsuite.policy.pins import Pins
@@ -101,13 +100,4 @@ def spec(component: Component, bins: Mapping[str, Path], rootfs: Path) -> ImageS
 
 def archives(specs: list[ImageSpec], report: Reporter) -> list[Path]:
     """An OCI archive per image, reused while its inputs are unchanged."""
-    paths = []
-    for image in specs:
-        entries = [entry for layer in image.layers for entry in layer.entries]
-        key = inputs_digest(entries, repr(dataclasses.replace(image, layers=())))
-        path = kind_dir() / "images" / f"{image.layers[0].name}-{key}.tar"
-        if not path.exists():
-            report(f"  writing image archive {path.name} ({image.names[0]})")
-            write_archive(image, path)
-        paths.append(path)
-    return paths
+    return [cached_archive(image, image.layers[0].name, kind_dir() / "images", report) for image in specs]
