@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.kind, pytest.mark.cluster]
 def embedded_clusters_own(item: str) -> bool:
     """Host objects of an embedded cluster that may be running beside the kind cluster (its bridge, its kube-proxy's
     and kubelet's chains, the mounts under its directory, its pods' network namespaces)."""
-    return (BRIDGE in item or "KUBE-" in item or str(cache_dir() / "clusters") in item or "10.244." in item
+    return (BRIDGE in item or "KUBE-" in item or "WINSUITE-EGRESS" in item or str(cache_dir() / "clusters") in item
+            or "10.244." in item
             or item.startswith("/run/netns/cni-"))
 
 

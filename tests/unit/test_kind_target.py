@@ -31,7 +31,7 @@ def test_the_cluster_has_its_own_cni_and_addresses_apart_from_the_embedded_clust
     networking = config["networking"]
     assert networking["disableDefaultCNI"] is True  # kindnetd's image is not served
     assert (networking["podSubnet"], networking["serviceSubnet"]) != (CLUSTER_CIDR, SERVICE_CIDR)
-    assert networking["kubeProxyMode"] == "nftables"
+    assert networking["kubeProxyMode"] == "iptables"
     assert [node["role"] for node in config["nodes"]] == ["control-plane"]
 
 

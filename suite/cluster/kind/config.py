@@ -11,9 +11,9 @@ import yaml
 POD_SUBNET = "10.245.0.0/16"
 NODE_POD_CIDR = "10.245.0.0/24"  # the controller manager gives the first node the subnet's first /24
 SERVICE_SUBNET = "10.97.0.0/16"
-# kube-proxy needs only `nft` in its image in this mode (iptables mode needs iptables' binaries and a wrapper that
-# picks between legacy and nf_tables).
-KUBE_PROXY_MODE = "nftables"
+# kind's default. (nftables mode with the root file system's nft 1.0.6 was seen to lose map elements: Services
+# whose ClusterIP refused connections.)
+KUBE_PROXY_MODE = "iptables"
 
 
 def _patch(kind: str, api_version: str, fields: dict[str, Any]) -> str:

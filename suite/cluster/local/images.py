@@ -140,18 +140,24 @@ def _applets(busybox: Path) -> list[str]:
     return [line.strip() for line in listing.splitlines() if line.strip() and line.strip() != "bin/busybox"]
 
 
-def shared_libraries(program: Path, root: Path | None = None) -> list[Path]:
-    """The loader and every library `program` links (ldd), as the paths the loader looks them up by; with `root`,
-    a program of that root file system, listed by its own loader there."""
-    argv = ["chroot", str(root), LOADER, "--list", str(program)] if root else ["ldd", str(program)]
+def shared_libraries(program: Path, root: Path | None = None, *more: Path) -> list[Path]:
+    """The loader and every library `program` (and `more`) links (ldd), as the paths the loader looks them up by;
+    with `root`, programs of that root file system, listed by its own loader there (one process for them all)."""
+    programs = [str(path) for path in (program, *more)]
+    if root:
+        loop = f'for program; do {LOADER} --list "$program"; done'
+        argv = ["chroot", str(root), "/bin/sh", "-c", loop, "sh", *programs]
+    else:
+        argv = ["ldd", *programs]
     listing = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     found = []
     for line in listing.splitlines():
-        # "libz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x…)" or "/lib64/ld-linux-x86-64.so.2 (0x…)"
+        # "libz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x…)" or "/lib64/ld-linux-x86-64.so.2 (0x…)"; ldd of
+        # several programs also prints each program's name ending in ":"
         path = line.split("=>")[-1].strip().split(" (")[0]
-        if path.startswith("/"):
+        if path.startswith("/") and not path.endswith(":"):
             found.append(Path(path))
-    return found
+    return list(dict.fromkeys(found))
 
 
 def _entries(raw: list[dict[str, Any]], built: Mapping[str, Path]) -> tuple[Entry, ...]:

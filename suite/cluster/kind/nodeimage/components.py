@@ -2,7 +2,7 @@
 
 Which images, and under which names, is asked of the built kubeadm itself (`kubeadm config images list`), so the node
 carries exactly what `kubeadm init` will look for. Each is one layer holding the binary; kube-proxy's also holds
-`nft` and the libraries it links, taken from the node's root file system (kube-proxy runs in nftables mode).
+iptables and the libraries it links, taken from the node's root file system.
 """
 
 from __future__ import annotations
@@ -23,7 +23,11 @@ from winsuite.errors import UsageError
 from winsuite.policy.pins import Pins
 
 CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
-NFT = "/usr/sbin/nft"
+# kube-proxy's iptables, from the node's root file system: the legacy backend, which kind's entrypoint selects for
+# the node (and kubelet's hint chains) in a fresh network namespace; its extensions are loaded at run time.
+XTABLES = "/usr/sbin/xtables-legacy-multi"
+XTABLES_COMMANDS = ("iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore")
+XTABLES_EXTENSIONS = "usr/lib/x86_64-linux-gnu/xtables"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,19 +77,22 @@ def _resolved_in(root: Path, paths: list[Path]) -> list[Path]:
     return [root / line.lstrip("/") for line in done.stdout.splitlines()]
 
 
-def _program_with_libraries(root: Path, program: str) -> list[Entry]:
-    """A program of the root file system and every library it links, at the paths the loader looks them up by."""
-    libraries = shared_libraries(Path(program), root)
-    wanted = [Path(program), *libraries]
-    return [Entry(str(path), 0o755, source=source) for path, source in zip(wanted, _resolved_in(root, wanted),
-                                                                          strict=True)]
+def _iptables(root: Path) -> list[Entry]:
+    """iptables (legacy) with its extensions and every library they link, at the paths the loader looks them up by."""
+    extensions = sorted((root / XTABLES_EXTENSIONS).glob("*.so"))
+    inside = [Path("/") / path.relative_to(root) for path in extensions]
+    libraries = shared_libraries(Path(XTABLES), root, *inside)
+    wanted = [Path(XTABLES), *inside, *libraries]
+    entries = [Entry(str(path), 0o755, source=source) for path, source in zip(wanted, _resolved_in(root, wanted),
+                                                                             strict=True)]
+    return entries + [Entry(f"/usr/sbin/{name}", 0o777, link="xtables-legacy-multi") for name in XTABLES_COMMANDS]
 
 
 def _files(component: Component, bins: Mapping[str, Path], rootfs: Path) -> tuple[tuple[Entry, ...], tuple[str, ...]]:
     """The image's files and its entrypoint."""
     if component.name in (*CONTROL_PLANE, "kube-proxy", "etcd"):
         binary = Entry(f"/usr/local/bin/{component.name}", 0o755, source=bins[component.name])
-        extra = _program_with_libraries(rootfs, NFT) if component.name == "kube-proxy" else []
+        extra = _iptables(rootfs) if component.name == "kube-proxy" else []
         return (binary, *extra, Entry("/tmp", 0o1777)), ()
     if component.name in ("coredns", "pause"):
         return (Entry(f"/{component.name}", 0o755, source=bins[component.name]),), (f"/{component.name}",)
