@@ -40,6 +40,7 @@ from winsuite.cluster.local.config import ClusterConfig
 from winsuite.cluster.local.locks import file_lock
 from winsuite.cluster.local.progress import Reporter
 from winsuite.cluster.local.progress import elapsed
+from winsuite.errors import UsageError
 from winsuite.policy.pins import load_pins
 
 CREATE_WAIT = "4m"  # kind's own wait for the control plane's node to be Ready
@@ -67,6 +68,9 @@ def up(name: str, image: str | None, config: ClusterConfig, report: Reporter,
     with file_lock(layout.lock):
         existing = load(layout)
         if name in cli.clusters(kind, engine):
+            if existing is None:  # somebody's own cluster: never deleted by winsuite
+                raise UsageError(f"a kind cluster named {name} exists that winsuite did not make; choose another "
+                                 f"--name, or delete it with `kind delete cluster --name {name}`")
             problem = readiness.not_serving(engine, layout, existing)
             if problem is None and existing is not None:
                 report(f"kind cluster {name} is already running ({existing.server}); reusing it")
@@ -204,7 +208,10 @@ def down(name: str, report: Reporter) -> bool:
     with file_lock(layout.lock):
         state = load(layout)
         exists = kind is not None and name in cli.clusters(kind, engine)
-        if not exists and state is None:
+        if state is None:
+            if exists:
+                raise UsageError(f"the kind cluster {name} was not made by winsuite; it is left alone "
+                                 f"(`kind delete cluster --name {name}` deletes it)")
             return False
         _down_locked(kind, engine, layout, state, report)
         return True

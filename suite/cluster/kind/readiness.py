@@ -20,7 +20,7 @@ def not_serving(engine: ContainerEngine, layout: KindLayout, state: KindState | 
                 patience: float = READYZ_PATIENCE) -> str | None:
     """What is wrong with the cluster (None when it serves): no record, node container not running, API silent."""
     if state is None or not state.server or not layout.kubeconfig.exists():
-        return "no record of it in winsuite's directory (made by kind directly, or an up that did not finish)"
+        return "no record of it in winsuite's directory (an up that did not finish)"
     condition = node.state(engine, layout.node)
     if condition != "running":
         return f"its node container {layout.node} is {condition or 'gone'}"
