@@ -58,7 +58,7 @@ build: deps
 # The benchmarks print figures; bench/compare_upstream.py and upstream_e2e.py also build upstream e2e.test.
 bench: build
 	$(WINSUITE) cluster build --e2e-test
-	for script in selection cluster_build runner upstream_e2e compare_upstream report_render in_cluster; do \
+	for script in selection cluster_build runner upstream_e2e compare_upstream report_render report_remote in_cluster; do \
 	  $(VPY) -m bench.$$script || exit 1; done
 
 # The main job: the default job on the embedded cluster, ending with a summary and the dashboard.

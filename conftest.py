@@ -11,7 +11,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_ignore_collect(collection_path: object, config: pytest.Config) -> bool | None:
-    """tests/runner_cases holds deliberate failures for `winsuite run --cases`; the project's own runs skip it."""
-    if "runner_cases" in str(collection_path) and not config.getoption("winsuite_phase", None):
+    """tests/runner_cases and tests/evidence_cases hold deliberate failures for `winsuite run --cases`; the project's
+    own runs skip them."""
+    if any(part in str(collection_path) for part in ("runner_cases", "evidence_cases")) and not config.getoption(
+            "winsuite_phase", None):
         return True
     return None

@@ -23,7 +23,8 @@ setup(
     packages=[installed_name(p) for p in find_packages(include=[f"{t}*" for t in IMPORT_NAMES])] + list(DATA_PACKAGES),
     package_dir={**{name: folder for folder, name in IMPORT_NAMES.items()}, **DATA_PACKAGES},
     package_data={
-        "winsuite": ["*.yaml", "plan/*.yaml", "plan/*.md", "cases/README.md", "cluster/local/README.md"],
+        "winsuite": ["*.yaml", "plan/*.yaml", "plan/*.md", "cases/README.md", "cluster/local/README.md",
+                     "cluster/local/servicelb/*.go"],
         "winsuite_reports": ["templates/*"],
         "winsuite.data.jobs": ["*.yaml", "*.md", "exclusions/*", "upstream-names/*"],
         "winsuite.data.test_images": ["*.yaml", "*.md", "repo-lists/*"],

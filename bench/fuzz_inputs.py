@@ -1,7 +1,9 @@
 """Benchmark: N malformed inputs through the winsuite CLI, per kind of input (job, exclusion list, repo list as a
 flag and as KUBE_TEST_REPO_LIST, kubeconfig, ops-readiness specification, stored results read by `report` and by
 `run --rerun-failed`). Prints tried / clean / traceback / wrong exit code / hang per kind; exit 1 when any case
-is not clean.
+is not clean. First, the path cases of every kind: a valid file in a directory that cannot be entered (read as a
+user without root's override of permissions), under a name longer than the file system allows, and at a path longer
+than the system allows; each must be a usage error (exit 4) whose one line names the file.
 
 Each case runs `winsuite` in a forked copy of a process that has imported it once (a fresh interpreter per case
 would spend its time importing), with stdout/stderr captured and a deadline: a case that has not ended by then
@@ -23,12 +25,14 @@ import time
 from pathlib import Path
 
 from tests.tools.fuzz_inputs import KINDS
+from tests.tools.fuzz_inputs import PATH_CASES
 from tests.tools.fuzz_inputs import Case
 from tests.tools.fuzz_inputs import describe
 from tests.tools.fuzz_inputs import expected
 from tests.tools.fuzz_inputs import keep_to_loopback
 from tests.tools.fuzz_inputs import materialize
 from tests.tools.fuzz_inputs import mutate
+from tests.tools.fuzz_inputs import path_case
 from tests.tools.fuzz_inputs import run_cli
 
 HANG_SECONDS = 30.0
@@ -46,7 +50,7 @@ def run_case(case: Case, deadline: float) -> tuple[str | None, str]:
         if pid == 0:  # the child: run the CLI, report through the exit status and the stderr file
             code = 70
             try:
-                code, stderr = run_cli(argv, env)
+                code, stderr = run_cli(argv, env, unprivileged=case.mutation == "unreadable-directory")
                 err_path.write_text(stderr)
             finally:
                 os._exit(code)
@@ -89,9 +93,33 @@ def main() -> int:
         return run_cases(args)
 
 
+def run_path_cases(kinds: list[str], deadline: float) -> int:
+    """Every kind at every path that cannot be read: a table of kinds x path cases, each cell ok or what went
+    wrong; returns the number of cases that were not clean."""
+    print("path cases (exit 4, one line naming the file)")
+    width = max(map(len, kinds)) + 2
+    print("kind".ljust(width) + "".join(f"{name:>24}" for name in PATH_CASES))
+    bad: list[str] = []
+    for kind in kinds:
+        cells = []
+        for name in PATH_CASES:
+            case = path_case(KINDS[kind], name)
+            problem, stderr = run_case(case, deadline)
+            cells.append(problem or "ok")
+            if problem:
+                bad.append(f"{describe(case)}\n    -> {stderr.strip()[-400:]}")
+        print(kind.ljust(width) + "".join(f"{cell:>24}" for cell in cells))
+    print(f"{len(kinds) * len(PATH_CASES)} path cases, {len(bad)} not clean (internal errors included)")
+    for example in bad:
+        print(f"  {example}")
+    print()
+    return len(bad)
+
+
 def run_cases(args: argparse.Namespace) -> int:
     kinds = args.kind or sorted(KINDS)
     warm_up(kinds)
+    path_problems = run_path_cases(kinds, args.deadline)
     rng = random.Random(args.seed)
     table: dict[str, collections.Counter[str]] = {kind: collections.Counter() for kind in kinds}
     examples: dict[str, list[str]] = collections.defaultdict(list)
@@ -119,7 +147,7 @@ def run_cases(args: argparse.Namespace) -> int:
         print(f"\n{problem}:")
         for example in found:
             print(f"  {example}")
-    return 0 if total["clean"] == total["tried"] else 1
+    return 0 if total["clean"] == total["tried"] and not path_problems else 1
 
 
 if __name__ == "__main__":

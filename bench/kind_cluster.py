@@ -26,7 +26,7 @@ from pathlib import Path
 from tests.tools.host_state import HostState
 from winsuite.cluster.local.artifacts import cached_path
 from winsuite.cluster.local.artifacts import catalog
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 WINSUITE = (sys.executable, "-m", "winsuite.cli")
 FOCUS = r"\[sig-node\] (ConfigMap|Secrets)"

@@ -7,10 +7,13 @@ Four reports of the same results root, each timed as load (reading the builds), 
 - one new build: a build added to the cached root, then a report (the report at the end of a run).
 The dashboard must be byte-identical with and without the cache, before and after the new build.
 
-Goals (exit code 1 when one is missed), each a whole report (load + analysis + render): cold, with no cache,
-<= 1.5 s; after one new build added to a cached root <= 0.3 s; the pages within 5 MB. The history is made up
-but shaped like a real one: mostly green, some tests always skipped, a few flaky, a few hard breaks, a few
-excluded tests that pass when run.
+Goals (exit code 1 when one is missed), each a whole report (load + analysis + render, the Failures pages
+included): cold, with no cache, <= 1.5 s; after one new build added to a cached root <= 0.3 s; the pages within
+5 MB. The history is made up but shaped like a real one: mostly green, some tests always skipped, a few flaky, a few
+hard breaks, a few excluded tests that pass when run; every row that ran says where (`ran-on`: a CI job makes a
+cluster per run, so its nodes are named anew in every build, the worst case for the grid), every failure has a class,
+and failure messages differ from build to build in pod names, IP addresses and durations, as real ones do. The new
+build has failures of its own to cluster.
 """
 
 from __future__ import annotations
@@ -70,6 +73,45 @@ JOB = "ci-winsuite-windows"
 EVERY = 1800  # seconds between builds
 
 
+# Failure messages by class, as the runner writes them: what varies between occurrences is filled in per build.
+FAILURES = {
+    "test": ("test: expected pod {ns}/{pod} to be Running within {duration}, found Pending",
+             "test: service {ns}/svc-{suffix} endpoints: expected {n} ready addresses, found {m}",
+             "test: GET http://{ip}:8080/hostname returned 503 after {duration}"),
+    "infrastructure": ('infrastructure: Failed to pull image "mcr.microsoft.com/windows/servercore:ltsc2022": dial tcp '
+                       "{ip}:443: i/o timeout (pod {ns}/{pod})",
+                       "infrastructure: node {node} went NotReady at {time} while pod {ns}/{pod} ran"),
+    "timeout": ("timeout: the per-test timeout ({duration}) cut the test off while waiting for pod {ns}/{pod}",),
+    "setup": ("setup: namespace {ns} did not become Active within {duration}",),
+}
+CLASS_WEIGHTS = {"test": 60, "infrastructure": 25, "timeout": 10, "setup": 5}
+
+
+def nodes(build: int, row: int) -> str:
+    """Where a row ran in a build: one of the build's two Windows nodes (named anew per build), and for a few
+    hybrid tests a Linux node beside it."""
+    suffix = f"{(build * 2654435761) % 0x100000:05x}"
+    windows = f"capz-{suffix}-md-win-{(row + build) % 2} (windows, 10.0.20348.2227, runtime containerd://1.7.20)"
+    hybrid = f", capz-{suffix}-md-0 (linux, runtime containerd://1.7.20)" if row % 20 == 0 else ""
+    return windows + hybrid
+
+
+def failure(row: int, build: int) -> tuple[str, str]:
+    """A failure's class and message: the row fails for one cause mostly, its details new every build."""
+    rng = random.Random(row * 100_003 + build)
+    failure_class = random.Random(row).choices(list(CLASS_WEIGHTS), weights=list(CLASS_WEIGHTS.values()))[0]
+    if rng.random() < 0.2:  # now and then a row fails for another cause
+        failure_class = rng.choices(list(CLASS_WEIGHTS), weights=list(CLASS_WEIGHTS.values()))[0]
+    template = FAILURES[failure_class][random.Random(row).randrange(len(FAILURES[failure_class]))]
+    ns = f"row-{row}-{rng.getrandbits(24):06x}"
+    pod = f"agnhost-{rng.getrandbits(32):08x}-" + "".join(rng.choices("bcdfghjklmnpqrstvwxz2456789", k=5))
+    message = template.format(ns=ns, pod=pod, suffix=rng.getrandbits(16), n=rng.randrange(2, 6), m=rng.randrange(2),
+                              ip=f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}",
+                              duration=f"{rng.uniform(1, 600):.3f}s", node=f"capz-{rng.getrandbits(20):05x}-md-win-0",
+                              time=f"2026-01-{1 + build % 28:02d}T{build % 24:02d}:{row % 60:02d}:07Z")
+    return failure_class, message
+
+
 def write_history(results: Path, builds: int, tests: int, seed: int) -> dict[str, dict[str, str]]:
     """The history; returns the rows' testcase properties (a new build is written with the same)."""
     rng = random.Random(seed)
@@ -83,8 +125,19 @@ def write_history(results: Path, builds: int, tests: int, seed: int) -> dict[str
         }
         for i, name in enumerate(rows)
     }
-    write_job(results, JOB, rows, every=EVERY, properties=properties, metadata=METADATA)
+    numbers = {name: i for i, name in enumerate(rows)}
+    write_job(results, JOB, rows, every=EVERY, properties=properties, metadata=METADATA,
+              message_of=lambda name, build: failure(numbers[name], build)[1],
+              properties_of=lambda name, build, code: cell_properties(numbers[name], build, code))
     return properties
+
+
+def cell_properties(row: int, build: int, code: str) -> dict[str, str]:
+    """A cell's ran-on, and a failure's class (synthetic writes K as a failed attempt, then a passing one)."""
+    found = {"ran-on": nodes(build, row)} if code in "PFKX" else {}
+    if code in "FK":
+        found["failure-class"] = failure(row, build)[0]
+    return found
 
 
 class Timing:
@@ -149,7 +202,11 @@ def main() -> int:
         same = identical(base / "report-no-cache", base / "report-cached")
         newest = max(int(p.name) for p in (results / JOB).iterdir() if p.is_dir())
         started = int(time.mktime(time.strptime(str(newest), "%Y%m%d%H%M%S"))) - time.timezone + EVERY
-        write_build(results / JOB, started, dict.fromkeys(properties, "P"), metadata=METADATA, properties=properties)
+        cells = {name: "F" if i % 100 == 7 else "P" for i, name in enumerate(properties)}  # ten new failures
+        write_build(results / JOB, started, cells, metadata=METADATA,
+                    properties={name: {**props, **cell_properties(i, args.builds, cells[name])}
+                                for i, (name, props) in enumerate(properties.items())},
+                    messages={name: failure(i, args.builds)[1] for i, name in enumerate(properties)})
         added = measure(results, base / "report-new-build", cache=True, now=now)
         measure(results, base / "report-new-build-no-cache", cache=False, now=now)
         same = same and identical(base / "report-new-build-no-cache", base / "report-new-build")

@@ -22,7 +22,7 @@ from winsuite.cluster.local import images
 from winsuite.cluster.local.progress import stderr_reporter
 from winsuite.cluster.local.realnode.containerd import Containerd
 from winsuite.cluster.local.realnode.containerd import image_names
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 from winsuite.run.engines.upstream import NON_BLOCKING_TAINTS as ENGINE_NON_BLOCKING_TAINTS
 from winsuite.run.engines.upstream_toolchain import built_e2e_test
 

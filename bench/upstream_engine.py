@@ -23,7 +23,7 @@ from pathlib import Path
 
 from winsuite.cluster.local import LocalCluster
 from winsuite.cluster.local import images
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 from winsuite.run.engines.ginkgo_report import spec_name
 from winsuite.run.engines.ginkgo_report import spec_reports
 from winsuite.run.engines.upstream import NON_BLOCKING_TAINTS

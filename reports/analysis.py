@@ -7,9 +7,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 
+from winsuite_reports.clusters import Cluster
+from winsuite_reports.clusters import across_jobs
+from winsuite_reports.clusters import job_clusters
+from winsuite_reports.clusters import most_failures_first
 from winsuite_reports.diff import RunDiff
 from winsuite_reports.diff import diff_between
 from winsuite_reports.diff import latest_diff
+from winsuite_reports.failure_counts import FailureFigures
+from winsuite_reports.failure_counts import figures
 from winsuite_reports.flakiness import DEFAULT_DAYS
 from winsuite_reports.flakiness import RowFlakiness
 from winsuite_reports.flakiness import TabFlakiness
@@ -21,6 +27,8 @@ from winsuite_reports.model import ReportError
 from winsuite_reports.readiness import Criteria
 from winsuite_reports.readiness import Readiness
 from winsuite_reports.readiness import assess
+from winsuite_reports.regression import GreenToRed
+from winsuite_reports.regression import green_to_red
 from winsuite_reports.status import TabSummary
 from winsuite_reports.status import Thresholds
 from winsuite_reports.status import summarize
@@ -38,6 +46,7 @@ class ReportOptions:
     blocking: tuple[str, ...] = ()  # judge these jobs as release-blocking instead of their metadata
     diffs: tuple[tuple[str, str, str], ...] = ()  # (job, old build, new build) asked for besides the latest
     top_flaky: int = 10
+    top_clusters: int = 10  # the index's biggest failure clusters
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,9 @@ class TabReport:
     flakiness: TabFlakiness
     diffs: list[RunDiff]  # the latest pair first, then the ones asked for
     trend: list[Point]
+    regression: GreenToRed | None  # the newest pass-then-fail pair of builds
+    failures: FailureFigures  # over the recent columns
+    clusters: list[Cluster]  # the job's failures clustered, most failures first
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,7 @@ class Report:
     readiness: Readiness
     generated: float
     options: ReportOptions
+    clusters: list[Cluster]  # every job's failures clustered across jobs
 
     def dashboards(self) -> dict[str, list[TabReport]]:
         grouped: dict[str, list[TabReport]] = {}
@@ -80,12 +93,14 @@ def build_report(
         known = ", ".join(job.name for job in history.jobs)
         raise ReportError(f"no job {unknown[0]} under {history.root} (jobs: {known})")
     slugs: set[str] = set()
-    tabs = [_tab(job, options, now, _slug(job.name, slugs)) for job in history.jobs]
+    per_job = [job_clusters(job) for job in history.jobs]
+    tabs = [_tab(job, options, now, _slug(job.name, slugs), clusters)
+            for job, clusters in zip(history.jobs, per_job, strict=True)]
     readiness = assess(history, options.criteria, plan_items, options.blocking)
-    return Report(history, tabs, readiness, now, options)
+    return Report(history, tabs, readiness, now, options, across_jobs(per_job))
 
 
-def _tab(job: Job, options: ReportOptions, now: float, slug: str) -> TabReport:
+def _tab(job: Job, options: ReportOptions, now: float, slug: str, clusters: list[Cluster]) -> TabReport:
     latest = latest_diff(job)
     asked = [diff_between(job, old, new) for name, old, new in options.diffs if name == job.name]
     return TabReport(
@@ -95,6 +110,9 @@ def _tab(job: Job, options: ReportOptions, now: float, slug: str) -> TabReport:
         flakiness=analyze(job, days=options.flake_days),
         diffs=([latest] if latest else []) + asked,
         trend=trend_points(job),
+        regression=green_to_red(job),
+        failures=figures(job, job.builds[:options.thresholds.num_columns_recent]),  # the recent columns
+        clusters=most_failures_first(clusters),
     )
 
 

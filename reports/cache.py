@@ -22,14 +22,23 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from pathlib import Path
 
+from winsuite_reports import evidence
+from winsuite_reports import flakiness
 from winsuite_reports import junit
 from winsuite_reports import prow
+from winsuite_reports import triage
 from winsuite_reports.conventions import ARTIFACTS
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
+from winsuite_reports.evidence import BuildEvidence
+from winsuite_reports.evidence import decode_failures
+from winsuite_reports.evidence import decode_ran_on
+from winsuite_reports.evidence import encode_failures
+from winsuite_reports.evidence import encode_ran_on
 from winsuite_reports.model import PASS
 from winsuite_reports.model import Cell
+from winsuite_reports.model import Lazy
 from winsuite_reports.model import LazyCells
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
@@ -39,7 +48,7 @@ from winsuite_reports.prow import junit_paths
 from winsuite_reports.prow import parse_build
 
 CACHE_FILE = ".winsuite-report-cache.sqlite"
-SCHEMA = 4  # PRAGMA user_version of the file; another number means another layout: the file is made anew
+SCHEMA = 5  # PRAGMA user_version of the file; another number means another layout: the file is made anew
 PASS_SEPARATOR = "\0"
 LOCK_SECONDS = 5.0  # another report writing the cache at the same time waits this long, then goes without it
 _SCHEMA_SQL = (
@@ -47,9 +56,18 @@ _SCHEMA_SQL = (
     " header TEXT NOT NULL, passes TEXT NOT NULL, cells TEXT NOT NULL, rows TEXT NOT NULL);"
     # A job's grid and row facts, valid for the builds (path and fingerprint, newest first) it lists.
     "CREATE TABLE IF NOT EXISTS jobs (path TEXT PRIMARY KEY, builds TEXT NOT NULL, rows TEXT NOT NULL,"
-    " grid TEXT NOT NULL)"
+    " grid TEXT NOT NULL);"
+    # A remote root's objects as its local mirror holds them: key -> generation (GCS) or ETag (S3).
+    "CREATE TABLE IF NOT EXISTS objects (key TEXT PRIMARY KEY, version TEXT NOT NULL);"
+    # A build's failures and where its rows ran (reports.evidence), beside its entry in builds.
+    "CREATE TABLE IF NOT EXISTS evidence (path TEXT PRIMARY KEY, failures TEXT NOT NULL, ran_on TEXT NOT NULL);"
+    # What a report derives from a job's builds besides its grid (reports.failures, reports.placement), by kind,
+    # valid for the builds (path and fingerprint, newest first) it lists.
+    "CREATE TABLE IF NOT EXISTS derived (path TEXT NOT NULL, kind TEXT NOT NULL, builds TEXT NOT NULL,"
+    " state TEXT NOT NULL, PRIMARY KEY (path, kind))"
 )
-Encoded = tuple[str, str, str, str]  # a parsed build as the cache stores it: header, passes, other cells, rows
+# A parsed build as the cache stores it: header, passes, other cells, rows, failures, where the rows ran.
+Encoded = tuple[str, str, str, str, str, str]
 _STATUS = {status.value: status for status in Status}  # a dict lookup: Status(value) is an Enum call
 # Anything a stored entry could raise while decoding: it is then read from its files again.
 UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
@@ -58,7 +76,7 @@ UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 def _parser_version() -> str:
     """The source of the modules whose output the cache stores: changing how builds are read empties it."""
     digest = hashlib.blake2b(digest_size=8)
-    for module in (junit, prow):
+    for module in (junit, prow, evidence, triage, flakiness):
         digest.update(Path(module.__file__ or "").read_bytes())
     digest.update(str(SCHEMA).encode())
     return digest.hexdigest()
@@ -113,7 +131,8 @@ class BuildCache:
         found = self._stored.get(key)
         if found and found[0] == print_:
             try:
-                parsed = decode(build_dir, found[1], found[2], found[3], rows=lambda: self._stored_rows(key))
+                parsed = decode(build_dir, found[1], found[2], found[3], rows=lambda: self._stored_rows(key),
+                                stored_evidence=lambda: self._stored_evidence(key))
             except UNDECODABLE:
                 parsed = None
             if parsed is not None:
@@ -124,25 +143,34 @@ class BuildCache:
 
     def put(self, entries: Iterable[tuple[Path, str, Encoded]]) -> None:
         """Store fresh parses (one transaction); a cache that cannot be written is left as it is."""
+        listed = [(self._key(path), print_, encoded) for path, print_, encoded in entries]
         self._write("INSERT OR REPLACE INTO builds VALUES (?, ?, ?, ?, ?, ?)",
-                    [(self._key(path), print_, *encoded) for path, print_, encoded in entries])
+                    [(key, print_, *encoded[:4]) for key, print_, encoded in listed])
+        self._write("INSERT OR REPLACE INTO evidence VALUES (?, ?, ?)",
+                    [(key, *encoded[4:]) for key, _, encoded in listed])
 
     def get_job(self, job_dir: Path) -> tuple[list[tuple[str, str]], str, str] | None:
         """A job's stored (build path, fingerprint) list, newest first, with the row facts and the grid made of
         those builds; None when there is none or it does not decode."""
         found = self._query("SELECT builds, rows, grid FROM jobs WHERE path = ?", (self._key(job_dir),))
-        if not found:
-            return None
-        try:
-            builds = [(str(path), str(print_)) for path, print_ in json.loads(found[0][0])]
-        except UNDECODABLE:
-            return None
-        return builds, found[0][1], found[0][2]
+        builds = _builds_listed(found[0][0]) if found else None
+        return None if builds is None else (builds, found[0][1], found[0][2])
 
     def put_job(self, job_dir: Path, builds: list[tuple[str, str]], rows: str, grid: str) -> None:
         """Store a job's grid and row facts with the (build key, fingerprint) list they were made of."""
         self._write("INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
                     [(self._key(job_dir), _dumps(builds), rows, grid)])
+
+    def get_derived(self, job_dir: Path, kind: str) -> tuple[list[tuple[str, str]], str] | None:
+        """What a report derived of `kind` from a job's builds, with the (build key, fingerprint) list, newest first,
+        it was made of; None when there is none or it does not decode."""
+        found = self._query("SELECT builds, state FROM derived WHERE path = ? AND kind = ?", (self._key(job_dir), kind))
+        builds = _builds_listed(found[0][0]) if found else None
+        return None if builds is None else (builds, found[0][1])
+
+    def put_derived(self, job_dir: Path, kind: str, builds: list[tuple[str, str]], state: str) -> None:
+        self._write("INSERT OR REPLACE INTO derived VALUES (?, ?, ?, ?)", [(self._key(job_dir), kind, _dumps(builds),
+                                                                            state)])
 
     def key(self, path: Path) -> str:
         """A build's or job's path as the cache names it: relative to the results root."""
@@ -167,6 +195,7 @@ class BuildCache:
         gone = [(path,) for (path,) in stored if path not in kept]
         if gone:
             self._write("DELETE FROM builds WHERE path = ?", gone)
+            self._write("DELETE FROM evidence WHERE path = ?", gone)
 
     def forget_jobs_other_than(self, job_dirs: Iterable[Path]) -> None:
         """Drop the entries of jobs (and their builds) whose directories are gone from the results root."""
@@ -176,13 +205,30 @@ class BuildCache:
                        if path.partition("/")[0] not in kept]
         if gone_jobs:
             self._write("DELETE FROM jobs WHERE path = ?", gone_jobs)
+            self._write("DELETE FROM derived WHERE path = ?", gone_jobs)
         if gone_builds:
             self._write("DELETE FROM builds WHERE path = ?", gone_builds)
+            self._write("DELETE FROM evidence WHERE path = ?", gone_builds)
+
+    def object_versions(self) -> dict[str, str]:
+        """Every remote object the mirror holds, with the generation or ETag it was fetched at."""
+        return dict(self._query("SELECT key, version FROM objects", ()))  # type: ignore[arg-type]  # (str, str)
+
+    def put_objects(self, objects: Iterable[tuple[str, str]]) -> None:
+        self._write("INSERT OR REPLACE INTO objects VALUES (?, ?)", list(objects))
+
+    def forget_objects(self, keys: Iterable[str]) -> None:
+        self._write("DELETE FROM objects WHERE key = ?", [(key,) for key in keys])
 
     def _stored_rows(self, key: str) -> str:
         """The stored row facts of one build ("" once the cache is closed or gone: read from the files then)."""
         found = self._query("SELECT rows FROM builds WHERE path = ?", (key,))
         return found[0][0] if found else ""
+
+    def _stored_evidence(self, key: str) -> tuple[str, str] | None:
+        """The stored failures and ran-on of one build; None when there are none (read from the files then)."""
+        found = self._query("SELECT failures, ran_on FROM evidence WHERE path = ?", (key,))
+        return (found[0][0], found[0][1]) if found else None
 
     def _key(self, path: Path) -> str:
         relative = os.path.relpath(path, self.root)
@@ -207,6 +253,24 @@ class BuildCache:
         if not isinstance(err, sqlite3.OperationalError):
             with contextlib.suppress(OSError):
                 (self.root / CACHE_FILE).unlink()
+
+
+def _builds_listed(text: str) -> list[tuple[str, str]] | None:
+    """A stored (build key, fingerprint) list; None when the text is not one."""
+    try:
+        return [(str(path), str(print_)) for path, print_ in json.loads(text)]
+    except UNDECODABLE:
+        return None
+
+
+def new_since(listed: list[tuple[str, str]], stored: list[tuple[str, str]]) -> int | None:
+    """How many of the listed builds (key, fingerprint; newest first) are new in front of the stored ones; None when
+    the stored builds are not the listed ones past those (the oldest may be gone: a build rewritten or removed in
+    between means None)."""
+    if not stored or stored[0] not in listed:
+        return None
+    new = listed.index(stored[0])
+    return new if listed[new:] == stored[: len(listed) - new] else None
 
 
 def _open(path: Path) -> sqlite3.Connection | None:
@@ -255,14 +319,16 @@ def encode(parsed: ParsedBuild) -> Encoded:
         if (cell is PASS or cell == PASS) and PASS_SEPARATOR not in key:  # identity first: a Cell's == is Python
             passes.append(key)
         else:
-            others[key] = [cell.status.value, cell.message, cell.icon, cell.diagnostics, cell.interrupted]
-    return _dumps(header), PASS_SEPARATOR.join(passes), _dumps(others), encode_rows(parsed.rows)
+            others[key] = cell.fields()
+    found = parsed.evidence
+    return (_dumps(header), PASS_SEPARATOR.join(passes), _dumps(others), encode_rows(parsed.rows),
+            encode_failures(found.failures), encode_ran_on(found.ran_on))
 
 
-def decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *,
-           rows: str | Callable[[], str]) -> ParsedBuild:
-    """A stored parse; its cells and row facts are decoded when first asked for (from the build's files again
-    should they not decode)."""
+def decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *, rows: str | Callable[[], str],
+           stored_evidence: tuple[str, str] | Callable[[], tuple[str, str] | None]) -> ParsedBuild:
+    """A stored parse; its cells, row facts and evidence are decoded when first asked for (from the build's files
+    again should they not decode)."""
     header = json.loads(header_text)
     outcome = header["outcome"]
     return ParsedBuild(
@@ -276,15 +342,26 @@ def decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *,
         excluded=dict(header["excluded"]),
         rows=_StoredRows(rows, build_dir),
         cell_source=LazyCells(lambda: _decode_cells(passes, cells_text, build_dir)),
+        evidence_source=Lazy(lambda: _decode_evidence(
+            stored_evidence() if callable(stored_evidence) else stored_evidence, build_dir)),
     )
+
+
+def _decode_evidence(stored: tuple[str, str] | None, build_dir: Path) -> BuildEvidence:
+    try:
+        if stored is not None:
+            return BuildEvidence(decode_failures(stored[0]), decode_ran_on(stored[1]))
+    except UNDECODABLE:
+        pass
+    return parse_build(build_dir).evidence
 
 
 def _decode_cells(passes: str, cells_text: str, build_dir: Path) -> dict[str, Cell]:
     try:
         others = json.loads(cells_text)
         cells: dict[str, Cell] = dict.fromkeys(passes.split(PASS_SEPARATOR) if passes else (), PASS)
-        for key, (status, message, icon, diagnostics, interrupted) in others.items():
-            cells[key] = Cell(_STATUS[status], message, icon, diagnostics, bool(interrupted))
+        for key, fields in others.items():
+            cells[key] = Cell.of_fields(fields)
         return cells
     except UNDECODABLE:
         return parse_build(build_dir).cells

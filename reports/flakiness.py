@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from winsuite_reports.conventions import FailureClass
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
@@ -42,8 +43,11 @@ _FAILURE_RUN = re.compile(f"{Status.FAIL.value}+")
 
 
 def is_infra_failure(cell: Cell) -> bool:
-    """TestGrid's one-word rule, plus winsuite's interrupt marker: the run, not the test, went wrong."""
-    return cell.interrupted or bool(cell.message and INFRA_MESSAGE.match(cell.message))
+    """A failure counted apart from the test's own, as TestGrid counts infrastructure failures: a test the run cut off
+    (interrupted), one whose class is infrastructure, or, where the results name no class, TestGrid's one-word rule."""
+    if cell.interrupted or cell.failure_class:
+        return cell.interrupted or cell.failure_class == FailureClass.INFRASTRUCTURE
+    return bool(cell.message and INFRA_MESSAGE.match(cell.message))
 
 
 @dataclass(frozen=True)

@@ -2,24 +2,40 @@
 
 500 builds x 1,000 tests is half a million cells; as HTML that is megabytes, as runs of equal cells
 (TestGrid stores its grid the same way) a healthy row is a dozen bytes. Each row is a flat list of runs,
-five integers each: status code, length, message, diagnostics path, icon (the last three index `strings`).
+RUN_WIDTH integers each: status code, length, then message, diagnostics path, icon, failure class and evidence
+(indexes into `strings`). Where each row ran is per build (reports.placement): its node sets and a code per row.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from collections.abc import Iterable
 from urllib.parse import quote
 
+from winsuite_reports import environment
+from winsuite_reports.clusters import row_clusters
+from winsuite_reports.conventions import FailureClass
+from winsuite_reports.environment import recorded_axes
+from winsuite_reports.failure_counts import NONE as NO_FAILURES
+from winsuite_reports.failure_counts import FailureCounts
+from winsuite_reports.failure_counts import per_build
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
 from winsuite_reports.model import Status
+from winsuite_reports.placement import CODE_ALPHABET
+from winsuite_reports.placement import Column
 
 # The script indexes this string with each run's status code.
 CODES = "".join(status.value for status in Status)
 _CODE = {status: i for i, status in enumerate(Status)}
+RUN_WIDTH = 7
+# What a failed cell shows for its class (the page's legend says it): a test's own failure keeps TestGrid's F.
+CLASS_ICONS: dict[str, str] = {FailureClass.INFRASTRUCTURE: "I", FailureClass.SETUP: "U", FailureClass.TIMEOUT: "T",
+               FailureClass.TEST: "F"}
+UNCLASSIFIED_ICON = "?"  # in a column's failure counts: failures whose results name no class
 
 
 class StringTable:
@@ -42,13 +58,35 @@ def encode_row(row_runs: Iterable[tuple[Cell, int]], strings: StringTable) -> li
     runs: list[int] = []
     previous: Cell | None = None
     for cell, length in row_runs:
-        if cell is previous or cell == previous:
-            runs[-4] += length
+        if cell is previous or (previous is not None and cell.status is previous.status and cell == previous):
+            runs[1 - RUN_WIDTH] += length  # the run length, second of its fields
             continue
         previous = cell
-        diagnostics = quote(cell.diagnostics, safe="/") if cell.diagnostics else ""
-        runs += [_CODE[cell.status], length, strings(cell.message), strings(diagnostics), strings(cell.icon)]
+        if not (cell.message or cell.diagnostics or cell.icon or cell.failure_class or cell.evidence):
+            runs += [_CODE[cell.status], length, 0, 0, 0, 0, 0]  # most runs: plain passes (0 is "")
+            continue
+        runs += [_CODE[cell.status], length, strings(cell.message), strings(_href(cell.diagnostics)),
+                 strings(_icon(cell)), strings(cell.failure_class), strings(cell.evidence)]
     return runs
+
+
+@functools.lru_cache(maxsize=4096)
+def _href(path: str) -> str:
+    """A diagnostics path as a link (a row's failures share one path: quoted once)."""
+    return quote(path, safe="/") if path else ""
+
+
+def _icon(cell: Cell) -> str:
+    """A failed cell's class letter where TestGrid shows F; other icons (n/N of retried rows, S of skips) stay."""
+    if cell.status is Status.FAIL and cell.icon == "F":
+        return CLASS_ICONS.get(cell.failure_class, cell.icon)
+    return cell.icon
+
+
+def _short_label(counts: FailureCounts) -> str:
+    """A build's failed rows per class as its column header has room for, by their cells' letters: "2I 1F" (its
+    tooltip spells them out, flaky rows too)."""
+    return " ".join(f"{n}{CLASS_ICONS.get(name, UNCLASSIFIED_ICON)}" for name, n in counts.classes)
 
 
 def column_time(epoch: int) -> str:
@@ -63,18 +101,28 @@ def short_time(epoch: int) -> str:
 def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dict[str, object]:
     """The JSON the grid page embeds; `build_href` links a build's directory from the page."""
     strings = StringTable()
+    axes = recorded_axes(job.builds)
+    failures = per_build(job)
+    placement = job.placement.columns if job.placement is not None else []
+    if len(placement) != len(job.builds):
+        placement = [Column()] * len(job.builds)
+    ids = job.placement.ids if job.placement is not None else {}
+    clusters = row_clusters(job)
     builds = [
         {
             "id": build.id,
             "h": build_href(build),
             "t": column_time(build.started),
             "s": short_time(build.started),
-            "k": build.meta("kubernetes-version", "job-version", "revision") or "missing",
-            "w": build.meta("windows-builds") or "—",
-            "r": build.meta("container-runtime") or "—",
+            "e": [environment.value(build, axis) for axis in axes],
             "n": f"{build_href(build)}/{build.meta('node-logs')}" if build.meta("node-logs") else "",
+            "f": strings(_short_label(failures.get(build.id, NO_FAILURES))),
+            "ft": strings(failures.get(build.id, NO_FAILURES).label()),
+            "o": [strings(nodes) for nodes in column.node_sets],
+            "p": column.codes,
+            "pw": column.width,
         }
-        for build in job.builds
+        for build, column in zip(job.builds, placement, strict=True)
     ]
     rows = [
         [
@@ -84,12 +132,17 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
             strings(info.category),
             strings(info.engine),
             encode_row(job.row_runs(key), strings),
+            strings(clusters.get(key, "")),
+            ids.get(key, -1),
         ]
         for key, info in job.rows.items()
     ]
     return {
         "codes": CODES,
+        "runWidth": RUN_WIDTH,
+        "placementAlphabet": CODE_ALPHABET,
         "columns": columns,
+        "axes": [axis.label for axis in axes],
         "builds": builds,
         "overall": encode_row(((build.overall, 1) for build in job.builds), strings),
         "rows": rows,

@@ -18,9 +18,6 @@ from dataclasses import dataclass
 from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
-from winsuite_reports.model import Status
-
-_STATUS = {status.value: status for status in Status}
 
 
 @dataclass
@@ -124,7 +121,7 @@ def _cut(runs: list[int], keep: int) -> list[int]:
 
 
 def dumps(grid: RunGrid) -> str:
-    cells = [[c.status.value, c.message, c.icon, c.diagnostics, c.interrupted] for c in grid.cells]
+    cells = [cell.fields() for cell in grid.cells]
     return json.dumps({"cells": cells, "runs": grid.runs, "width": grid.width}, separators=(",", ":"),
                       ensure_ascii=False)
 
@@ -133,8 +130,7 @@ def loads(text: str) -> RunGrid:
     """The stored grid; ValueError, TypeError, KeyError or IndexError when the text is not one (checked whole: a
     grid that decodes is one the report can use)."""
     data = json.loads(text)
-    cells = [Cell(_STATUS[status], str(message), str(icon), str(diagnostics), bool(interrupted))
-             for status, message, icon, diagnostics, interrupted in data["cells"]]
+    cells = [Cell.of_fields(fields) for fields in data["cells"]]
     width = int(data["width"])
     runs = {str(key): [int(n) for n in row] for key, row in data["runs"].items()}
     for row in runs.values():

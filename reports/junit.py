@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from winsuite_reports.conventions import IT_PREFIX
+from winsuite_reports.conventions import RowProperty
 from winsuite_reports.model import PASS
 from winsuite_reports.model import SEVERITY
 from winsuite_reports.model import Cell
@@ -19,6 +20,7 @@ from winsuite_reports.model import Status
 JUNIT_FILE = re.compile(r"^(?:junit((_[^_]+)?(_\d+-\d+)?(_\d+)?|.+)?\.xml|test\.xml)$")
 MAX_JUNIT_BYTES = 100 * 1024 * 1024  # TestGrid rejects larger files as "too large"
 MESSAGE_CHARS = 140  # TestGrid keeps this much of a cell's message
+MAX_TEXT_CHARS = 20_000  # a failure's text kept for the Failures page (triage reads at most 10,000 of it)
 
 
 class MalformedJunit(Exception):
@@ -27,11 +29,13 @@ class MalformedJunit(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One testcase element: the row it belongs to, its cell and its testcase-level properties."""
+    """One testcase element: the row it belongs to, its cell and its testcase-level properties, and, when it
+    failed, its whole failure text (the cell keeps TestGrid's 140 characters of it)."""
 
     key: str
     cell: Cell
     properties: dict[str, str]
+    text: str = ""
 
 
 def is_junit(filename: str) -> bool:
@@ -91,28 +95,35 @@ def _attempt(testcase: ET.Element) -> Attempt | None:
     key = row_key(testcase.get("name", ""))
     problem = failure if error is None else error
     if problem is not None:
-        return Attempt(key, _cell(testcase, Status.FAIL, problem, properties), properties)
+        text = _text(testcase, problem, properties)
+        return Attempt(key, _cell(Status.FAIL, text, properties), properties, elide(text, MAX_TEXT_CHARS))
     if skipped is None:
-        return Attempt(key, _cell(testcase, Status.PASS, None, properties), properties)
+        return Attempt(key, _cell(Status.PASS, "", properties), properties)
     # A bare skip is Ginkgo's focus/skip artifact: TestGrid leaves no cell at all.
     if not (skipped.text or "").strip() and skipped.get("message", "") in ("", "skipped"):
         return None
-    return Attempt(key, _cell(testcase, Status.SKIP, skipped, properties), properties)
+    return Attempt(key, _cell(Status.SKIP, _text(testcase, skipped, properties), properties), properties)
 
 
-def _cell(
-    testcase: ET.Element, status: Status, detail: ET.Element | None, properties: dict[str, str]
-) -> Cell:
-    interrupted = properties.get("interrupted") == "true"
+def _text(testcase: ET.Element, detail: ET.Element, properties: dict[str, str]) -> str:
+    """The attempt's whole message, marked when the run cut it off."""
+    message = _message(testcase, detail)
+    if properties.get(RowProperty.INTERRUPTED) == "true":
+        return f"interrupted: {message}"
+    if properties.get(RowProperty.TIMED_OUT) == "true":
+        return f"timed out: {message}"
+    return message
+
+
+def _cell(status: Status, text: str, properties: dict[str, str]) -> Cell:
+    interrupted = properties.get(RowProperty.INTERRUPTED) == "true"
     if status is Status.PASS:
         return Cell(status, interrupted=True) if interrupted else PASS
-    message = _message(testcase, detail)
-    if interrupted:
-        message = f"interrupted: {message}"
-    elif properties.get("timed-out") == "true":
-        message = f"timed out: {message}"
-    icon = "S" if status is Status.SKIP else ("F" if message else "")
-    return Cell(status, elide(message), icon, properties.get("diagnostics", ""), interrupted)
+    icon = "S" if status is Status.SKIP else ("F" if text else "")
+    failed = status is Status.FAIL
+    return Cell(status, elide(text), icon, properties.get(RowProperty.DIAGNOSTICS, ""), interrupted,
+                properties.get(RowProperty.FAILURE_CLASS, "") if failed else "",
+                properties.get(RowProperty.FAILURE_EVIDENCE, "") if failed else "")
 
 
 def _message(testcase: ET.Element, detail: ET.Element | None) -> str:
@@ -142,7 +153,8 @@ def merge(cells: Sequence[Cell]) -> Cell:
         return cells[0]
     current = Status.NO_RESULT
     passes = failures = 0
-    fail_message = pass_message = diagnostics = ""
+    pass_message = diagnostics = ""
+    first_failure: Cell | None = None
     for cell in cells:
         if SEVERITY[cell.status] >= SEVERITY[current]:
             current = cell.status
@@ -151,14 +163,17 @@ def merge(cells: Sequence[Cell]) -> Cell:
             pass_message = pass_message or cell.message
         elif cell.status.failing:
             failures += 1
-            fail_message = fail_message or cell.message
+            if first_failure is None or (cell.message and not first_failure.message):
+                first_failure = cell  # the first failure that says something speaks for the cell
             diagnostics = diagnostics or cell.diagnostics
     icon = f"{passes}/{len(cells)}"
-    detail = fail_message or pass_message
+    detail = (first_failure.message if first_failure is not None else "") or pass_message
     return Cell(
         Status.FLAKY if passes and failures else current,
         elide(f"{icon} runs passed" + (f": {detail}" if detail else "")),
         icon,
         diagnostics,
         any(cell.interrupted for cell in cells),
+        first_failure.failure_class if first_failure is not None else "",
+        first_failure.evidence if first_failure is not None else "",
     )

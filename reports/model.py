@@ -13,6 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Generic
+from typing import TypeVar
+
+if TYPE_CHECKING:  # both are made of builds, which this module defines
+    from winsuite_reports.failures import Clustering
+    from winsuite_reports.placement import Placement
+
+T = TypeVar("T")
 
 
 class ReportError(ValueError):
@@ -42,6 +51,7 @@ class Status(enum.Enum):
         return self in (Status.FAIL, Status.FLAKY)
 
 
+_STATUS = {status.value: status for status in Status}  # a dict lookup: Status(value) is an Enum call
 # TestGrid's result.GTE order: when attempts merge without a pass/fail mix, the most severe one wins.
 SEVERITY = {status: rank for rank, status in enumerate(Status)}
 
@@ -55,6 +65,20 @@ class Cell:
     icon: str = ""
     diagnostics: str = ""  # relative to the build directory, e.g. "artifacts/<slug>/"
     interrupted: bool = False  # cut off by an interrupt: not the test's own flakiness
+    failure_class: str = ""  # why a failing cell failed (a FailureClass value), "" when its results do not say
+    evidence: str = ""  # what was observed that decided the class
+
+    def fields(self) -> list[object]:
+        """The cell as a JSON list (how the report's cache stores it)."""
+        return [self.status.value, self.message, self.icon, self.diagnostics, self.interrupted, self.failure_class,
+                self.evidence]
+
+    @staticmethod
+    def of_fields(fields: Sequence[object]) -> Cell:
+        """The cell `fields` made; ValueError, TypeError, KeyError or IndexError when it is not one."""
+        status, message, icon, diagnostics, interrupted, failure_class, evidence = fields
+        return Cell(_STATUS[str(status)], str(message), str(icon), str(diagnostics), bool(interrupted),
+                    str(failure_class), str(evidence))
 
 
 NO_RESULT = Cell(Status.NO_RESULT)
@@ -76,21 +100,24 @@ class RowInfo:
     case: str = ""  # the windows-operational-readiness test case(s) that selected it, " | "-separated
 
 
-class LazyCells:
-    """A build's cells, or the function that reads them: read at most once, whoever asks (a parse and the grid
+class Lazy(Generic[T]):
+    """A value, or the function that reads it: read at most once, whoever asks (a build's cells: a parse and the grid
     column made of it share one)."""
 
-    __slots__ = ("_cells", "_read")
+    __slots__ = ("_read", "_value")
 
-    def __init__(self, cells: dict[str, Cell] | Callable[[], dict[str, Cell]]) -> None:
-        self._cells: dict[str, Cell] | None = None if callable(cells) else cells
-        self._read: Callable[[], dict[str, Cell]] | None = cells if callable(cells) else None
+    def __init__(self, value: T | Callable[[], T]) -> None:
+        self._value: T | None = None if callable(value) else value
+        self._read: Callable[[], T] | None = value if callable(value) else None
 
-    def get(self) -> dict[str, Cell]:
-        if self._cells is None:
+    def get(self) -> T:
+        if self._value is None:
             assert self._read is not None
-            self._cells, self._read = self._read(), None
-        return self._cells
+            self._value, self._read = self._read(), None
+        return self._value
+
+
+LazyCells = Lazy[dict[str, Cell]]
 
 
 @dataclass(slots=True, eq=False)
@@ -158,6 +185,10 @@ class Job:
     grid: dict[str, tuple[Cell, ...]] | None = field(default=None, repr=False, compare=False)
     # row key -> its cells as runs of one cell, (cell, length), newest first: given with the grid, else made
     runs: dict[str, list[tuple[Cell, int]]] | None = field(default=None, repr=False, compare=False)
+    url: str = ""  # the job directory's web address (a remote root's); "" links the local path
+    # its failures clustered (reports.failures) and where its rows ran (reports.placement), when read with them
+    failures: Clustering | None = field(default=None, repr=False, compare=False)
+    placement: Placement | None = field(default=None, repr=False, compare=False)
 
     def cells(self, key: str) -> tuple[Cell, ...]:
         """The row's cells, newest build first; NO_RESULT where the build has none."""

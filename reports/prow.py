@@ -14,20 +14,27 @@ from pathlib import Path
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
+from winsuite_reports.conventions import RowProperties
+from winsuite_reports.conventions import RowProperty
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import tags_in_name
+from winsuite_reports.evidence import BuildEvidence
+from winsuite_reports.evidence import failure_of
+from winsuite_reports.flakiness import is_infra_failure
 from winsuite_reports.junit import MalformedJunit
 from winsuite_reports.junit import is_junit
 from winsuite_reports.junit import merge
 from winsuite_reports.junit import read_attempts
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
+from winsuite_reports.model import Lazy
 from winsuite_reports.model import LazyCells
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.model import status_counts
 
 MALFORMED = "Malformed artifacts: "  # TestGrid's message on the Overall cell of such a build
+RAN_ON_ATTEMPTS = "; "  # between the nodes of a row's attempts, when a retry ran elsewhere
 # TestGrid fails a build that has no finished.json this long after it started.
 DEADLINE_SECONDS = 24 * 3600
 
@@ -50,10 +57,15 @@ class ParsedBuild:
     excluded: dict[str, str]
     rows: Mapping[str, RowInfo]
     cell_source: LazyCells
+    evidence_source: Lazy[BuildEvidence]  # decoded when a report needs it (a new build, a job's failures remade)
 
     @property
     def cells(self) -> dict[str, Cell]:
         return self.cell_source.get()
+
+    @property
+    def evidence(self) -> BuildEvidence:
+        return self.evidence_source.get()
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +96,8 @@ def parse_build(build_dir: Path) -> ParsedBuild:
     attempts: dict[str, list[Cell]] = {}
     excluded: dict[str, str] = {}
     rows: dict[str, RowInfo] = {}
+    texts: dict[str, str] = {}  # a failed row's first failed attempt's whole text
+    ran_on: dict[str, list[str]] = {}
     for path in junit_files(build_dir):
         try:
             file_attempts = read_attempts(path)
@@ -94,16 +108,30 @@ def parse_build(build_dir: Path) -> ParsedBuild:
             attempts.setdefault(attempt.key, []).append(attempt.cell)
             if attempt.key not in rows:
                 rows[attempt.key] = row_info(attempt.key, attempt.properties)
-            if "excluded" in attempt.properties:
-                excluded[attempt.key] = attempt.properties["excluded"]
+            if RowProperty.EXCLUDED in attempt.properties:
+                excluded[attempt.key] = attempt.properties[RowProperty.EXCLUDED]
+            if attempt.text and attempt.key not in texts:
+                texts[attempt.key] = attempt.text
+            nodes = attempt.properties.get(RowProperty.RAN_ON)
+            if nodes and nodes not in ran_on.setdefault(attempt.key, []):
+                ran_on[attempt.key].append(nodes)
     cells = {key: merge(cell_list) for key, cell_list in attempts.items()}
+    evidence = _evidence(cells, texts, ran_on)
     outcome = None
     if finished is not None:
         passed = finished.get("passed")
         result = finished.get("result")
         outcome = Outcome(passed if isinstance(passed, bool) else None, str(result) if result else "")
     return ParsedBuild(build_dir.name, start, end, outcome, tuple(malformed), metadata, status_counts(cells.values()),
-                       excluded, rows, LazyCells(cells))
+                       excluded, rows, LazyCells(cells), Lazy(evidence))
+
+
+def _evidence(cells: dict[str, Cell], texts: dict[str, str], ran_on: dict[str, list[str]]) -> BuildEvidence:
+    """The build's failures (one per failed or flaky row) and where each row ran (every attempt's nodes)."""
+    failing = sorted(key for key, cell in cells.items() if cell.status.failing)
+    failures = tuple(failure_of(key, cells[key], texts.get(key, cells[key].message),
+                                infra=is_infra_failure(cells[key])) for key in failing)
+    return BuildEvidence(failures, {key: RAN_ON_ATTEMPTS.join(nodes) for key, nodes in ran_on.items() if nodes})
 
 
 def column(parsed: ParsedBuild, *, now: float) -> Build:
@@ -129,27 +157,24 @@ def row_info(key: str, properties: dict[str, str]) -> RowInfo:
     return info
 
 
-_ROW_PROPERTIES = ("tags", "tier", "category", "plan-items", "excluded", "engine", "ops-readiness-case")
+_ROW_PROPERTIES = (RowProperty.TAGS, RowProperty.TIER, RowProperty.CATEGORY, RowProperty.PLAN_ITEMS,
+                   RowProperty.EXCLUDED, RowProperty.ENGINE, RowProperty.OPS_READINESS_CASE)
 _ROW_INFO: dict[tuple[str | None, ...], RowInfo] = {}
 _ROW_INFO_LIMIT = 100_000
 
 
 def _row_info(key: str, properties: dict[str, str]) -> RowInfo:
-    tags = _split(properties["tags"]) if "tags" in properties else tags_in_name(key)
+    row = RowProperties.from_junit(properties)
     return RowInfo(
         name=key,
-        tags=tags,
-        tier=properties.get("tier", ""),
-        category=properties.get("category", ""),
-        plan_items=_split(properties.get("plan-items", "")),
-        excluded=properties.get("excluded", ""),
-        engine=properties.get("engine", ""),
-        case=properties.get("ops-readiness-case", ""),
+        tags=row.tags if RowProperty.TAGS in properties else tags_in_name(key),
+        tier=row.tier,
+        category=row.category,
+        plan_items=row.plan_items,
+        excluded=row.excluded,
+        engine=row.engine,
+        case=row.ops_readiness_case,
     )
-
-
-def _split(value: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
 MAX_JSON_BYTES = 16 << 20  # started/finished/metadata.json are a few KiB

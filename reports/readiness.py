@@ -6,6 +6,8 @@ and continuously run". Read over the last N finished runs of every release-block
 ever skipped there is not part of that job, an excluded one is documented as not applicable.
 SIG Release (release-blocking-jobs.md): ≥ 75 % of a week's runs pass, no more than 10 failures in a row,
 and three green runs in a row at decision time.
+A FAILING test is named as failing on infrastructure (its newest failure's class, reports.flakiness.is_infra_failure)
+or on a product or test failure: both keep the verdict from READY, but they call for different people.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from winsuite_reports.flakiness import flip_flakiness
+from winsuite_reports.flakiness import is_infra_failure
 from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import Build
+from winsuite_reports.model import Cell
 from winsuite_reports.model import History
 from winsuite_reports.model import Job
 from winsuite_reports.model import PlanItem
@@ -78,6 +82,8 @@ class RowReadiness:
     state: RowState
     detail: str  # e.g. "failed 2 of 10 runs of job-x"
     category: str
+    failure_class: str = ""  # of its newest failure, when FAILING ("" when its results name none)
+    infra: bool = False  # its newest failure was the infrastructure's, not the product's or the test's
 
 
 @dataclass(frozen=True)
@@ -187,15 +193,15 @@ def _row_states(job: Job, criteria: Criteria) -> dict[str, RowReadiness]:
 
 def _row_state(job: Job, key: str, builds: Sequence[Build]) -> RowReadiness:
     info = job.rows[key]
-    ran = [status for build in builds if (status := build.cells.get(key, NO_RESULT).status) in _RAN]
+    cells = [cell for build in builds if (cell := build.cells.get(key, NO_RESULT)).status in _RAN]
+    ran = [cell.status for cell in cells]
     failures, where = ran.count(Status.FAIL), f"{len(builds)} runs of {job.name}"
     if info.excluded:
         state, detail = RowState.EXCLUDED, f"excluded: {info.excluded}"
     elif not ran:
         state, detail = RowState.SKIPPED, f"did not run in the last {where}"
     elif ran[0] is Status.FAIL:
-        streak = next((i for i, status in enumerate(ran) if status is not Status.FAIL), len(ran))
-        state, detail = RowState.FAILING, f"failed in the newest {streak} and {failures} of the last {where}"
+        return _failing(key, info.category, cells, f"{failures} of the last {where}")
     elif Status.FLAKY in ran or flip_flakiness(ran) > 0:
         flaky = ran.count(Status.FLAKY)
         state, detail = RowState.FLAKY, f"flaky in {flaky}, failed in {failures} of the last {where}"
@@ -206,6 +212,16 @@ def _row_state(job: Job, key: str, builds: Sequence[Build]) -> RowReadiness:
     else:
         state, detail = RowState.GREEN, f"passed in all of the last {where}"
     return RowReadiness(key, state, detail, info.category)
+
+
+def _failing(key: str, category: str, cells: Sequence[Cell], of_runs: str) -> RowReadiness:
+    """A FAILING row (`cells`: its results in the runs read, newest first), its newest failure's class named."""
+    streak = next((i for i, cell in enumerate(cells) if cell.status is not Status.FAIL), len(cells))
+    newest = cells[0]
+    detail = f"failed in the newest {streak} and {of_runs}"
+    if newest.failure_class:
+        detail += f"; newest failure: {newest.failure_class}" + (f" ({newest.evidence})" if newest.evidence else "")
+    return RowReadiness(key, RowState.FAILING, detail, category, newest.failure_class, is_infra_failure(newest))
 
 
 def _aggregate(per_job: list[dict[str, RowReadiness]]) -> list[RowReadiness]:
@@ -246,7 +262,12 @@ def _reasons(
         for check in result.checks
         if not check.ok
     ]
-    for state in (RowState.FAILING, RowState.FLAKY, RowState.RECOVERED, RowState.NOT_CONTINUOUS):
+    failing = [test for test in tests if test.state is RowState.FAILING]
+    for cause in _FailureCause:
+        rows = [test.row for test in failing if _FailureCause.of(test) is cause]
+        if rows:
+            reasons.append(f"{_count(rows, 'applicable test')} {RowState.FAILING.value}{cause.value}: {_some(rows)}")
+    for state in (RowState.FLAKY, RowState.RECOVERED, RowState.NOT_CONTINUOUS):
         rows = [test.row for test in tests if test.state is state]
         if rows:
             reasons.append(f"{_count(rows, 'applicable test')} {state.value}: {_some(rows)}")
@@ -256,6 +277,20 @@ def _reasons(
     if untested:
         reasons.append(f"{_count(untested, 'plan item')} without a test that ran: {_some(untested)}")
     return reasons
+
+
+class _FailureCause(enum.Enum):
+    """What the verdict says a FAILING test failed on (the words follow FAILING)."""
+
+    PRODUCT_OR_TEST = " on a product or test failure"
+    INFRASTRUCTURE = " on infrastructure (not the product)"
+    NOT_CLASSIFIED = ""  # its results name no class (upstream artifacts, older runs)
+
+    @staticmethod
+    def of(test: RowReadiness) -> _FailureCause:
+        if test.infra:
+            return _FailureCause.INFRASTRUCTURE
+        return _FailureCause.PRODUCT_OR_TEST if test.failure_class else _FailureCause.NOT_CLASSIFIED
 
 
 def _count(names: Sequence[str], noun: str) -> str:

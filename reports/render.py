@@ -1,9 +1,11 @@
-"""Writes the dashboard: the index, the readiness page, and per tab its grid, flakiness and diff pages."""
+"""Writes the dashboard: the index, readiness and Failures pages, and per tab its grid, categories, flakiness, run
+diff and Failures pages."""
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
@@ -15,12 +17,18 @@ from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
 from winsuite_reports.categories import categories
+from winsuite_reports.compare import STATUS_WORDS
+from winsuite_reports.compare import Comparison
+from winsuite_reports.compare import Verdict
 from winsuite_reports.departures import CELLS_FIGURE
 from winsuite_reports.departures import FLAKINESS_FIGURE
 from winsuite_reports.departures import Departure
+from winsuite_reports.failures_page import page_context
 from winsuite_reports.flakiness import IGNORE_FAILURES_IN_A_ROW
+from winsuite_reports.grid import CLASS_ICONS
 from winsuite_reports.grid import grid_data
 from winsuite_reports.model import Build
+from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 from winsuite_reports.readiness import RowState
 from winsuite_reports.svg import trend_chart
@@ -28,6 +36,9 @@ from winsuite_reports.svg import trend_chart
 COLUMN_CHOICES = (25, 50, 100, 200)
 DEFAULT_GRID_COLUMNS = 50  # the grid draws this many builds at first; the page can show all
 SPARKLINE_BUILDS = 60
+COMPARE_PAGE = "compare.html"
+JOB_TOKEN, BUILD_TOKEN = "<job>", "<build>"  # of --build-url, as TestGrid's link templates write them
+FAILURES_PAGE = "failures.html"
 
 
 def environment() -> jinja2.Environment:
@@ -68,24 +79,31 @@ def pct(fraction: float | None) -> str:
     return "—" if fraction is None else f"{100 * fraction:.1f} %"
 
 
-def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLUMNS) -> Path:
-    """Write every page under `output`; returns the index page."""
+def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLUMNS,
+                    build_url: str = "", compared: bool = False) -> Path:
+    """Write every page under `output`; returns the index page. `build_url` is where build links point, as a
+    template of TestGrid's kind (`<job>`, `<build>`); "" links each job's own directory."""
     env = environment()
     output.mkdir(parents=True, exist_ok=True)
-    _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline)
+    _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline,
+           compare_page=COMPARE_PAGE if compared else "")
     _write(env, "readiness.html.j2", output / "readiness.html", report=report, root="", states=list(RowState))
+    _write(env, "failures.html.j2", output / FAILURES_PAGE, report=report, root="", tab=None,
+           **page_context(report.clusters, _build_links(report.tabs, output), across_jobs=True))
     for tab in report.tabs:
-        _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns)
+        _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns, build_url)
     return output / "index.html"
 
 
 def _write_tab(
-    env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, grid_columns: int
+    env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, grid_columns: int, build_url: str
 ) -> None:
     page_dir.mkdir(parents=True, exist_ok=True)
-    job_href = quote(Path(os.path.relpath(tab.job.path.resolve(), page_dir.resolve())).as_posix())
+    job_href = _job_href(tab.job, page_dir)
 
     def build_href(build: Build) -> str:
+        if build_url:
+            return build_url.replace(JOB_TOKEN, quote(tab.job.name)).replace(BUILD_TOKEN, quote(build.id))
         return f"{job_href}/{quote(build.id)}"
 
     common = {"report": report, "tab": tab, "root": "../../"}
@@ -104,12 +122,39 @@ def _write_tab(
         chart=trend_chart(tab.trend),
         filters=filters,
         column_choices=sorted({*COLUMN_CHOICES, grid_columns} - {0}),
+        class_icons=list(CLASS_ICONS.items()),
         **common,
     )
     _write(env, "flaky.html.j2", page_dir / "flaky.html", ignore_in_a_row=IGNORE_FAILURES_IN_A_ROW, **common)
     _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job),
            history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP), **common)
     _write(env, "diff.html.j2", page_dir / "diff.html", **common)
+    _write(env, "failures.html.j2", page_dir / FAILURES_PAGE,
+           **page_context(tab.clusters, _build_links([tab], page_dir), across_jobs=False), **common)
+
+
+def _job_href(job: Job, page_dir: Path) -> str:
+    """The job's web address (a remote root's), else its directory as a page in `page_dir` links it."""
+    return job.url or quote(Path(os.path.relpath(job.path.resolve(), page_dir.resolve())).as_posix())
+
+
+def _build_links(tabs: Iterable[TabReport], page_dir: Path) -> Callable[[str, str], str]:
+    """(job name, build id) -> the build's directory as a page in `page_dir` links it."""
+    job_hrefs = {tab.job.name: _job_href(tab.job, page_dir) for tab in tabs}
+
+    def link(job: str, build: str) -> str:
+        return f"{job_hrefs[job]}/{quote(build)}"
+
+    return link
+
+
+def write_compare(comparison: Comparison, output: Path, *, generated: float, dashboard: bool) -> Path:
+    """The comparison's page, `compare.html` under `output` (beside the dashboard's pages when `dashboard`)."""
+    output.mkdir(parents=True, exist_ok=True)
+    page = output / COMPARE_PAGE
+    _write(environment(), "compare.html.j2", page, comparison=comparison, generated=generated, dashboard=dashboard,
+           verdicts=list(Verdict), words=STATUS_WORDS)
+    return page
 
 
 def _sparkline(tab: TabReport) -> Markup:

@@ -19,16 +19,22 @@ from winsuite_reports.cache import decode_rows
 from winsuite_reports.cache import encode
 from winsuite_reports.cache import encode_rows
 from winsuite_reports.cache import fingerprint
+from winsuite_reports.cache import new_since
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import STARTED
+from winsuite_reports.derived import derive
+from winsuite_reports.failures import FailureClustering
 from winsuite_reports.model import Build
 from winsuite_reports.model import History
 from winsuite_reports.model import Job
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import transposed
+from winsuite_reports.placement import RowPlacement
+from winsuite_reports.prow import MalformedJson
 from winsuite_reports.prow import ParsedBuild
 from winsuite_reports.prow import column
 from winsuite_reports.prow import parse_build
+from winsuite_reports.prow import read_json_object
 
 DEFAULT_DASHBOARD = "default"
 PARALLEL_FROM = 64  # builds; for fewer, starting worker processes costs more than it saves
@@ -44,13 +50,18 @@ def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
 
 
 def load_history(
-    root: Path, *, now: float | None = None, max_builds: int = 0, skip: Path | None = None, cache: bool = True
+    root: Path, *, now: float | None = None, max_builds: int = 0, since: float | None = None, skip: Path | None = None,
+    cache: bool = True
 ) -> History:
-    """Read every job under `root` (or `root` itself when it holds builds), except `skip` (the output).
+    """Read every job under `root` (or `root` itself when it holds builds, or the one build `root` is), except `skip`
+    (the output); per job the newest `max_builds` builds (0: all) that started at `since` or later (None: all).
 
     With `cache`, each build's parse is kept in the root's cache file and read from there while its files do not
-    change (see reports.cache); the History is the same either way."""
+    change (see reports.cache); the History is the same either way. One build is read without the cache (a cache
+    file is never written into a build)."""
     now = time.time() if now is None else now
+    if is_build(root):
+        return History(root, [read_job(root.parent, now=now, only=[root])])
     if build_dirs(root):
         job_dirs = [root]
     else:
@@ -61,27 +72,42 @@ def load_history(
             if path.is_dir() and path.resolve() != skipped and build_dirs(path)
         ]
     with BuildCache(root) if cache and job_dirs else contextlib.nullcontext() as store:
-        jobs = [read_job(path, now=now, max_builds=max_builds, cache=store) for path in job_dirs]
+        jobs = [read_job(path, now=now, max_builds=max_builds, since=since, cache=store) for path in job_dirs]
         if store is not None and job_dirs != [root]:  # a root of jobs: jobs removed since are forgotten
             store.forget_jobs_other_than(job_dirs)
     jobs.sort(key=lambda job: (job.dashboard, natural_key(job.tab)))
     return History(root, jobs)
 
 
+def is_build(path: Path) -> bool:
+    """A build directory: it has started.json or finished.json."""
+    return path.is_dir() and any((path / marker).is_file() for marker in BUILD_MARKERS)
+
+
 def build_dirs(job_dir: Path) -> list[Path]:
     """The job's build directories, newest first (build ids sort increasingly)."""
     if not job_dir.is_dir():
         return []
-    builds = [
-        path
-        for path in job_dir.iterdir()
-        if path.is_dir() and any((path / marker).is_file() for marker in BUILD_MARKERS)
-    ]
+    builds = [path for path in job_dir.iterdir() if is_build(path)]
     return sorted(builds, key=lambda p: natural_key(p.name), reverse=True)
 
 
+def started_since(builds: list[Path], since: float) -> list[Path]:
+    """The builds (newest first) up to the first one that started before `since`; a build whose start cannot be
+    read is kept (its column says why)."""
+    for index, path in enumerate(builds):
+        try:
+            started = read_json_object(path / STARTED).get("timestamp")
+        except (OSError, MalformedJson):
+            continue
+        if isinstance(started, int | float) and not isinstance(started, bool) and started < since:
+            return builds[:index]
+    return builds
+
+
 def read_job(
-    job_dir: Path, *, now: float, max_builds: int = 0, workers: int = 0, cache: BuildCache | None = None
+    job_dir: Path, *, now: float, max_builds: int = 0, since: float | None = None, workers: int = 0,
+    cache: BuildCache | None = None, only: list[Path] | None = None
 ) -> Job:
     """One tab: its builds (the newest `max_builds` when set) and the rows they hold.
 
@@ -90,8 +116,10 @@ def read_job(
     cache, the job's grid and row facts come from the cache too, brought up to date with the builds that are new
     since (see reports.job_grid).
     """
-    every_build = build_dirs(job_dir)
+    every_build = build_dirs(job_dir) if only is None else only
     paths = every_build[: max_builds or None]
+    if since is not None:
+        paths = started_since(paths, since)
     prints = {path: fingerprint(path) for path in paths} if cache is not None else {}
     parsed: dict[Path, ParsedBuild] = {}
     if cache is not None:
@@ -103,14 +131,24 @@ def read_job(
     fresh = _parse_builds(missing, workers, encoded=cache is not None)
     parsed.update((path, build) for path, (build, _) in zip(missing, fresh, strict=True))
     builds = [column(parsed[path], now=now) for path in paths]
+    in_order = [parsed[path] for path in paths]
     if cache is None:
-        return _job(job_dir, builds, dict(sorted(_row_facts([parsed[path] for path in paths]).items())), None)
+        return _with_evidence(_job(job_dir, builds, dict(sorted(_row_facts(in_order).items())), None), in_order)
     cache.put((path, prints[path], encoded or encode(build))
               for path, (build, encoded) in zip(missing, fresh, strict=True))
     cache.forget_others(job_dir, every_build)
     listed = [(cache.key(path), prints[path]) for path in paths]
-    rows, grid = _rows_and_grid(cache, job_dir, listed, [parsed[path] for path in paths], builds)
-    return _job(job_dir, builds, rows, grid)
+    rows, grid = _rows_and_grid(cache, job_dir, listed, in_order, builds)
+    return _with_evidence(_job(job_dir, builds, rows, grid), in_order, cache, listed)
+
+
+def _with_evidence(job: Job, parsed: list[ParsedBuild], cache: BuildCache | None = None,
+                   listed: list[tuple[str, str]] | None = None) -> Job:
+    """The job with its failures clustered and where its rows ran (reports.failures, reports.placement), made as
+    its grid is: from the cache, brought up to date, when there is one."""
+    job.failures = derive(FailureClustering(), parsed, cache=cache, job_dir=job.path, listed=listed or [])
+    job.placement = derive(RowPlacement(), parsed, cache=cache, job_dir=job.path, listed=listed or [])
+    return job
 
 
 def _rows_and_grid(cache: BuildCache, job_dir: Path, listed: list[tuple[str, str]], parsed: list[ParsedBuild],
@@ -135,7 +173,7 @@ def _stored_grid(stored: tuple[list[tuple[str, str]], str, str], listed: list[tu
                  ) -> tuple[int, dict[str, RowInfo], job_grid.RunGrid] | None:
     """(builds new since, row facts, grid) of a stored job entry that the listed builds extend; else None."""
     stored_builds, rows_text, grid_text = stored
-    new = _new_since(listed, stored_builds)
+    new = new_since(listed, stored_builds)
     if new is None:
         return None
     try:
@@ -170,15 +208,6 @@ def _row_facts(parsed: list[ParsedBuild]) -> dict[str, RowInfo]:
     return rows
 
 
-def _new_since(listed: list[tuple[str, str]], stored: list[tuple[str, str]]) -> int | None:
-    """How many of the listed builds are new in front of the stored ones; None when the stored builds are not the
-    listed ones past those (the oldest may be gone: a build rewritten or removed in between means None)."""
-    if not stored or stored[0] not in listed:
-        return None
-    new = listed.index(stored[0])
-    return new if listed[new:] == stored[: len(listed) - new] else None
-
-
 def _job(job_dir: Path, builds: list[Build], rows: dict[str, RowInfo], grid: job_grid.RunGrid | None) -> Job:
     blocking = _first(builds, "release-blocking")
     return Job(
@@ -204,7 +233,7 @@ def _parse_builds(paths: list[Path], workers: int, *, encoded: bool) -> list[tup
         return [(parse_build(path), None) for path in paths]
     with ProcessPoolExecutor(len(chunks)) as pool:
         results = [text for chunk in pool.map(_parse_chunk, chunks) for text in chunk]
-    return [(decode(path, *text[:3], rows=text[3]), text if encoded else None)
+    return [(decode(path, *text[:3], rows=text[3], stored_evidence=(text[4], text[5])), text if encoded else None)
             for path, text in zip(paths, results, strict=True)]
 
 

@@ -74,6 +74,7 @@ def _tab(tab: TabReport, recent: int) -> JsonObject:
                 for test in flakiness.tests
             ],
         },
+        "failures": tab.failures.as_json(),
     }
 
 

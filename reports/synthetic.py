@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from collections.abc import Mapping
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -43,8 +44,12 @@ def write_job(
     metadata: Mapping[str, object] | None = None,
     properties: Mapping[str, Mapping[str, str]] | None = None,
     messages: Mapping[str, str] | None = None,
+    message_of: Callable[[str, int], str] | None = None,
+    properties_of: Callable[[str, int, str], Mapping[str, str]] | None = None,
 ) -> list[str]:
-    """Write one job; returns its build ids, newest first. `messages` overrides a row's failure message."""
+    """Write one job; returns its build ids, newest first. `messages` overrides a row's failure message;
+    `message_of(row, n)` and `properties_of(row, n, code)` give them per build (added to `properties`), n counting
+    builds from the oldest (0)."""
     lengths = {len(codes) for codes in rows.values()}
     if len(lengths) != 1 or not set("".join(rows.values())) <= set(CODES):
         raise ValueError(f"rows need equal lengths and codes from {CODES}: {dict(rows)}")
@@ -53,10 +58,15 @@ def write_job(
     for column in range(count):
         started = start + (count - 1 - column) * every
         cells = {name: codes[column] for name, codes in rows.items()}
+        number = count - 1 - column
+        build_properties = properties
+        if properties_of is not None:
+            build_properties = {name: {**(properties or {}).get(name, {}), **properties_of(name, number, code)}
+                                for name, code in cells.items()}
+        build_messages = {name: message_of(name, number) for name in cells} if message_of is not None else messages
         ids.append(
-            write_build(
-                root / job, started, cells, metadata=metadata, properties=properties, messages=messages
-            )
+            write_build(root / job, started, cells, metadata=metadata, properties=build_properties,
+                        messages=build_messages)
         )
     (root / job / LATEST_BUILD).write_text(ids[0])
     return ids

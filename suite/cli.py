@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 import time
@@ -13,25 +12,26 @@ from typing import NoReturn
 
 from winsuite import paths
 from winsuite import timeline
+from winsuite.commands import cleanup
+from winsuite.commands import cluster
+from winsuite.commands import exclusions
+from winsuite.commands import images
+from winsuite.commands import incluster
+from winsuite.commands import list as listing
+from winsuite.commands import merge
+from winsuite.commands import plan
+from winsuite.commands import prepull
+from winsuite.commands import publish
+from winsuite.commands import report
+from winsuite.commands import run
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.process_exit import exit_now
 
-# Each module of suite/commands/ adds its subcommand(s) with `register(subparsers)`.
-COMMAND_MODULES = (
-    "winsuite.commands.run",
-    "winsuite.commands.list",
-    "winsuite.commands.plan",
-    "winsuite.commands.images",
-    "winsuite.commands.prepull",
-    "winsuite.commands.exclusions",
-    "winsuite.commands.cleanup",
-    "winsuite.commands.cluster",
-    "winsuite.commands.report",
-    "winsuite.commands.merge",
-    "winsuite.commands.incluster",
-)
+# Each module of suite/commands/ adds its subcommand(s) with `register(subparsers)`; --help lists them in this order.
+COMMAND_MODULES = (run, listing, plan, images, prepull, exclusions, cleanup, cluster, report, publish, merge,
+                   incluster)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the Kubernetes SIG-Windows testing plan (KEP-116) and publish its results.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    for module in COMMAND_MODULES:
+        module.register(subparsers)
     return parser
 
 

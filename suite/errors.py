@@ -18,6 +18,11 @@ class ExitCode(enum.IntEnum):
     CLUSTER_UNREACHABLE = 6
     TIMED_OUT = 7
     LINT_FAILED = 8
+    RESULTS_INCOMPLETE = 9  # a remote results root: an object listed was gone when read (those builds not read)
+    RESULTS_ACCESS_DENIED = 10
+    RESULTS_BUCKET_MISSING = 11
+    RESULTS_UNREACHABLE = 12  # the object store could not be reached (or was lost during the report)
+    RESULTS_THROTTLED = 13  # still throttled after retries with backoff
 
 
 _REPR = reprlib.Repr()

@@ -25,5 +25,6 @@ def version_skew(node: str, kubelet: str, apiserver: str, rule: str) -> str:
     return f"node {node}: kubelet {kubelet} vs kube-apiserver {apiserver} breaks the version-skew policy ({rule})"
 
 
-def expired_exclusion(source: str, pattern: str, expires: str) -> str:
-    return f"{source}: exclusion {pattern!r} expired on {expires}; it no longer applies"
+def kubectl_skew(found: str, version: str, server: str, pinned: str) -> str:
+    return (f"kubectl {version} on PATH ({found}) is more than one minor version away from kube-apiserver {server} "
+            f"(kubectl's version skew policy); the tests use the pinned kubectl instead ({pinned})")

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+CASES_PACKAGE = "winsuite.cases"  # winsuite's own tests, the catalog `winsuite run` runs by default
 # An installed wheel carries jobs/ and test_images/ under winsuite/data/ (setup.py); a checkout has them beside suite/.
 INSTALLED_DATA_DIR = PACKAGE_DIR / "data"
 

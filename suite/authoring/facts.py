@@ -7,9 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import semver
+
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.capabilities import requirement_text
-from winsuite.authoring.versions import is_containerd_1_7_or_later
+from winsuite.authoring.environment import environment_metadata
+from winsuite.versions import is_containerd_1_7_or_later
+from winsuite.versions import runtime_and_version
 
 HYPERV_RUNTIME_CLASS = "runhcs-wcow-hypervisor"
 GMSA_NODE_LABEL = ("agentpool", "windowsgmsa")  # what upstream gmsa_full.go looks for
@@ -44,6 +48,10 @@ class NodeFacts:
     def runs_containers(self) -> bool:
         return self.ready and not self.simulated and not self.unschedulable
 
+    def runtime_and_version(self) -> tuple[str, semver.Version]:
+        """("containerd", 1.7.13) of the runtime the node reports. Raises ValueError when it is unreadable."""
+        return runtime_and_version(self.container_runtime)
+
 
 @dataclasses.dataclass(frozen=True)
 class ClusterFacts:
@@ -55,6 +63,9 @@ class ClusterFacts:
     runtime_classes: list[str]
     egress_allowed: bool
     warnings: list[str]
+    kubectl: str = ""  # the kubectl the tests run against this cluster ("" when there is none)
+    load_balancer: str = ""  # what showed LoadBalancer Services get addresses ("" when nothing did)
+    no_load_balancer: str = "not observed"  # why not, when nothing did
 
     # -- capabilities ----------------------------------------------------------------------------
     def _nodes(self, os_name: str) -> list[NodeFacts]:
@@ -104,8 +115,7 @@ class ClusterFacts:
                 f"no real Windows node labelled {'='.join(GMSA_NODE_LABEL)}"),
             Capability.GPU: (any(GPU_RESOURCE in n.allocatable for n in real_windows),
                              f"no Windows node with allocatable {GPU_RESOURCE}"),
-            Capability.LOAD_BALANCER: (any(n.provider_id for n in self.nodes),
-                                       "no cloud provider (no node has a providerID)"),
+            Capability.LOAD_BALANCER: (bool(self.load_balancer), self.no_load_balancer),
             Capability.METRICS_API: (self.metrics_api, "no available v1beta1.metrics.k8s.io APIService"),
             Capability.EXTERNAL_NETWORK: (self.egress_allowed, "a cluster whose pods may not reach the Internet"),
         }
@@ -123,13 +133,14 @@ class ClusterFacts:
     def windows_builds(self) -> list[str]:
         return sorted({n.windows_build for n in self.nodes if n.windows_build})
 
-    def metadata(self, target_os: str) -> dict[str, Any]:
+    def metadata(self, target_os: str, runtime_class: str | None = None) -> dict[str, Any]:
         """finished.json metadata: TestGrid column headers read the flat keys."""
         targets = [n for n in self.nodes if n.os == target_os]
         return {
             "kubernetes-version": self.server_version,
             "windows-builds": ",".join(self.windows_builds()),
             "container-runtime": ",".join(sorted({n.container_runtime for n in targets})),
+            **environment_metadata(self.nodes, runtime_class, target_os),
             "node-os": target_os,
             "discovery": dataclasses.asdict(self),
         }

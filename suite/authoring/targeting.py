@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import enum
 from typing import Any
 
 OS_LABEL = "kubernetes.io/os"
+
+
+class NodeOS(enum.StrEnum):
+    """A node's operating system, as its kubernetes.io/os label and a pod's spec.os.name say it."""
+
+    WINDOWS = "windows"
+    LINUX = "linux"
+
+
 WINDOWS_BUILD_LABEL = "node.kubernetes.io/windows-build"
 # kwok's simulated nodes carry this taint so that only scheduling/admission tests land on them.
 SIMULATED_NODE_TAINT_KEY = "kwok.x-k8s.io/node"
@@ -46,13 +56,13 @@ class Placement:
 
     def node_selector(self) -> dict[str, str]:
         selector = {OS_LABEL: self.target_os}
-        if self.target_os == "windows" and self.windows_build:
+        if self.target_os == NodeOS.WINDOWS and self.windows_build:
             selector[WINDOWS_BUILD_LABEL] = self.windows_build
         return selector
 
     def tolerations(self) -> list[dict[str, str]]:
         tolerations = []
-        if self.target_os == "windows" and self.windows_taint is not None:
+        if self.target_os == NodeOS.WINDOWS and self.windows_taint is not None:
             tolerations.append(self.windows_taint.toleration())
         if self.tolerate_simulated_nodes:
             tolerations.append(SIMULATED_NODE_TAINT.toleration())

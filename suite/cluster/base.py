@@ -1,28 +1,18 @@
-"""The protocol every cluster target implements, the job's cluster spec, and the registry of targets.
+"""The protocol every cluster target implements and the registry of targets, one per cluster type.
 
-The registry is the one list of cluster types: the job schema's `cluster.type` values come from it. Targets are
-imported only when chosen (the embedded one brings the kubernetes client, which `winsuite --help` does not need).
+Targets are imported only when chosen (the embedded one brings the kubernetes client, which `winsuite --help` does
+not need).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-
-@dataclasses.dataclass(frozen=True)
-class ClusterSpec:
-    """A job's `cluster:` block."""
-
-    type: str = "embedded"
-    name: str = "winsuite"  # embedded or kind cluster name
-    kubeconfig: str | None = None
-    context: str | None = None
-    real_node: bool = True  # embedded: join the real Linux node where the machine allows it
-    kind_image: str | None = None  # kind: a node image to use instead of the one winsuite builds
+from winsuite.inputs.cluster_spec import ClusterSpec
+from winsuite.inputs.cluster_spec import ClusterType
 
 
 class ClusterTarget(Protocol):
@@ -81,14 +71,12 @@ def _default_kubeconfig() -> Path:
     return Path(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]).expanduser()
 
 
-# cluster.type -> factory.
-TARGETS: dict[str, Callable[[ClusterSpec], ClusterTarget]] = {
-    "embedded": _embedded,
-    "kind": _kind,
-    "kubeconfig": _kubeconfig,
-    "in-cluster": _in_cluster,
+TARGETS: dict[ClusterType, Callable[[ClusterSpec], ClusterTarget]] = {
+    ClusterType.EMBEDDED: _embedded,
+    ClusterType.KIND: _kind,
+    ClusterType.KUBECONFIG: _kubeconfig,
+    ClusterType.IN_CLUSTER: _in_cluster,
 }
-CLUSTER_TYPES = tuple(TARGETS)
 
 
 def target_of(spec: ClusterSpec) -> ClusterTarget:

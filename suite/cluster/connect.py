@@ -7,11 +7,15 @@ from pathlib import Path
 
 from kubernetes import client
 
-from winsuite.cluster.base import ClusterSpec
+from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.base import ClusterTarget
 from winsuite.cluster.base import target_of
+from winsuite.cluster.discovery import discover
 from winsuite.cluster.kubeconfig import api_client
 from winsuite.cluster.kubeconfig import server_version
+from winsuite.cluster.kubectl import with_kubectl
+from winsuite.cluster.load_balancer import PROBE_TIMEOUT
+from winsuite.inputs.cluster_spec import ClusterSpec
 
 
 @dataclasses.dataclass
@@ -39,3 +43,12 @@ def connect(spec: ClusterSpec, *, start_embedded: bool = True, ready_timeout: fl
     context = spec.context if spec.type == "kubeconfig" else None
     api = api_client(None if spec.type == "in-cluster" else kubeconfig, context)
     return Connection(target, api, server_version(api), kubeconfig, context)
+
+
+def discover_cluster(connection: Connection, windows_builds: list[str], *, probe_load_balancer: bool) -> ClusterFacts:
+    """What the connected cluster is: its version, nodes and capabilities (`windows_builds`: those images exist for),
+    and the kubectl its tests use; `probe_load_balancer` when a selected test needs a LoadBalancer implementation (a
+    probe Service is made to observe one)."""
+    return with_kubectl(discover(connection.api, connection.server_version, windows_builds=windows_builds,
+                                 egress_allowed=connection.target.allows_egress,
+                                 load_balancer_probe=PROBE_TIMEOUT if probe_load_balancer else 0.0))

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from winsuite import messages
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.facts import NodeFacts
+from winsuite.authoring.targeting import NodeOS
+from winsuite.cluster import load_balancer
 from winsuite.k8s import nodes as k8s_nodes
 from winsuite.k8s import retry
+from winsuite.k8s.not_found import ignore_not_found
+from winsuite.versions import minor_of
 
 
 def _node_facts(node: client.V1Node) -> NodeFacts:
@@ -30,18 +32,11 @@ def _node_facts(node: client.V1Node) -> NodeFacts:
     )
 
 
-def _minor(version: str) -> int | None:
-    m = re.match(r"v?(\d+)\.(\d+)", version)
-    return int(m.group(2)) if m else None
-
-
 def _cluster_dns(api: client.ApiClient) -> bool:
-    try:
+    with ignore_not_found() as answer:
         retry.call(client.CoreV1Api(api).read_namespaced_service, "kube-dns", "kube-system")
-    except ApiException as err:
-        if err.status == 404:
-            return False
-        raise
+    if answer.not_found:
+        return False
     slices = retry.call(client.DiscoveryV1Api(api).list_namespaced_endpoint_slice, "kube-system",
                         label_selector="kubernetes.io/service-name=kube-dns").items
     return any(ep.addresses and (ep.conditions is None or ep.conditions.ready is not False)
@@ -49,28 +44,26 @@ def _cluster_dns(api: client.ApiClient) -> bool:
 
 
 def _metrics_api(api: client.ApiClient) -> bool:
-    try:
+    with ignore_not_found() as answer:
         service = retry.call(client.ApiregistrationV1Api(api).read_api_service, "v1beta1.metrics.k8s.io")
-    except ApiException as err:
-        if err.status == 404:
-            return False
-        raise
+    if answer.not_found:
+        return False
     return any(c.type == "Available" and c.status == "True" for c in service.status.conditions or [])
 
 
 def _warnings(server_version: str, nodes: list[NodeFacts], windows_builds: Sequence[str]) -> list[str]:
     warnings = []
-    server_minor = _minor(server_version)
+    server_minor = minor_of(server_version)
     for node in nodes:
-        kubelet_minor = _minor(node.kubelet_version)
+        kubelet_minor = minor_of(node.kubelet_version)
         if server_minor is not None and kubelet_minor is not None:
             if kubelet_minor > server_minor:
                 warnings.append(messages.version_skew(node.name, node.kubelet_version, server_version,
                                                       "kubelet must not be newer than kube-apiserver"))
-            elif kubelet_minor < server_minor - 3:
+            elif kubelet_minor < (server_minor[0], server_minor[1] - 3):
                 warnings.append(messages.version_skew(node.name, node.kubelet_version, server_version,
                                                       "kubelet may be at most 3 minor versions older"))
-        if windows_builds and node.os == "windows" and node.windows_build:
+        if windows_builds and node.os == NodeOS.WINDOWS and node.windows_build:
             build = node.windows_build
             if not any(build == b or build.startswith(b + ".") for b in windows_builds):
                 warnings.append(messages.windows_build_mismatch(node.name, build, list(windows_builds)))
@@ -78,12 +71,16 @@ def _warnings(server_version: str, nodes: list[NodeFacts], windows_builds: Seque
 
 
 def discover(api: client.ApiClient, server_version: str, *, windows_builds: Sequence[str] = (),
-             egress_allowed: bool = True) -> ClusterFacts:
-    """The cluster's facts; nodes of a Windows build outside `windows_builds` (the images' builds) are warned of."""
+             egress_allowed: bool = True, load_balancer_probe: float = 0.0) -> ClusterFacts:
+    """The cluster's facts; nodes of a Windows build outside `windows_builds` (the images' builds) are warned of.
+    LoadBalancer support is observed: a Service that has an address, else a probe Service given
+    `load_balancer_probe` seconds to get one (0: no probe)."""
     nodes = [_node_facts(n) for n in k8s_nodes.list_nodes(api)]
     runtime_classes = [rc.metadata.name for rc in retry.call(client.NodeV1Api(api).list_runtime_class).items]
+    balancer, no_balancer = load_balancer.observe(client.CoreV1Api(api), probe_timeout=load_balancer_probe)
     return ClusterFacts(
         server=str(api.configuration.host), server_version=server_version, nodes=nodes,
         cluster_dns=_cluster_dns(api), metrics_api=_metrics_api(api), runtime_classes=runtime_classes,
         egress_allowed=egress_allowed, warnings=_warnings(server_version, nodes, windows_builds),
+        load_balancer=balancer, no_load_balancer=no_balancer,
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from winsuite.errors import DataError
 from winsuite.errors import shown
-from winsuite.policy import strict_yaml
+from winsuite.inputs import strict_yaml
 
 Check = Callable[[Any], None]
 

@@ -19,9 +19,9 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from winsuite.cluster.connect import connect
+    from winsuite.inputs.jobs import resolve_job
     from winsuite.k8s import run_leases
     from winsuite.k8s.namespaces import delete_run_namespaces
-    from winsuite.policy.jobs import resolve_job
     from winsuite.run.incluster.objects import delete_run_bindings
     from winsuite.run.incluster.objects import shard_runs_of
 

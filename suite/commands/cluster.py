@@ -25,10 +25,11 @@ from winsuite.commands import cluster_kind
 from winsuite.commands._types import Subparsers
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.cluster_spec import MADE_CLUSTER_TYPES
+from winsuite.inputs.cluster_spec import ClusterType
+from winsuite.inputs.pins import load_pins
 
 DEFAULT_NAME = "winsuite"
-LOCAL_TYPES = ("embedded", "kind")  # the cluster types winsuite makes itself
 
 
 def register(subparsers: Subparsers) -> None:
@@ -87,7 +88,7 @@ def register(subparsers: Subparsers) -> None:
 
 def _name(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default=DEFAULT_NAME, help="cluster name (default: %(default)s)")
-    parser.add_argument("--type", choices=LOCAL_TYPES, default=LOCAL_TYPES[0],
+    parser.add_argument("--type", choices=MADE_CLUSTER_TYPES, default=ClusterType.EMBEDDED,
                         help="the embedded cluster, or a kind cluster (default: %(default)s)")
 
 
@@ -122,7 +123,7 @@ def _up(args: argparse.Namespace) -> int:
     builds = tuple(build.strip() for build in args.windows_builds.split(",") if build.strip())
     config = ClusterConfig(windows_builds=builds, linux_simulated=args.linux_nodes, real_node=args.real_node)
     args.bin_dir = args.bin_dir or bin_dir_from_env()
-    if args.type == "kind":
+    if args.type == ClusterType.KIND:
         return cluster_kind.up(args, dataclasses.replace(config, real_node=False))
     launcher.up(args.name, config, stderr_reporter, args.bin_dir)
     print(Layout(args.name).kubeconfig)
@@ -132,7 +133,7 @@ def _up(args: argparse.Namespace) -> int:
 def _down(args: argparse.Namespace) -> int:
     from winsuite.cluster.local import launcher
 
-    if args.type == "kind":
+    if args.type == ClusterType.KIND:
         return cluster_kind.down(args)
     if not launcher.down(args.name, stderr_reporter):
         stderr_reporter(f"no cluster named {args.name} (nothing to stop)")
@@ -140,7 +141,7 @@ def _down(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    if args.type == "kind":
+    if args.type == ClusterType.KIND:
         return cluster_kind.status(args)
     status = inspect(args.name)
     print("\n".join(render(status)))
@@ -155,14 +156,14 @@ def _running_layout(name: str) -> Layout:
 
 
 def _kubeconfig(args: argparse.Namespace) -> int:
-    if args.type == "kind":
+    if args.type == ClusterType.KIND:
         return cluster_kind.kubeconfig(args)
     print(_running_layout(args.name).kubeconfig)
     return int(ExitCode.OK)
 
 
 def _logs(args: argparse.Namespace) -> int:
-    if args.type == "kind":
+    if args.type == ClusterType.KIND:
         return cluster_kind.logs(args)
     layout = _running_layout(args.name)
     if args.component is None:
@@ -178,7 +179,7 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 def _kubectl(args: argparse.Namespace) -> int:
-    if args.type == "kind":
+    if args.type == ClusterType.KIND:
         return cluster_kind.kubectl(args)
     layout = _running_layout(args.name)
     state = inspect(args.name).state

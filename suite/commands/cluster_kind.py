@@ -10,12 +10,12 @@ import time
 from winsuite.cluster.kind import engine as engines
 from winsuite.cluster.kind.paths import KindLayout
 from winsuite.cluster.kind.state import load
+from winsuite.cluster.kubectl import pinned_kubectl
 from winsuite.cluster.local.config import ClusterConfig
 from winsuite.cluster.local.progress import stderr_reporter
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
-from winsuite.policy.pins import load_pins
-from winsuite.run.engines.upstream import kubectl_path
+from winsuite.inputs.pins import load_pins
 
 
 def build(args: argparse.Namespace) -> None:
@@ -88,7 +88,7 @@ def logs(args: argparse.Namespace) -> int:
 
 def kubectl(args: argparse.Namespace) -> int:
     layout = _running(args.name)
-    binary = kubectl_path()
+    binary = pinned_kubectl()
     if binary is None:
         raise UsageError("no kubectl: run `winsuite cluster build`")
     argv = [a for a in args.args if a != "--"]

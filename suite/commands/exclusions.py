@@ -24,11 +24,11 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run_lint(args: argparse.Namespace) -> int:
+    from winsuite.inputs.pins import load_pins
     from winsuite.paths import upstream_names_file
     from winsuite.policy.catalog import collect
     from winsuite.policy.exclusions import lint
     from winsuite.policy.exclusions import read_exclusion_file
-    from winsuite.policy.pins import load_pins
     from winsuite.policy.upstream_names import read_names_file
 
     names = [e.spec.full_name for e in collect()]

@@ -25,10 +25,10 @@ def run(args: argparse.Namespace) -> int:
     from winsuite.policy.catalog import collect
     from winsuite.policy.prepull_list import resolve_all
     from winsuite.policy.prepull_list import used_images
-    from winsuite.policy.run_config import build_run_config
+    from winsuite.policy.run_config import resolve_run
 
     get = vars(args).get
-    config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
+    config = resolve_run(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
     for message in config.repo_list.warnings:
         warn(message)
     rows = [{"build": r.build or config.target_os, "image": r.image_id, "reference": r.reference, "note": r.note}

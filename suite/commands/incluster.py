@@ -56,10 +56,8 @@ def attach_run(args: argparse.Namespace) -> int:
 def shard_worker(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from winsuite.cli import build_parser
     from winsuite.run.incluster.worker import completion_index
-    from winsuite.run.incluster.worker import run_argv
+    from winsuite.run.incluster.worker import shard_run
     from winsuite.run.incluster.worker import stream_run
 
-    argv = run_argv(Path(args.config), Path(args.results), completion_index())
-    return stream_run(build_parser().parse_args(argv))
+    return stream_run(shard_run(Path(args.config), Path(args.results), completion_index()))

@@ -10,14 +10,14 @@ from winsuite.commands._output import print_json
 from winsuite.commands._output import warn
 from winsuite.commands._types import Subparsers
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import load_pins
 from winsuite.policy import options
-from winsuite.policy.pins import load_pins
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Selector
-from winsuite.policy.shard_selection import planned_tests
-from winsuite.policy.shards import PlannedTest
-from winsuite.policy.shards import plan_document
-from winsuite.policy.shards import plan_shards
+from winsuite.policy.shard_selection import sharded_tests
+from winsuite.policy.shards import ShardedTest
+from winsuite.policy.shards import cut_shards
+from winsuite.policy.shards import shards_document
 from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import read_names_file
 
@@ -39,7 +39,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--names", metavar="FILE", help="apply --focus/--skip to these upstream names")
     parser.add_argument("--ops-readiness", metavar="DIR_OR_FILE", nargs="+",
                         help="show what each test case of these windows-operational-readiness specifications selects")
-    parser.add_argument("--category", help="with --ops-readiness: only the test cases of this category")
+    parser.add_argument("--category", action="append", default=[],
+                        help="with --ops-readiness: only the test cases of this category (repeatable)")
     parser.add_argument("--shards", type=int, metavar="N",
                         help="cut the tests to run into N shards of even expected duration (this machine's record of "
                              "earlier runs, else the tests' declared slowness; serial tests together) and show them")
@@ -55,9 +56,9 @@ def run(args: argparse.Namespace) -> int:
     if args.names:
         return _list_names(args)
     from winsuite.policy.catalog import engine_catalog
-    from winsuite.policy.run_config import build_run_config
+    from winsuite.policy.run_config import resolve_run
 
-    config = build_run_config(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
+    config = resolve_run(options.job_ref(get), options.overrides(get, options.SELECTION_OPTIONS))
     for message in config.repo_list.warnings:
         warn(message)
     if args.category and not args.ops_readiness:
@@ -71,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
     if args.shards is not None:
         from pathlib import Path
 
-        from winsuite.run.results import durations
+        from winsuite.results import durations
 
         recorded = durations.for_planning(Path(args.results_root) / config.job.name)
-        return _list_shards(config, planned_tests(config, catalog), args.shards, args.format, recorded)
+        return _list_shards(config, sharded_tests(config, catalog), args.shards, args.format, recorded)
     for test in catalog:
         verdict = config.policy.decide(test.name, test.tags)
         status = {Outcome.RUN: "run", Outcome.SKIP: "skip", Outcome.DESELECT: "out"}[verdict.outcome]
@@ -101,12 +102,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list_shards(config: RunConfig, tests: list[PlannedTest], count: int, output: str,
+def _list_shards(config: RunConfig, tests: list[ShardedTest], count: int, output: str,
                  recorded: dict[str, float]) -> int:
     """The plan a sharded run would follow: per shard, its tests and their expected duration."""
-    shards = plan_shards(tests, count, recorded)
+    shards = cut_shards(tests, count, recorded)
     if output == "json":
-        print_json(plan_document(config.job.name, shards))
+        print_json(shards_document(config.job.name, shards))
         return 0
     for shard in shards:
         if output == "table":
@@ -122,14 +123,18 @@ def _duration(seconds: float) -> str:
 
 
 def _list_ops_cases(args: argparse.Namespace, config: RunConfig) -> int:
-    """Per windows-operational-readiness test case: what it selects of the catalog, and whether the job runs it."""
+    """Per windows-operational-readiness test case: what it selects of the catalog, and whether the job runs it;
+    and each specification with no test cases."""
     from winsuite.policy.catalog import engine_catalog
-    from winsuite.policy.ops_readiness import load_cases
+    from winsuite.policy.ops_readiness import NO_CASES
+    from winsuite.policy.ops_readiness import cases_of
+    from winsuite.policy.ops_readiness import load_specifications
     from winsuite.policy.ops_readiness import select
 
     tests = {t.name: t for t in engine_catalog(_natives(config.job.engine), _upstream(config.job.engine),
                                                 config.job.engine)}
-    selections = select(load_cases(args.ops_readiness, args.category), tests, kubernetes_version=load_pins().kubernetes)
+    specs = load_specifications(args.ops_readiness, args.category)
+    selections = select(cases_of(specs), tests, kubernetes_version=load_pins().kubernetes)
     status = {Outcome.RUN: "run", Outcome.SKIP: "skip", Outcome.DESELECT: "out"}
     cases: list[dict[str, Any]] = [
         {"category": s.case.category, "description": s.case.description, "source": s.case.source,
@@ -137,8 +142,10 @@ def _list_ops_cases(args: argparse.Namespace, config: RunConfig) -> int:
          "tests": [{"name": n, "engine": str(tests[n].engine),
                     "status": status[config.policy.decide(n, tests[n].tags).outcome]} for n in s.names]}
         for s in selections]
+    empty = [{"category": spec.category, "source": spec.source} for spec in specs if not spec.cases]
     if args.format == "json":
-        print_json({"job": config.job.name, "targetOS": config.target_os, "cases": cases})
+        print_json({"job": config.job.name, "targetOS": config.target_os, "cases": cases,
+                    "categoriesWithoutCases": empty})
         return 0
     if args.format == "names":
         print("\n".join(sorted({t["name"] for c in cases for t in c["tests"] if t["status"] == "run"})))
@@ -151,9 +158,12 @@ def _list_ops_cases(args: argparse.Namespace, config: RunConfig) -> int:
             print(f"    selects nothing ({case['source']})")
         for test in case["tests"]:
             print(f"    {test['status']:<4}  {test['engine']:<8}  {test['name']}")
-    empty = sum(not c["tests"] for c in cases)
-    print(f"{len(cases)} test case(s), {len({t['name'] for c in cases for t in c['tests']})} test(s) selected, "
-          f"{empty} case(s) selecting nothing")
+    for spec in empty:
+        print(f"{spec['category']}: {NO_CASES} ({spec['source']})")
+    selecting_nothing = sum(not c["tests"] for c in cases)
+    print(f"{len(specs)} specification(s), {len(cases)} test case(s), "
+          f"{len({t['name'] for c in cases for t in c['tests']})} test(s) selected, "
+          f"{selecting_nothing} case(s) selecting nothing, {len(empty)} specification(s) with no test cases")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from winsuite.commands._types import Subparsers
+from winsuite.given_paths import unwritable
 
 
 def register(subparsers: Subparsers) -> None:
@@ -24,9 +25,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from winsuite.errors import ExitCode
-    from winsuite.run.results import prow
-    from winsuite.run.results.merge import final_attempts
-    from winsuite.run.results.merge import verdict
+    from winsuite.results import prow
+    from winsuite.results.merge import final_attempts
+    from winsuite.results.merge import verdict
     from winsuite.run.shard_merge import check_shards
     from winsuite.run.shard_merge import merged_result
     from winsuite.run.shard_merge import read_shard_build
@@ -40,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
         build_dir, job_dir = Path(args.artifacts), None
     else:
         job_dir = Path(args.results_root) / job
-        build_dir = job_dir / (args.build_id or prow.new_build_id(job_dir))
+        try:
+            build_dir = job_dir / (args.build_id or prow.new_build_id(job_dir))
+        except OSError as err:
+            raise unwritable("the merged build", err.filename or job_dir, err) from None
     rows = write_merged(builds, build_dir)
     if job_dir is not None:
         prow.write_latest_build(job_dir, build_dir.name)

@@ -6,8 +6,8 @@ import argparse
 import signal
 
 from winsuite.commands._types import Subparsers
+from winsuite.inputs.jobs import parse_duration
 from winsuite.policy import options
-from winsuite.policy.jobs import parse_duration
 
 
 def register(subparsers: Subparsers) -> None:
@@ -23,19 +23,20 @@ def register(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from winsuite.errors import ExitCode
-    from winsuite.plugin.session import open_session
     from winsuite.policy.catalog import collect
     from winsuite.policy.prepull_list import to_prepull
-    from winsuite.policy.run_config import build_run_config
+    from winsuite.policy.run_config import resolve_run
+    from winsuite.results.model import Outcome
     from winsuite.run import prepull
-    from winsuite.run.results.model import Outcome
+    from winsuite.run.console import Console
+    from winsuite.run.session import open_session
 
     # SIGTERM (a CI job cancelled) stops the pulls like SIGINT does: the DaemonSets are still removed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     get = vars(args).get
-    config = build_run_config(options.job_ref(get),
-                              options.overrides(get, options.SELECTION_OPTIONS + options.CLUSTER_OPTIONS))
-    session = open_session(config)
+    config = resolve_run(options.job_ref(get),
+                         options.overrides(get, options.SELECTION_OPTIONS + options.CLUSTER_OPTIONS))
+    session = open_session(config, Console())
     images = to_prepull(session.run, collect(), session.facts)
     pulls = prepull.pull_sets(session.run.target_os, images)
     print(f"prepull: {len(images)} image reference(s) in {len(pulls)} DaemonSet(s) on {session.connection.server}")

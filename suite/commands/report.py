@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import datetime
+import re
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import TypeVar
 
 from winsuite.commands._types import Subparsers
-from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite_reports.render import DEFAULT_GRID_COLUMNS
 
@@ -27,7 +29,9 @@ def register(subparsers: Subparsers) -> None:
         "write a static dashboard: tab statuses, grids, flakiness, run diffs, the KEP-116 release verdict.",
     )
     parser.add_argument(
-        "--results", required=True, type=Path, metavar="ROOT", help="results root in the prow layout"
+        "--results", action="append", default=[], metavar="ROOT",
+        help="results in the prow layout (repeatable): a directory, gs://BUCKET/PREFIX or s3://BUCKET/PREFIX; a root "
+             "of jobs, one job or one build",
     )
     parser.add_argument("--output", type=Path, metavar="DIR", help="where index.html and its pages go (html)")
     parser.add_argument(
@@ -77,6 +81,14 @@ def register(subparsers: Subparsers) -> None:
     view.add_argument(
         "--max-builds", default="0", metavar="N", help="read only the newest N builds per job (0 = all)"
     )
+    view.add_argument("--since", metavar="WHEN",
+                      help="read only builds started since WHEN: a date (2026-11-01, UTC), or a duration ago (7d, 36h)")
+    view.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                      help="compare two builds spec by spec (each a build directory or a gs:// or s3:// build, or "
+                           "a job: its newest build)")
+    view.add_argument("--build-url", default="", metavar="TEMPLATE",
+                      help="where build links point, with <job> and <build> (e.g. https://gcsweb.k8s.io/gcs/"
+                           "kubernetes-ci-logs/logs/<job>/<build>); default: the build's own directory or bucket URL")
     view.add_argument(
         "--grid-columns",
         default=str(DEFAULT_GRID_COLUMNS),
@@ -88,20 +100,56 @@ def register(subparsers: Subparsers) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from winsuite.run import dashboard
+    from winsuite.run import results_roots
+    from winsuite_reports.markdown import compare_markdown
     from winsuite_reports.markdown import markdown_summary
+    from winsuite_reports.render import write_compare
     from winsuite_reports.summary_json import json_summary
 
+    if not args.results and not args.compare:
+        raise UsageError("--results ROOT or --compare A B is required")
     if args.format == "html" and args.output is None:
         raise UsageError("--output DIR is required for the HTML dashboard (or use --format markdown or json)")
-    report = dashboard.report_of(args.results, _options(args), max_builds=_number(args, "max_builds", int, 0),
-                                 skip=args.output)
+    max_builds, since = _number(args, "max_builds", int, 0), _since(args.since)
+    output = Path(args.output) if args.output is not None else None
+    roots = [results_roots.resolve(location, max_builds=max_builds, since=since) for location in args.results]
+    sides = [results_roots.resolve(reference, max_builds=1, since=None) for reference in args.compare or ()]
+    failures = [failure for root in [*roots, *sides] for failure in root.failures]
+    report = None
+    if roots:
+        history = dashboard.history_of(roots, max_builds=max_builds, since=since, skip=output)
+        report = dashboard.analysed(history, _options(args)) if history.jobs else None
+    comparison = dashboard.compared(sides) if sides else None
     if args.format == "markdown":
-        sys.stdout.write(markdown_summary(report))
+        parts = ([markdown_summary(report)] if report else []) + ([compare_markdown(comparison)] if comparison else [])
+        sys.stdout.write("\n".join(parts))
     elif args.format == "json":
-        sys.stdout.write(json_summary(report))
-    else:
-        print(dashboard.write(report, args.output, grid_columns=_number(args, "grid_columns", int, 0)))
-    return int(ExitCode.OK)
+        if report is not None:
+            sys.stdout.write(json_summary(report))
+    elif output is not None:
+        if report is not None:
+            print(dashboard.write(report, output, grid_columns=_number(args, "grid_columns", int, 0),
+                                  build_url=args.build_url, compared=comparison is not None))
+        if comparison is not None:
+            page = write_compare(comparison, output, generated=time.time(), dashboard=report is not None)
+            print(f"winsuite report: {comparison.a.label} compared with {comparison.b.label}: {page}")
+    return int(results_roots.exit_code(failures))
+
+
+def _since(text: str | None) -> float | None:
+    """--since as epoch seconds: a date or date and time (UTC), or a duration before now."""
+    if text is None:
+        return None
+    if re.fullmatch(r"\d+(\.\d+)?[smhd]", text.strip()):
+        value, unit = float(text.strip()[:-1]), text.strip()[-1]
+        return time.time() - value * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(f"--since {text}: not a date (2026-11-01, 2026-11-01T12:00) or a duration (7d, 36h)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp()
 
 
 def _options(args: argparse.Namespace) -> ReportOptions:

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from kubernetes import client
 
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import services
@@ -96,7 +96,9 @@ def create_tcp_service(api: client.ApiClient, namespace: str, name: str, labels:
     manifest = {"metadata": {"name": name, "labels": labels}, "spec": {"selector": labels, "ports": ports, **spec}}
     svc = services.create(api, namespace, manifest)
     assert svc.spec.cluster_ip, f"no ClusterIP allocated for service {svc.metadata.name}"
-    wants_node_ports = svc.spec.type == "NodePort"
+    # needsNodePorts: a NodePort Service, and a LoadBalancer one unless allocateLoadBalancerNodePorts is false.
+    wants_node_ports = svc.spec.type == "NodePort" or (
+        svc.spec.type == "LoadBalancer" and svc.spec.allocate_load_balancer_node_ports is not False)
     for port in svc.spec.ports:
         assert bool(port.node_port) == wants_node_ports, f"unexpected nodePort {port.node_port} on {port}"
     return svc
@@ -105,14 +107,14 @@ def create_tcp_service(api: client.ApiClient, namespace: str, name: str, labels:
 def create_pod_or_fail(api: client.ApiClient, namespace: str, target: Placer, name: str,
                        labels: dict[str, str], ports: list[dict[str, Any]], *args: str) -> client.V1Pod:
     """createPodOrFail: an agnhost pod with the given labels, ports and args, Ready."""
-    return containers.start(api, namespace, labelled_agnhost_pod(target, name, labels, ports, *args), state="Ready",
-                            timeout=POD_START_TIMEOUT)
+    return pods.start(api, namespace, labelled_agnhost_pod(target, name, labels, ports, *args), state="Ready",
+                      timeout=POD_START_TIMEOUT)
 
 
 def labelled_agnhost_pod(target: Placer, name: str, labels: dict[str, str], ports: list[dict[str, Any]],
                          *args: str) -> dict[str, Any]:
     """createPodOrFail's pod, placed."""
-    manifest = containers.agnhost_pod(target.image("agnhost"), name, *args)
+    manifest = manifests.agnhost_pod(target.image("agnhost"), name, *args)
     manifest["metadata"]["labels"] = labels
     manifest["spec"]["containers"][0].update(ports=ports, env=[{"name": "FOO", "value": " "}])
     return target.place(manifest)
@@ -136,8 +138,8 @@ def _untainted(taint: str) -> bool:
 def serve_hostname_deployment(target: Placer, name: str, labels: dict[str, str], replicas: int,
                               *args: str) -> dict[str, Any]:
     """CreateServicePods' Deployment of agnhost serve-hostname replicas (Recreate), placed."""
-    agnhost = containers.container(name, target.image("agnhost"), command=["/agnhost", "serve-hostname", *args],
-                                   securityContext={})
+    agnhost = manifests.container(name, target.image("agnhost"), command=["/agnhost", "serve-hostname", *args],
+                                  securityContext={})
     return target.place(workloads.deployment(name, replicas, labels, [agnhost], strategy="Recreate"))
 
 
@@ -153,12 +155,12 @@ def node_ips(nodes: Iterable[Any]) -> list[str]:
 # -- probes from inside a pod -----------------------------------------------------------------------
 def exec_pod(api: client.ApiClient, namespace: str, target: Placer, name: str = "execpod") -> Prober:
     """e2epod.CreateExecPodOrFail: an agnhost pod to run probes from, Running."""
-    containers.start(api, namespace, exec_pod_manifest(target, name))
+    pods.start(api, namespace, exec_pod_manifest(target, name))
     return Prober(api, namespace, name)
 
 
 def exec_pod_manifest(target: Placer, name: str = "execpod") -> dict[str, Any]:
-    return target.place(containers.agnhost_pod(target.image("agnhost"), name))
+    return target.place(manifests.agnhost_pod(target.image("agnhost"), name))
 
 
 def host_port(host: str, port: int) -> str:

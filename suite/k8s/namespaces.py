@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from winsuite.k8s import retry
+from winsuite.k8s.not_found import ignore_not_found
 from winsuite.k8s.waits import wait_for_set
 
 RUN_ID_LABEL = "winsuite.io/run-id"
@@ -33,12 +33,9 @@ def create(api: client.ApiClient, name: str, run_id: str, test_name: str) -> cli
 
 def delete(api: client.ApiClient, name: str) -> None:
     """Start deleting; the namespace controller finishes in the background."""
-    try:
+    with ignore_not_found():
         retry.call(client.CoreV1Api(api).delete_namespace, name,
                    body=client.V1DeleteOptions(propagation_policy="Background"))
-    except ApiException as err:
-        if err.status != 404:
-            raise
 
 
 def delete_run_namespaces(api: client.ApiClient, run_id: str | None = None, dry_run: bool = False,
@@ -79,14 +76,6 @@ def delete_e2e_namespaces(api: client.ApiClient, keep: set[str], timeout: float)
         describe=lambda items: f"still there: {', '.join(n.metadata.name for n in items if n.metadata.name in left)}",
     )
     return left
-
-
-def wait_for_namespaces_gone(api: client.ApiClient, run_id: str, timeout: float) -> None:
-    wait_for_set(
-        client.CoreV1Api(api).list_namespace, namespace=None, label_selector=f"{RUN_ID_LABEL}={run_id}",
-        what=f"the namespaces of run {run_id} to be deleted", condition=lambda items: not items,
-        timeout=timeout, describe=lambda items: f"still there: {', '.join(n.metadata.name for n in items)}",
-    )
 
 
 def allow_privileged_pods(api: client.ApiClient, namespace: str) -> None:

@@ -24,8 +24,9 @@ from urllib.parse import urlencode
 from kubernetes import client
 
 from winsuite.authoring.facts import ClusterFacts
+from winsuite.authoring.targeting import NodeOS
 from winsuite.authoring.targeting import Placement
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import objects
 from winsuite.k8s import pods
 
@@ -51,7 +52,7 @@ HOST_TEST_POD = "host-test-container-pod"
 # -- commands -----------------------------------------------------------------------------------------
 def http_get(target_os: str, url: str) -> list[str]:
     """A command that prints the body of an HTTP GET (nothing on failure, with a non-zero exit)."""
-    if target_os == "windows":
+    if target_os == NodeOS.WINDOWS:
         return ["curl.exe", "-g", "-q", "-s", "--max-time", "15", url]
     return ["wget", "-q", "-O", "-", url]  # no -T: busybox 1.35 wget crashes with it on a refused connection
 
@@ -67,12 +68,12 @@ def endpoint_pod(image: str, name: str, selector: dict[str, str]) -> Manifest:
     """createNetShellPodSpec: netexec on the endpoint ports, live and ready once /healthz answers."""
     probe = {"httpGet": {"path": "/healthz", "port": ENDPOINT_HTTP_PORT}, "initialDelaySeconds": 10,
              "timeoutSeconds": 30, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
-    webserver = containers.agnhost_container(
+    webserver = manifests.agnhost_container(
         image, "webserver", "netexec", f"--http-port={ENDPOINT_HTTP_PORT}", f"--udp-port={ENDPOINT_UDP_PORT}",
         imagePullPolicy="IfNotPresent", livenessProbe=probe, readinessProbe=probe,
         ports=[{"name": "http", "containerPort": ENDPOINT_HTTP_PORT},
                {"name": "udp", "containerPort": ENDPOINT_UDP_PORT, "protocol": "UDP"}])
-    return spread(containers.pod(name, [webserver], labels=selector), selector)
+    return spread(manifests.pod(name, [webserver], labels=selector), selector)
 
 
 def spread(manifest: Manifest, selector: dict[str, str]) -> Manifest:
@@ -85,10 +86,10 @@ def spread(manifest: Manifest, selector: dict[str, str]) -> Manifest:
 
 def intra_pod_dialer(image: str) -> Manifest:
     """createTestPodSpec: the netexec that dials the endpoints for the intra-pod checks."""
-    webserver = containers.agnhost_container(
+    webserver = manifests.agnhost_container(
         image, "webserver", "netexec", f"--http-port={TEST_CONTAINER_HTTP_PORT}",
         imagePullPolicy="IfNotPresent", ports=[{"name": "http", "containerPort": TEST_CONTAINER_HTTP_PORT}])
-    return containers.pod(TEST_POD, [webserver])
+    return manifests.pod(TEST_POD, [webserver])
 
 
 def host_dialer_pod(image: str, target_os: str) -> Manifest:
@@ -96,13 +97,13 @@ def host_dialer_pod(image: str, target_os: str) -> Manifest:
     ports = [{"containerPort": HOST_DIAL_PORT, "hostPort": HOST_DIAL_PORT, "protocol": protocol}
              for protocol in ("TCP", "UDP")]
     args = ("netexec", f"--http-port={HOST_DIAL_PORT}", f"--udp-port={HOST_DIAL_PORT}")
-    if target_os == "windows":
+    if target_os == NodeOS.WINDOWS:
         # On the host, the image's /agnhost entrypoint does not resolve: run it as agnhost.exe.
-        on_host = containers.container("agnhost-container", image, command=containers.agnhost_on_host(*args),
-                                       ports=ports)
-        return containers.host_process_pod(HOST_TEST_POD, [on_host])
-    dialer = containers.agnhost_container(image, "agnhost-container", *args, ports=ports)
-    return containers.pod(HOST_TEST_POD, [dialer], hostNetwork=True, terminationGracePeriodSeconds=0)
+        on_host = manifests.container("agnhost-container", image, command=manifests.agnhost_on_host(*args),
+                                      ports=ports)
+        return manifests.host_process_pod(HOST_TEST_POD, [on_host])
+    dialer = manifests.agnhost_container(image, "agnhost-container", *args, ports=ports)
+    return manifests.pod(HOST_TEST_POD, [dialer], hostNetwork=True, terminationGracePeriodSeconds=0)
 
 
 # -- nodes --------------------------------------------------------------------------------------------
@@ -167,13 +168,13 @@ def setup_core(api: client.ApiClient, namespace: str, *, image: str, target_os: 
     assert nodes > 0, "no node of the target OS runs containers"
     endpoints_and_dialers = core_pods(image, target_os, nodes, place, host_network)
     names = [m["metadata"]["name"] for m in endpoints_and_dialers[:nodes]]
-    manifests = endpoints_and_dialers[nodes:]
+    dialer_manifests = endpoints_and_dialers[nodes:]
     for manifest in endpoints_and_dialers:
         pods.create(api, namespace, manifest)
-    timeout = containers.POD_START_TIMEOUT
+    timeout = pods.POD_START_TIMEOUT
     endpoints = [started(pods.wait_for_pod(api, namespace, n, state="Ready", timeout=timeout)) for n in names]
     dialers = [started(pods.wait_for_pod(api, namespace, m["metadata"]["name"], timeout=timeout))
-               for m in manifests]
+               for m in dialer_manifests]
     max_tries = nodes * nodes + TEST_TRIES
     log.info("setting MaxTries for pod polling to %d for networking test based on endpoint count %d",
              max_tries, nodes)

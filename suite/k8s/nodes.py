@@ -9,10 +9,11 @@ import pytest
 import semver
 from kubernetes import client
 
-from winsuite.authoring import versions
+from winsuite import versions
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.authoring.targeting import SIMULATED_NODE_ANNOTATION
 from winsuite.authoring.targeting import WINDOWS_BUILD_LABEL
+from winsuite.authoring.targeting import NodeOS
 from winsuite.k8s import retry
 from winsuite.k8s.objects import name_of
 
@@ -112,6 +113,6 @@ def skip_unless_containerd_before_1_7(node: client.V1Node) -> None:
 
 def skip_unless_target_os_is_windows(target_os: str) -> None:
     """skipUnlessWindows: every [sig-windows] test runs only when the run targets Windows nodes."""
-    if target_os != "windows":
+    if target_os != NodeOS.WINDOWS:
         pytest.skip("requires the target OS windows, as every [sig-windows] test does "
                     f"(found: --node-os {target_os})")

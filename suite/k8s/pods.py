@@ -1,4 +1,4 @@
-"""Pods: create, wait_for (running, ready, succeeded, …), logs, exec, delete; in kubectl's words."""
+"""Pods: create, start, wait_for (running, ready, succeeded, …), logs, exec, delete; in kubectl's words."""
 
 from __future__ import annotations
 
@@ -8,15 +8,22 @@ from collections.abc import Callable
 from typing import Any
 
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 from kubernetes.stream import stream
 
+from winsuite.k8s import events
 from winsuite.k8s import retry
+from winsuite.k8s.manifests import Manifest
 from winsuite.k8s.waits import PermanentFailure
 from winsuite.k8s.waits import wait_for
+from winsuite.k8s.waits import wait_for_set
 
 # Waiting reasons after which a container will not start without someone changing the pod. Pull errors
 # are left out: on real clusters they can be transient, and a timeout still reports them.
 HOPELESS_WAITING = frozenset({"ErrImageNeverPull", "InvalidImageName", "ImageInspectError"})
+# Upstream framework timeouts (test/e2e/framework/timeouts.go), trimmed to fit the suite's per-test timeout.
+POD_START_TIMEOUT = 180.0
+FINISH_TIMEOUT = 180.0  # the 3 minutes upstream gives HostProcess pods to finish
 
 
 def core(api: client.ApiClient) -> client.CoreV1Api:
@@ -79,6 +86,10 @@ CONDITIONS: dict[str, Callable[[client.V1Pod], bool]] = {
     "Completed": lambda p: p.status.phase in ("Succeeded", "Failed"),
     "Failed": lambda p: p.status.phase == "Failed",
 }
+
+
+def is_ready(pod: client.V1Pod) -> bool:
+    return CONDITIONS["Ready"](pod)
 
 
 def wait_for_pod(api: client.ApiClient, namespace: str, name: str, *, state: str = "Running",
@@ -166,3 +177,61 @@ def terminated_reasons(pod: client.V1Pod) -> dict[str, str]:
     """testutils.TerminatedContainers: container name -> reason of the terminated ones."""
     statuses = (pod.status or client.V1PodStatus()).container_statuses or []
     return {s.name: str(s.state.terminated.reason) for s in statuses if s.state and s.state.terminated}
+
+
+# -- upstream's PodClient: create and wait ------------------------------------------------------------
+def start(api: client.ApiClient, namespace: str, manifest: Manifest, *, state: str = "Running",
+          timeout: float = POD_START_TIMEOUT) -> client.V1Pod:
+    """podClient.CreateSync: create the pod and wait until it is `state` (Running, Ready, …)."""
+    create(api, namespace, manifest)
+    return wait_for_pod(api, namespace, manifest["metadata"]["name"], state=state, timeout=timeout)
+
+
+def create_all(api: client.ApiClient, namespace: str, manifests: list[Manifest], *,
+               timeout: float = POD_START_TIMEOUT) -> list[client.V1Pod]:
+    """PodClient.CreateBatch: create every pod, then wait for each to be Running and Ready."""
+    for manifest in manifests:
+        create(api, namespace, manifest)
+    return [wait_for_pod(api, namespace, m["metadata"]["name"], state="Ready", timeout=timeout)
+            for m in manifests]
+
+
+def wait_for_finish(api: client.ApiClient, namespace: str, name: str,
+                    timeout: float = FINISH_TIMEOUT) -> client.V1Pod:
+    """PodClient.WaitForFinish: Succeeded or Failed."""
+    return wait_for_pod(api, namespace, name, state="Completed", timeout=timeout)
+
+
+def assert_succeeded(api: client.ApiClient, namespace: str, name: str,
+                     timeout: float = FINISH_TIMEOUT) -> client.V1Pod:
+    """Wait for the pod to finish; it must have Succeeded (else: its containers' output and its events)."""
+    finished = wait_for_finish(api, namespace, name, timeout)
+    if phase_of(finished) != "Succeeded":
+        spec = finished.spec or client.V1PodSpec(containers=[])
+        every = [c.name for c in (spec.init_containers or []) + spec.containers]
+        output = "\n".join(f"--- {c}:\n{read_logs(api, namespace, name, c)[1]}" for c in every)
+        happened = "\n".join(events.describe(e) for e in events.list_events(api, namespace)
+                             if e.involved_object.name == name)
+        raise AssertionError(f"{describe(finished)}: expected phase Succeeded\n"
+                             f"container output:\n{output}\nevents:\n{happened}")
+    return finished
+
+
+def wait_for_no_pods(api: client.ApiClient, namespace: str, *, label_selector: str = "", what: str,
+                     timeout: float = POD_START_TIMEOUT) -> None:
+    """Wait until no pod of the namespace (matching the selector) is left."""
+    wait_for_set(core(api).list_namespaced_pod, namespace=namespace, label_selector=label_selector,
+                 what=what, condition=lambda items: not items, timeout=timeout,
+                 describe=describe_all)
+
+
+def read_logs(api: client.ApiClient, namespace: str, name: str, container: str,
+              **options: Any) -> tuple[bool, str]:
+    """(True, logs), or (False, the API's answer) while the container has none to give yet."""
+    try:
+        read = core(api).read_namespaced_pod_log
+        return True, str(retry.call(read, name, namespace, container=container, **options))
+    except ApiException as err:
+        if err.status in (400, 404):  # container creating / pod not yet bound: logs come later
+            return False, f"{err.status} {err.reason}: {err.body}"
+        raise

@@ -13,6 +13,7 @@ import re
 
 from kubernetes import client
 
+from winsuite.authoring.targeting import NodeOS
 from winsuite.k8s import pods
 from winsuite.k8s import waits
 
@@ -58,7 +59,7 @@ def _listed(text: str) -> list[str]:
 def resolver_config(api: client.ApiClient, namespace: str, pod: str, target_os: str) -> ResolverConfig:
     """What the pod's resolver was configured with: /etc/resolv.conf on Linux, the CNI's settings on Windows
     (there is no options line on Windows: options such as ndots do not exist there)."""
-    if target_os == "windows":
+    if target_os == NodeOS.WINDOWS:
         servers = _listed(run(api, namespace, pod, ["/agnhost", "dns-server-list"]))
         suffixes = _listed(run(api, namespace, pod, ["/agnhost", "dns-suffix"]))
         return ResolverConfig(servers, suffixes, options=[])
@@ -71,7 +72,7 @@ def ipconfig_all(api: client.ApiClient, namespace: str, pod: str) -> str:
 
 
 def read_file(api: client.ApiClient, namespace: str, pod: str, path: str, target_os: str) -> str:
-    command = ["cmd", "/c", "type", path] if target_os == "windows" else ["cat", path]
+    command = ["cmd", "/c", "type", path] if target_os == NodeOS.WINDOWS else ["cat", path]
     return run(api, namespace, pod, command)
 
 

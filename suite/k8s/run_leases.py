@@ -8,10 +8,10 @@ import datetime
 from typing import Any
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from winsuite.k8s import retry
 from winsuite.k8s.namespaces import RUN_ID_LABEL
+from winsuite.k8s.not_found import ignore_not_found
 
 NAMESPACE = "default"
 PREFIX = "winsuite-run-"
@@ -29,11 +29,8 @@ def register(api: client.ApiClient, run_id: str, run_timeout: float) -> None:
 
 
 def withdraw(api: client.ApiClient, run_id: str) -> None:
-    try:
+    with ignore_not_found():
         retry.call(client.CoordinationV1Api(api).delete_namespaced_lease, PREFIX + run_id, NAMESPACE)
-    except ApiException as err:
-        if err.status != 404:
-            raise
 
 
 def active_runs(api: client.ApiClient, *, besides: str | None = None) -> list[str]:

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 from kubernetes.client.exceptions import ApiException
 
+from winsuite.k8s.not_found import ignore_not_found
+
 
 class Undo:
     """Undo steps for what a test creates outside its namespace (cluster-scoped objects, kube-system), run
@@ -21,10 +23,10 @@ class Undo:
         failures = []
         for what, step in reversed(self._steps):
             try:
-                step()
+                with ignore_not_found():  # gone already: nothing to undo
+                    step()
             except ApiException as err:
-                if err.status != 404:
-                    failures.append(f"{what}: {err.status} {err.reason}")
+                failures.append(f"{what}: {err.status} {err.reason}")
             except Exception as err:  # every step gets its chance; the failures are reported together
                 failures.append(f"{what}: {err}")
         self._steps.clear()

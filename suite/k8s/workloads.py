@@ -1,6 +1,6 @@
 """Workloads: controller manifests, pod sets by label, controller status, and watch event streams.
 
-Pods and containers come from winsuite.k8s.containers; these wrap them in ReplicaSets, Deployments, ….
+Pods and containers come from winsuite.k8s.manifests; these wrap them in ReplicaSets, Deployments, ….
 """
 
 from __future__ import annotations
@@ -131,21 +131,6 @@ def wait_for_object(list_fn: Callable[..., Any], *, name: str, namespace: str | 
     """Watch one object until `condition` holds; the timeout message carries its last status."""
     return wait_for(list_fn, name=name, namespace=namespace, what=what, condition=condition, timeout=timeout,
                     describe=lambda obj: repr(getattr(obj, "status", obj)))
-
-
-def hold(list_fn: Callable[..., Any], *, name: str, namespace: str | None, what: str,
-         check: Callable[[Any], None], duration: float) -> None:
-    """gomega's Consistently: `check` (which raises on a violation) passes on every state seen for `duration`."""
-
-    def never_done(obj: Any) -> bool:
-        check(obj)
-        return False
-
-    try:
-        wait_for(list_fn, name=name, namespace=namespace, what=what, condition=never_done, timeout=duration)
-    except WaitTimeout as err:
-        if err.last == "object not found":
-            raise AssertionError(f"{what}: the object does not exist") from err
 
 
 def update_with_retries(read: Callable[[], Any], replace: Callable[[Any], Any], mutate: Callable[[Any], None],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Generator
-from pathlib import Path
 
 import pytest
 from kubernetes import client
@@ -16,13 +15,15 @@ from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import spec_of
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
+from winsuite.authoring.targeting import NodeOS
 from winsuite.k8s import diagnostics
 from winsuite.k8s import namespaces
 from winsuite.plugin import session
 from winsuite.plugin.flakes import ATTEMPT_KEY
+from winsuite.plugin.results_writer import NAMESPACE_PROPERTY
 from winsuite.plugin.session import RunSession
 from winsuite.policy.run_config import RunConfig
-from winsuite.run.results.prow import diagnostics_dir_name
+from winsuite.results.prow import diagnostics_dir_name
 
 DIAGNOSTICS_PROPERTY = "winsuite.diagnostics"
 PHASE_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
@@ -30,8 +31,8 @@ PHASE_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 
 def _windows_build(run: RunConfig, facts: ClusterFacts, spec: Spec) -> str | None:
     """Pin a Windows build only when the cluster mixes builds; prefer nodes that really run containers."""
-    windows = [n for n in facts.nodes if n.os == "windows" and n.ready and n.windows_build]
-    if run.target_os != "windows" or len({n.windows_build for n in windows}) < 2:
+    windows = [n for n in facts.nodes if n.os == NodeOS.WINDOWS and n.ready and n.windows_build]
+    if run.target_os != NodeOS.WINDOWS or len({n.windows_build for n in windows}) < 2:
         return None
     for node in sorted(windows, key=lambda n: n.simulated):
         version = next((v for v in run.images.windows_versions.values()
@@ -76,8 +77,10 @@ def namespace(request: pytest.FixtureRequest, cluster: ClusterSession) -> Genera
     api = cluster.api
     with timeline.span("test: namespace create"):
         namespaces.create(api, name, cluster.run_id, full_name)
-    # A retried test starts clean: no diagnostics property left from the previous attempt.
-    request.node.user_properties[:] = [p for p in request.node.user_properties if p[0] != DIAGNOSTICS_PROPERTY]
+    # A retried test starts clean: no diagnostics or namespace left from the previous attempt.
+    request.node.user_properties[:] = [p for p in request.node.user_properties
+                                       if p[0] not in (DIAGNOSTICS_PROPERTY, NAMESPACE_PROPERTY)]
+    request.node.user_properties.append((NAMESPACE_PROPERTY, name))  # where the run looks for its pods
     yield name
     try:
         reports = request.node.stash.get(PHASE_REPORTS, {})
@@ -91,15 +94,14 @@ def namespace(request: pytest.FixtureRequest, cluster: ClusterSession) -> Genera
 
 def _collect_diagnostics(request: pytest.FixtureRequest, api: client.ApiClient, namespace: str, name: str) -> None:
     """Gathered here, by the process that owns the namespace, before the namespace goes away."""
-    get = request.config.getoption
-    diagnostics_dir = get("winsuite_diagnostics_dir") or get("winsuite_results_dir")
-    if not diagnostics_dir:
+    output = session.run_config(request.config).output
+    if output is None:  # a run without a build directory (plain pytest) keeps none
         return
-    destination = Path(diagnostics_dir) / diagnostics_dir_name(name, request.node.stash.get(ATTEMPT_KEY, 1))
+    destination = output.diagnostics_dir / diagnostics_dir_name(name, request.node.stash.get(ATTEMPT_KEY, 1))
     diagnostics.collect(api, namespace, destination)
     # The row links it relative to the build directory (what the dashboard resolves links against).
-    build_dir = get("winsuite_build_dir") or Path(diagnostics_dir).parent
-    request.node.user_properties.append((DIAGNOSTICS_PROPERTY, f"{os.path.relpath(destination, build_dir)}/"))
+    relative = os.path.relpath(destination, output.build_dir)
+    request.node.user_properties.append((DIAGNOSTICS_PROPERTY, f"{relative}/"))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,13 +1,18 @@
-"""One run session per pytest process: the run's configuration and its cluster (connection + facts), made on first use.
+"""One run session per pytest process: the resolved run and its cluster (connection + facts), made on first use.
 
-The stash keys and their accessors live here, so every part of the plugin reaches the run the same way.
+The stash keys and their accessors live here, so every part of the plugin reaches the run the same way. Under
+`winsuite run` (and in xdist workers) the run arrives whole, as a document; a plain `pytest --pyargs winsuite.cases`
+resolves it from its options once, in the xdist controller, and hands it to its workers.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,19 +20,22 @@ from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.target import ClusterSession
 from winsuite.cluster.connect import Connection
 from winsuite.cluster.connect import connect
-from winsuite.cluster.discovery import discover
+from winsuite.cluster.connect import discover_cluster
 from winsuite.errors import UsageError
+from winsuite.inputs.run_modes import Phase
 from winsuite.policy import options
+from winsuite.policy.run_config import Output
 from winsuite.policy.run_config import RunConfig
-from winsuite.policy.run_config import build_run_config
+from winsuite.policy.run_config import resolve_run
 
 RUN_CONFIG_KEY = pytest.StashKey[RunConfig]()
 SESSION_KEY = pytest.StashKey["RunSession"]()
+WORKER_INPUT_KEY = "winsuite_run"  # the run document an xdist worker gets from its controller
 
 
 @dataclasses.dataclass(frozen=True)
 class RunSession:
-    """The run (its configuration, with the cluster's facts applied), the connection and the facts."""
+    """The run (with the cluster's facts applied), the connection and the facts."""
 
     run: RunConfig
     connection: Connection
@@ -44,40 +52,49 @@ class RunSession:
                               context=self.connection.context)
 
 
-def open_session(run: RunConfig, discovery_file: Path | None = None) -> RunSession:
-    """Connect as the job says and discover the cluster, or reuse the facts `winsuite run` already discovered."""
-    connection = connect(run.job.cluster)
-    if discovery_file is not None:
-        facts = ClusterFacts.load(discovery_file)
-    else:
-        facts = discover(connection.api, connection.server_version, windows_builds=run.images.windows_builds(),
-                         egress_allowed=connection.target.allows_egress)
-    return RunSession(run.with_facts(facts), connection, facts)
+def _resolved(config: pytest.Config) -> RunConfig:
+    """The run document given (`--run-file`, or an xdist controller's), else the run the options describe."""
+    worker_input: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if worker_input is not None and WORKER_INPUT_KEY in worker_input:
+        return RunConfig.from_document(json.loads(worker_input[WORKER_INPUT_KEY]), "the xdist controller's run")
+    get = config.getoption
+    run_file = get("winsuite_run_file")
+    if run_file:
+        return RunConfig.load(Path(run_file))
+    run = resolve_run(options.job_ref(get), options.overrides(get), environ=os.environ)
+    results = get("winsuite_results_dir")
+    if not results:
+        return run
+    build_dir = Path(results).resolve().parent
+    return dataclasses.replace(run, output=Output(build_dir, build_dir.name, results=Path(results).resolve()))
 
 
 def run_config(config: pytest.Config) -> RunConfig:
-    """The run's configuration, built on first use so plain pytest runs without winsuite tests stay inert."""
+    """The run, made on first use so plain pytest runs without winsuite tests stay inert."""
     if RUN_CONFIG_KEY not in config.stash:
-        get = config.getoption
         try:
-            config.stash[RUN_CONFIG_KEY] = build_run_config(
-                options.job_ref(get),
-                options.overrides(get),
-                run_id=get("winsuite_run_id"),
-                phase=get("winsuite_phase") or "all",
-            )
+            run = _resolved(config)
         except UsageError as err:  # a bad job, repo list or exclusion file: one line, no traceback
             raise pytest.UsageError(str(err)) from err
+        phase = config.getoption("winsuite_phase")
+        config.stash[RUN_CONFIG_KEY] = dataclasses.replace(run, phase=Phase(phase)) if phase else run
     return config.stash[RUN_CONFIG_KEY]
+
+
+def worker_input(config: pytest.Config) -> str:
+    """The run as the document each xdist worker starts from (so no worker resolves it again)."""
+    return json.dumps(run_config(config).to_document())
 
 
 def run_session(config: pytest.Config) -> RunSession:
     if SESSION_KEY not in config.stash:
-        discovery = config.getoption("winsuite_discovery")
+        run = run_config(config)
         try:
-            config.stash[SESSION_KEY] = open_session(run_config(config), Path(discovery) if discovery else None)
+            connection = connect(run.job.cluster)
+            facts = run.facts or discover_cluster(connection, run.images.windows_builds(), probe_load_balancer=False)
         except UsageError as err:
             raise pytest.UsageError(str(err)) from err
+        config.stash[SESSION_KEY] = RunSession(run.with_facts(facts), connection, facts)
     return config.stash[SESSION_KEY]
 
 

@@ -6,43 +6,41 @@ import atexit
 import gc
 import signal
 import threading
-from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import pytest
 
 from winsuite import timeline
 from winsuite.authoring.naming import SPEC_MARKER
 from winsuite.authoring.registry import load_registry
+from winsuite.errors import UsageError
+from winsuite.inputs.run_modes import Phase
 from winsuite.plugin import fixtures
 from winsuite.plugin import hookspecs
 from winsuite.plugin.collection import Selection
 from winsuite.plugin.flakes import FlakeAttempts
 from winsuite.plugin.requirements import Requirements
+from winsuite.plugin.results_writer import ResultsWriter
+from winsuite.plugin.session import WORKER_INPUT_KEY
 from winsuite.plugin.session import close_session
 from winsuite.plugin.session import run_config
+from winsuite.plugin.session import worker_input
 from winsuite.plugin.timeouts import TestTimeouts
 from winsuite.plugin.timing import Timing
 from winsuite.policy import options
-from winsuite.policy.run_config import PHASES
-from winsuite.run.results.writer import ResultsWriter
+from winsuite_reports.conventions import junit_name
 
 PLUGINS_KEY = pytest.StashKey[list[str]]()
 
-# Options only the runner passes to its pytest phases.
+# Options `winsuite run` passes to its pytest phases: the run, resolved, and which of its phases this is.
 INTERNAL_OPTIONS = (
-    options.Option("--run-id", "label of this run's namespaces (set by `winsuite run`)"),
+    options.Option("--run-file", "the resolved run (artifacts/run.json of a build, written by `winsuite run`): its "
+                   "results are written into that build as tests finish", metavar="FILE"),
     options.Option("--phase", "run all tests, only the parallel-safe ones, or only [Serial]/[Disruptive]",
-                   choices=PHASES),
-    options.Option("--discovery", "cluster facts written by `winsuite run` (skips discovering again)",
-                   metavar="FILE"),
-    options.Option("--results-dir", "write JUnit and diagnostics here as tests finish", metavar="DIR"),
-    options.Option("--diagnostics-dir", "write failed tests' diagnostics here (default: --results-dir)",
-                   metavar="DIR"),
-    options.Option("--build-dir", "the prow build directory that diagnostics links are relative to "
-                   "(default: the parent of --diagnostics-dir)", metavar="DIR"),
-    options.Option("--junit-name", "JUnit file name in --results-dir (default junit_01.xml)"),
-    options.Option("--durations-file", "earlier durations of the tests: the longest run first", metavar="FILE"),
+                   choices=tuple(Phase)),
+    options.Option("--results-dir", "without --run-file: write JUnit, the event log and failed tests' diagnostics "
+                   "here as tests finish (links relative to its parent directory)", metavar="DIR"),
 )
 
 
@@ -70,19 +68,33 @@ def pytest_configure(config: pytest.Config) -> None:
     }
     if timeline.enabled():
         plugins["winsuite-timing"] = Timing(config)
-    results_dir = config.getoption("winsuite_results_dir")
-    if results_dir and hasattr(config, "workerinput"):
+    writes_results = config.getoption("winsuite_run_file") or config.getoption("winsuite_results_dir")
+    if writes_results and hasattr(config, "workerinput"):
         # A run's xdist worker exits when the controller lets it go, after it reported everything: the objects
         # it holds are frozen then, so the interpreter's last collection does not walk them (a third of a second
         # of the phase's end).
         atexit.register(gc.freeze)
-    if results_dir and not hasattr(config, "workerinput"):  # only the controller writes results
-        junit_name = config.getoption("winsuite_junit_name") or "junit_01.xml"
-        plugins["winsuite-results"] = ResultsWriter(Path(results_dir), junit_name, config)
+    if writes_results and not hasattr(config, "workerinput"):  # only the controller writes results
+        run = run_config(config)
+        plugins["winsuite-results"] = ResultsWriter(run.layout.artifacts, junit_name(run.phase.number), config)
         _interrupt_on_sigterm()
     for name, plugin in plugins.items():
         config.pluginmanager.register(plugin, name)
     config.stash[PLUGINS_KEY] = list(plugins)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: each worker gets the run the controller resolved, so no worker reads a job or repo list again."""
+    config = node.config
+    try:
+        get = config.getoption
+        in_use = get("winsuite_run_file") or get("winsuite_results_dir") or options.job_ref(get) or options.overrides(
+            get)
+    except UsageError as err:
+        raise pytest.UsageError(str(err)) from err
+    if in_use:
+        node.workerinput[WORKER_INPUT_KEY] = worker_input(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

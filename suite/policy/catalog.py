@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import enum
 import importlib
 import inspect
 import pkgutil
@@ -15,6 +14,8 @@ from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import Tag
 from winsuite.authoring.naming import specs_of_function
 from winsuite.errors import UsageError
+from winsuite.inputs.engines import Engine
+from winsuite.paths import CASES_PACKAGE
 from winsuite.policy.selection import is_serial
 from winsuite_reports.conventions import tags_in_name
 
@@ -34,10 +35,6 @@ class Entry:
         """The pytest node id with the project root as rootdir (how `winsuite run` invokes pytest)."""
         return self.module.replace(".", "/") + ".py::" + self.function + (f"[{self.param}]" if self.param else "")
 
-    @property
-    def directory_tier(self) -> str:
-        return DIRECTORY_TIERS.get(self.module.split(".")[2], "") if self.module.count(".") >= 3 else ""
-
 
 def _specs_of(module: ModuleType) -> list[Entry]:
     entries = []
@@ -46,9 +43,6 @@ def _specs_of(module: ModuleType) -> list[Entry]:
             continue
         entries += [Entry(spec, module.__name__, name, param) for spec, param in specs_of_function(fn)]
     return entries
-
-
-DEFAULT_PACKAGE = "winsuite.cases"
 
 
 def import_package(package: str) -> ModuleType:
@@ -62,7 +56,7 @@ def import_package(package: str) -> ModuleType:
                          "or one under the current directory") from None
 
 
-def collect(package: str = DEFAULT_PACKAGE) -> list[Entry]:
+def collect(package: str = CASES_PACKAGE) -> list[Entry]:
     """Every spec of a test package (default: winsuite's catalog), in module then source order."""
     root = import_package(package)
     entries: list[Entry] = []
@@ -75,13 +69,6 @@ def collect(package: str = DEFAULT_PACKAGE) -> list[Entry]:
             raise UsageError(f"cannot import test module {info.name}: {type(err).__name__}: {err}") from err
         entries += _specs_of(module)
     return sorted(entries, key=lambda e: (e.module, e.spec.line))
-
-
-class Engine(enum.StrEnum):
-    """What runs a test: a winsuite test (pytest), or a spec of upstream e2e.test (ginkgo)."""
-
-    NATIVE = "native"
-    UPSTREAM = "upstream"
 
 
 def tags_of_name(full_name: str) -> tuple[Tag, ...]:

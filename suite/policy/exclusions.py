@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from winsuite import versions
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.errors import DataError
 from winsuite.errors import shown
-from winsuite.policy import strict_yaml
-from winsuite.policy.regex import RegexError
-from winsuite.policy.regex import compile_re2
+from winsuite.inputs import strict_yaml
+from winsuite.inputs.regex import RegexError
+from winsuite.inputs.regex import compile_re2
 
 API_VERSION = "winsuite.io/v1alpha1"
 KIND = "ExclusionList"
@@ -23,7 +23,6 @@ _ENTRY_KEYS = ("id", "pattern", "name", "reason", "issue", "expires", "scope")
 _SCOPE_LISTS = {"nodeOS": "node_os", "windowsBuilds": "windows_builds", "cni": "cni",
                 "containerRuntimes": "container_runtimes"}
 _SCOPE_KEYS = ("nodeOS", "kubernetes", "windowsBuilds", "cni", "containerRuntimes")
-_CONSTRAINT = re.compile(r"^\s*(>=|<=|>|<|==|=)?\s*v?(\d+)\.(\d+)(?:\.(\d+))?\s*$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,29 +46,6 @@ class ScopeFacts:
         )
 
 
-def _version_tuple(text: str) -> tuple[int, ...]:
-    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", text)
-    if m is None:
-        raise ValueError(text)
-    return tuple(int(g) for g in m.groups() if g is not None)
-
-
-def version_in_range(version: str, constraint: str) -> bool:
-    """'v1.36.3' against '>=1.31, <1.37' (comma-separated comparators, all must hold)."""
-    have = _version_tuple(version)
-    for part in constraint.split(","):
-        m = _CONSTRAINT.match(part)
-        if m is None:
-            raise ValueError(part)
-        op = m.group(1) or "=="
-        want = tuple(int(g) for g in m.groups()[1:] if g is not None)
-        mine = have[: len(want)]
-        ok = {">=": mine >= want, "<=": mine <= want, ">": mine > want, "<": mine < want}.get(op, mine == want)
-        if not ok:
-            return False
-    return True
-
-
 @dataclasses.dataclass(frozen=True)
 class Scope:
     kubernetes: str | None = None
@@ -89,7 +65,7 @@ class Scope:
         facts = facts or ScopeFacts()
         checks = [
             self.kubernetes is None
-            or (facts.kubernetes_version is not None and version_in_range(facts.kubernetes_version, self.kubernetes)),
+            or (facts.kubernetes_version is not None and versions.in_range(facts.kubernetes_version, self.kubernetes)),
             not self.windows_builds
             or (facts.windows_builds is not None and bool(set(self.windows_builds) & facts.windows_builds)),
             not self.cni or (facts.cni is not None and facts.cni in self.cni),
@@ -183,7 +159,7 @@ def _scope(raw: Any, source: str, inherited: Scope = Scope()) -> Scope:
     if raw.get("kubernetes") is not None:
         given["kubernetes"] = str(raw["kubernetes"])
         try:
-            version_in_range("v1.0.0", given["kubernetes"])
+            versions.in_range("v1.0.0", given["kubernetes"])
         except ValueError:
             raise DataError(source, "scope.kubernetes",
                             f"invalid version range {shown(raw['kubernetes'])}; use e.g. '>=1.31, <1.37'") from None

@@ -7,10 +7,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from winsuite.authoring.targeting import NodeOS
 from winsuite.errors import UsageError
-from winsuite.policy.jobs import ENGINES
-from winsuite.policy.jobs import NODE_OSES
-from winsuite.policy.jobs import parse_duration
+from winsuite.inputs.cluster_spec import MADE_CLUSTER_TYPES
+from winsuite.inputs.cluster_spec import ClusterType
+from winsuite.inputs.engines import EngineChoice
+from winsuite.inputs.jobs import parse_duration
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,7 +37,7 @@ def _int(text: str) -> int:
 SELECTION_OPTIONS = (
     Option("--job", "job spec (a path, or a name under jobs/); default: jobs/embedded.yaml", metavar="FILE"),
     Option("--node-os", "target OS of the run (job field nodeOS; env WINSUITE_NODE_OS)", "node_os",
-           choices=NODE_OSES),
+           choices=tuple(NodeOS)),
     Option("--focus", "run only tests whose full name matches this Go regex (repeatable, ORed like ginkgo)",
            "focus", action="append", metavar="RE"),
     Option("--skip", "leave out tests whose full name matches this Go regex (repeatable)", "skip",
@@ -51,7 +53,7 @@ SELECTION_OPTIONS = (
            "'Conformance && !Serial' (job field labelFilter)", "label_filter", metavar="EXPR"),
     Option("--engine", "auto (winsuite's port where one exists, else the upstream e2e.test spec), native, "
            "upstream, or both (ports run by both engines and cross-checked) (job field engine; env WINSUITE_ENGINE)",
-           "engine", choices=ENGINES),
+           "engine", choices=tuple(EngineChoice)),
 )
 
 CLUSTER_OPTIONS = (
@@ -61,7 +63,7 @@ CLUSTER_OPTIONS = (
     Option("--in-cluster-config", "connect with the service account of the pod winsuite runs in (in-cluster config)",
            "cluster.type", action="store_true"),
     Option("--cluster-type", "a cluster winsuite makes: embedded (the default job's) or kind (job field cluster.type; "
-           "env WINSUITE_CLUSTER_TYPE)", "cluster.type", choices=("embedded", "kind")),
+           "env WINSUITE_CLUSTER_TYPE)", "cluster.type", choices=MADE_CLUSTER_TYPES, convert=ClusterType),
     Option("--cluster-name", "name of the embedded (or kind) cluster", "cluster.name"),
     Option("--kind-image", "kind node image for a kind cluster winsuite creates (default: the one `winsuite cluster "
            "build --kind` makes; job field cluster.kindImage)", "cluster.kind_image", metavar="REF"),
@@ -77,6 +79,8 @@ EXECUTION_OPTIONS = (
     Option("--runtime-class", "runtimeClassName given to every test pod", "runtime_class"),
     Option("--prepull", "pull the selection's images on the nodes before the tests, one DaemonSet per target OS and "
            "Windows build (job field prepull)", "prepull", action="store_true"),
+    Option("--fail-on-flaky", "a test that passed only on a retry (--flake-attempts) fails the run, as Kubernetes' "
+           "no-flake policy wants (job field failOnFlaky)", "fail_on_flaky", action="store_true"),
     Option("--e2e-test", "upstream e2e.test binary for upstream specs (default: built for the server's version; "
            "env WINSUITE_E2E_TEST)", "e2e_test", metavar="PATH"),
 )
@@ -112,14 +116,14 @@ def overrides(get: Callable[[str], Any], options: tuple[Option, ...] = RUN_OPTIO
         if option.convert is not None:
             value = option.convert(value)
         if option.flag == "--in-cluster-config":
-            value = "in-cluster"
+            value = ClusterType.IN_CLUSTER
         elif option.flag == "--no-real-node":
             value = False
         elif option.action == "append":
             value = tuple(value)
         result[option.field] = value
     if "cluster.kubeconfig" in result:
-        result["cluster.type"] = "kubeconfig"
+        result["cluster.type"] = ClusterType.KUBECONFIG
     return result
 
 

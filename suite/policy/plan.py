@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from winsuite.errors import DataError
+from winsuite.inputs import strict_yaml
 from winsuite.paths import plan_dir
-from winsuite.policy import strict_yaml
 
 TIERS = ("adapted", "substitute", "windows-specific", "api-compatibility", "will-never-work")
 _ITEM_KEYS = ("id", "title", "source", "tests", "exclusions")
@@ -37,9 +37,6 @@ class Item:
 @dataclasses.dataclass(frozen=True)
 class Plan:
     items: tuple[Item, ...]
-
-    def by_tier(self, tier: str) -> list[Item]:
-        return [i for i in self.items if i.tier == tier]
 
     def items_of_test(self, full_name: str) -> list[Item]:
         return [i for i in self.items if full_name in i.tests]

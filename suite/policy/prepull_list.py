@@ -7,8 +7,9 @@ import dataclasses
 from collections.abc import Iterable
 
 from winsuite.authoring.facts import ClusterFacts
+from winsuite.authoring.targeting import NodeOS
+from winsuite.inputs.images import ImageUnavailable
 from winsuite.policy.catalog import Entry
-from winsuite.policy.images import ImageUnavailable
 from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 
@@ -41,7 +42,7 @@ def used_images(config: RunConfig, entries: Iterable[Entry], facts: ClusterFacts
 def resolve_all(config: RunConfig, used: set[str], builds: list[str] | None = None) -> list[ResolvedImage]:
     """Every used image resolved through the run's repo list, per Windows build on a Windows run."""
     targets: list[str | None] = [None]
-    if config.target_os == "windows":
+    if config.target_os == NodeOS.WINDOWS:
         targets = list(builds or config.images.windows_builds())
     resolved = []
     for build in targets:

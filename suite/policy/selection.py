@@ -13,16 +13,17 @@ from winsuite.authoring.naming import Disruptive
 from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Tag
+from winsuite.authoring.targeting import NodeOS
 from winsuite.errors import UsageError
+from winsuite.inputs.label_filter import Filter
+from winsuite.inputs.label_filter import parse_label_filter
+from winsuite.inputs.regex import Alternatives
+from winsuite.inputs.regex import GoRegex
+from winsuite.inputs.regex import RegexError
+from winsuite.inputs.regex import compile_re2
+from winsuite.inputs.regex import quote_meta
 from winsuite.policy.exclusions import Exclusion
 from winsuite.policy.exclusions import ScopeFacts
-from winsuite.policy.label_filter import Filter
-from winsuite.policy.label_filter import parse_label_filter
-from winsuite.policy.regex import Alternatives
-from winsuite.policy.regex import GoRegex
-from winsuite.policy.regex import RegexError
-from winsuite.policy.regex import compile_re2
-from winsuite.policy.regex import quote_meta
 from winsuite_reports.conventions import SUITE_NAME
 
 # What e2e.test skips when it is given neither focus nor skip (test/e2e/framework/test_context.go).
@@ -46,8 +47,9 @@ RUN = Verdict(Outcome.RUN)
 
 
 def _compile(patterns: Sequence[str], flag: str) -> GoRegex | None:
-    """Join like ginkgo does (`strings.Join(…, "|")`) and compile with Go regexp semantics."""
-    if not patterns:
+    """Join like ginkgo does (`strings.Join(…, "|")`) and compile with Go regexp semantics; ginkgo ignores a value
+    that joins to '' (`--ginkgo.skip ''` skips nothing)."""
+    if not "|".join(patterns):
         return None
     for pattern in patterns:  # name the offending flag value precisely
         try:
@@ -128,7 +130,7 @@ class Policy:
         tags = tuple(tags)
         if self.label_filter and not self._labels_selected([t.value for t in tags]):
             return Verdict(Outcome.DESELECT, f"does not match --label-filter {self.label_filter!r}")
-        if self.target_os == "windows" and LinuxOnly in tags:
+        if self.target_os == NodeOS.WINDOWS and LinuxOnly in tags:
             return Verdict(Outcome.SKIP, "[LinuxOnly]: uses Linux-only features and the target OS is windows")
         for exclusion in self.exclusions:
             if exclusion.matches(full_name) and exclusion.applies(self._scope_facts, self.today):

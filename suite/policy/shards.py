@@ -5,10 +5,11 @@ test never run here, the median of the recorded ones, or by its declared slownes
 (upstream's `[Slow]` marks specs of five minutes and more); a test the policy skips with a reason takes no time, but
 still belongs to one shard, which reports its row. Serial tests run alone whatever the shard, so they stay together in
 one shard, as one block. The cut is the longest-processing-time rule: the longest test (or the serial block) goes to
-the shard expected to finish first. Equal inputs give the same plan.
+the shard expected to finish first. Equal inputs give the same shards.
 
-A plan is also a file (`winsuite list --shards N --format json`), so shards run on different machines (a CI matrix,
-the pods of an in-cluster run) follow the one plan whatever each machine has recorded.
+The shards are also a file, the shard plan (`winsuite list --shards N --format json`, read by `--shard-plan`), so
+shards run on different machines (a CI matrix, the pods of an in-cluster run) follow one cut whatever each machine
+has recorded.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ SLOW_SECONDS = 300.0  # a [Slow] test with no record
 
 
 @dataclasses.dataclass(frozen=True)
-class PlannedTest:
+class ShardedTest:
     name: str
     serial: bool = False
     slow: bool = False
@@ -43,14 +44,14 @@ class Shard:
     expected: float  # seconds, the sum of its tests' expected durations
 
 
-def expected_durations(tests: Sequence[PlannedTest], recorded: Mapping[str, float]) -> dict[str, float]:
+def expected_durations(tests: Sequence[ShardedTest], recorded: Mapping[str, float]) -> dict[str, float]:
     known = sorted(recorded[t.name] for t in tests if t.name in recorded and not t.skipped)
     typical = known[len(known) // 2] if known else DEFAULT_SECONDS
     return {t.name: 0.0 if t.skipped else recorded.get(t.name, max(typical, SLOW_SECONDS) if t.slow else typical)
             for t in tests}
 
 
-def plan_shards(tests: Sequence[PlannedTest], count: int, recorded: Mapping[str, float]) -> list[Shard]:
+def cut_shards(tests: Sequence[ShardedTest], count: int, recorded: Mapping[str, float]) -> list[Shard]:
     """`count` shards (some may be empty when there are fewer blocks than shards), each test in exactly one."""
     if count < 1:
         raise ValueError(f"shards must be at least 1, got {count}")
@@ -59,7 +60,7 @@ def plan_shards(tests: Sequence[PlannedTest], count: int, recorded: Mapping[str,
     serial = tuple(sorted(t.name for t in tests if t.serial))
     if serial:
         blocks.append((sum(expected[name] for name in serial), serial))
-    # Longest first; equal ones by name, so the plan does not depend on the order tests were given in.
+    # Longest first; equal ones by name, so the cut does not depend on the order tests were given in.
     blocks.sort(key=lambda block: (-block[0], block[1]))
     loads = [0.0] * count
     members: list[list[str]] = [[] for _ in range(count)]
@@ -93,16 +94,16 @@ class ShardRef:
         return ShardRef(int(match[1]), int(match[2]))
 
 
-def plan_document(job: str, shards: Sequence[Shard]) -> dict[str, Any]:
-    """The plan as `winsuite list --shards N --format json` prints it and `--shard-plan` reads it."""
+def shards_document(job: str, shards: Sequence[Shard]) -> dict[str, Any]:
+    """The shards as `winsuite list --shards N --format json` prints them and `--shard-plan` reads them."""
     count = len(shards)
     return {"job": job, "shards": [
         {"shard": f"{s.number}/{count}", "expectedSeconds": round(s.expected, 1), "tests": list(s.tests)}
         for s in shards]}
 
 
-def read_plan(path: Path, raw: Any) -> list[Shard]:
-    """A plan document read back (`raw` is the parsed file); every shape error names the file and field."""
+def read_shards(path: Path, raw: Any) -> list[Shard]:
+    """A shard plan read back (`raw` is the parsed file); every shape error names the file and field."""
     if not isinstance(raw, dict) or not isinstance(raw.get("shards"), list) or not raw["shards"]:
         raise DataError(path, "shards", f"expected a non-empty list of shards, got {shown(raw)}")
     entries: list[Any] = raw["shards"]
@@ -127,3 +128,4 @@ def read_plan(path: Path, raw: Any) -> list[Shard]:
             raise DataError(path, f"{where}.expectedSeconds", f"expected seconds, got {shown(expected)}")
         shards.append(Shard(index + 1, tuple(tests), float(expected)))
     return shards
+

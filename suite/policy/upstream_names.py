@@ -8,8 +8,10 @@ import zlib
 from pathlib import Path
 
 from winsuite.errors import UsageError
+from winsuite.inputs import strict_yaml
 from winsuite.paths import upstream_names_file
-from winsuite.policy import strict_yaml
+from winsuite.versions import minor_of
+from winsuite.versions import parse_tolerant
 
 # "    k8s.io/kubernetes@v1.36.3/test/e2e/apps/job.go:123: [sig-apps] Job should …"
 _LIST_TESTS_LINE = re.compile(r"^\s*\S+\.go:\d+: (.+)$")
@@ -43,17 +45,12 @@ def read_names_file(path: str | Path) -> list[str]:
 def names_for_minor(kubernetes_version: str) -> list[str] | None:
     """The kept list of the newest patch release of the same minor (names change only between minors)."""
     minor = minor_of(kubernetes_version)
+    if minor is None:
+        return None
     kept = sorted((p for p in upstream_names_file(kubernetes_version).parent.glob("v*.txt.gz")
-                   if minor_of(p.name.removesuffix(".txt.gz")) == minor), key=lambda p: _patch(p.name))
-    return read_names_file(kept[-1]) if minor is not None and kept else None
+                   if minor_of(_version_of(p)) == minor), key=lambda p: parse_tolerant(_version_of(p)))
+    return read_names_file(kept[-1]) if kept else None
 
 
-def minor_of(version: str) -> tuple[int, int] | None:
-    """(1, 36) of v1.36.3; None for what is not a version."""
-    m = re.match(r"v?(\d+)\.(\d+)", version)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def _patch(file_name: str) -> int:
-    m = re.match(r"v?\d+\.\d+\.(\d+)", file_name)
-    return int(m.group(1)) if m else -1
+def _version_of(names_file: Path) -> str:
+    return names_file.name.removesuffix(".txt.gz")

@@ -1,1 +1,1 @@
-"""The controller of `winsuite run`: phases, progress, summary, results and engines."""
+"""`winsuite run`: the request resolved once, the phases here or inside the cluster, and the one end of every build."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from winsuite.errors import one_line
-from winsuite.policy import strict_yaml
+from winsuite.inputs import strict_yaml
 
 MIN_BYTES = 8
 MAX_FILE_BYTES = 256 << 20
@@ -45,11 +45,12 @@ class Finding:
     occurrences: int
 
 
-def kubeconfig_credentials(path: Path) -> list[Credential]:
-    """Every credential of every user of a kubeconfig (a file that cannot be read yields none)."""
+def kubeconfig_credentials(path: Path, gaps: list[str]) -> list[Credential]:
+    """Every credential of every user of a kubeconfig; what could not be read is added to `gaps`."""
     try:
         doc = strict_yaml.read(path, "kubeconfig")
-    except Exception:  # the run reported the kubeconfig's problem already; there is nothing to look for
+    except Exception as err:  # the run reported the kubeconfig's problem already; the scan says it could not look
+        gaps.append(f"the kubeconfig {path} could not be read ({one_line(str(err), 120)})")
         return []
     found: list[Credential] = []
     users = doc.get("users") if isinstance(doc, dict) else None
@@ -65,7 +66,7 @@ def kubeconfig_credentials(path: Path) -> list[Credential]:
                     found += _decoded(user[field], f"{where}.{field}")
         for field in USER_SECRET_FILES:
             if isinstance(user.get(field), str):
-                found += _file(Path(path.parent, user[field]), f"{where}.{field}")
+                found += _file(Path(path.parent, user[field]), f"{where}.{field}", gaps)
         provider = user.get("auth-provider")
         config = provider.get("config") if isinstance(provider, dict) else None
         for field in PROVIDER_SECRETS:
@@ -74,8 +75,11 @@ def kubeconfig_credentials(path: Path) -> list[Credential]:
     return found
 
 
-def service_account_credentials() -> list[Credential]:
-    return _file(SERVICE_ACCOUNT_TOKEN, "the service-account token")
+def service_account_credentials(gaps: list[str]) -> list[Credential]:
+    """The token of the pod winsuite runs in (none outside a pod)."""
+    if not SERVICE_ACCOUNT_TOKEN.exists():
+        return []
+    return _file(SERVICE_ACCOUNT_TOKEN, "the service-account token", gaps)
 
 
 def cluster_secret_credentials(api: Any, own_namespaces: set[str]) -> tuple[list[Credential], str | None]:
@@ -104,10 +108,11 @@ def _decoded(encoded: str, source: str) -> list[Credential]:
         return []
 
 
-def _file(path: Path, source: str) -> list[Credential]:
+def _file(path: Path, source: str, gaps: list[str]) -> list[Credential]:
     try:
         return [Credential(path.read_bytes()[:1 << 16], source)]
-    except OSError:
+    except OSError as err:
+        gaps.append(f"{source} ({path}) could not be read ({err.strerror or err})")
         return []
 
 
@@ -169,27 +174,33 @@ def _scan_file(path: Path, wanted: list[tuple[bytes, str]]) -> list[Finding]:
 
 
 def run_credentials(kubeconfig: Path | None, api: Any, own_namespaces: Callable[[], set[str]],
-                    no_api: str) -> tuple[list[Credential], str]:
+                    no_api: str) -> tuple[list[Credential], list[str]]:
     """What a run's files must not hold: the pod's service-account token, the kubeconfig's credentials and the values
-    of the cluster's Secrets outside the run's own namespaces; and what could not be looked for ("" when nothing).
-    `api` None: the Secrets are not asked for, `no_api` says why."""
-    credentials = service_account_credentials()
+    of the cluster's Secrets outside the run's own namespaces; and what could not be looked for (empty when
+    nothing). `api` None: the Secrets are not asked for, `no_api` says why."""
+    gaps: list[str] = []
+    credentials = service_account_credentials(gaps)
     if kubeconfig is not None:
-        credentials += kubeconfig_credentials(kubeconfig)
+        credentials += kubeconfig_credentials(kubeconfig, gaps)
     if api is None:
-        return credentials, f"the cluster's Secrets were not looked for ({no_api})"
+        return credentials, [*gaps, f"the cluster's Secrets were not looked for ({no_api})"]
     try:
         own = own_namespaces()
     except Exception as err:  # the scan still covers the kubeconfig's credentials
-        return credentials, f"the cluster's Secrets were not looked for ({one_line(str(err), 120)})"
+        return credentials, [*gaps, f"the cluster's Secrets were not looked for ({one_line(str(err), 120)})"]
     secrets, gap = cluster_secret_credentials(api, own)
-    return credentials + secrets, gap or ""
+    return credentials + secrets, [*gaps, *([gap] if gap else [])]
 
 
-def summary(where: str, files: int, findings: list[Finding], gap: str) -> tuple[str, str]:
-    """(the line to print, what the build's metadata says): `clean` or `redacted N`."""
+def summary(where: str, files: int, findings: list[Finding], gaps: list[str]) -> tuple[str, str]:
+    """(the line to print, what the build's metadata says): `clean`, `redacted N`, and `incomplete: …` naming what
+    could not be looked for (a scan that could not look everywhere is never called clean)."""
+    incomplete = f"incomplete: {'; '.join(gaps)}" if gaps else ""
     if not findings:
-        return f"credential scan of {where}: {files} files, nothing found" + (f"; {gap}" if gap else ""), "clean"
+        line = f"credential scan of {where}: {files} files, nothing found"
+        return (f"winsuite: warning: {line}; {incomplete}", incomplete) if gaps else (line, "clean")
     total = sum(finding.occurrences for finding in findings)
+    status = f"redacted {total}" + (f"; {incomplete}" if gaps else "")
     return (f"winsuite: warning: credential scan of {where}: redacted {total} occurrence(s): "
-            + "; ".join(f"{finding.path} ({finding.source})" for finding in findings)), f"redacted {total}"
+            + "; ".join(f"{finding.path} ({finding.source})" for finding in findings)
+            + (f"; {incomplete}" if gaps else "")), status

@@ -1,21 +1,21 @@
 """`winsuite run --ops-readiness`: a run whose selection is what windows-operational-readiness test cases select,
 with every row labelled with the category and case that selected it, and a row for each case that selects
-nothing or does not apply to the cluster."""
+nothing or does not apply to the cluster, and for each specification with no test cases."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
 from winsuite.authoring.facts import ClusterFacts
-from winsuite.errors import UsageError
+from winsuite.policy.ops_readiness import NO_CASES
 from winsuite.policy.ops_readiness import CaseSelection
 from winsuite.policy.ops_readiness import OpsCase
+from winsuite.policy.ops_readiness import OpsSpecification
+from winsuite.policy.ops_readiness import cases_of
 from winsuite.policy.ops_readiness import select
-from winsuite.policy.selection import exact_focus
-from winsuite.run.results.model import OPS_CASE_PROPERTY
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
+from winsuite_reports.conventions import RowProperties
 
 CASE_ROW_PREFIX = "[ops-readiness] "
 FIRST_JUNIT = "junit_01.xml"
@@ -29,19 +29,23 @@ def provider_of(facts: ClusterFacts) -> str | None:
 
 @dataclasses.dataclass
 class OpsRun:
-    cases: list[OpsCase]
+    specifications: list[OpsSpecification]
     selections: list[CaseSelection] = dataclasses.field(default_factory=list)
 
-    def applied_to(self, args: argparse.Namespace) -> argparse.Namespace:
-        if getattr(args, "winsuite_focus", None):
-            raise UsageError("--ops-readiness selects the tests by its test cases; leave out --focus")
-        return args
+    @property
+    def cases(self) -> list[OpsCase]:
+        return cases_of(self.specifications)
 
-    def focus(self, names: list[str], facts: ClusterFacts) -> str:
-        """The run's focus: exactly the tests the cases that apply to this cluster select."""
+    @property
+    def empty(self) -> list[OpsSpecification]:
+        """The specifications with no test cases (upstream: "No Operational Readiness tests to run")."""
+        return [spec for spec in self.specifications if not spec.cases]
+
+    def select(self, names: list[str], facts: ClusterFacts) -> list[str]:
+        """Exactly the tests the cases that apply to this cluster select."""
         self.selections = select(self.cases, names, kubernetes_version=facts.server_version,
                                  provider=provider_of(facts))
-        return exact_focus(sorted({n for s in self.selections if s.not_applicable is None for n in s.names}))
+        return sorted({n for s in self.selections if s.not_applicable is None for n in s.names})
 
     def label(self, name: str, attempts: list[Attempt]) -> list[Attempt]:
         """Rows with the category and case(s) that selected them; the first phase's file also gets a row per
@@ -58,8 +62,8 @@ class OpsRun:
     def _labelled(attempt: Attempt, cases: list[OpsCase]) -> Attempt:
         categories = ", ".join(dict.fromkeys(c.category for c in cases))
         descriptions = " | ".join(dict.fromkeys(c.description for c in cases))
-        return dataclasses.replace(attempt, properties={**attempt.properties, "category": categories,
-                                                        OPS_CASE_PROPERTY: descriptions})
+        properties = dataclasses.replace(attempt.properties, category=categories, ops_readiness_case=descriptions)
+        return dataclasses.replace(attempt, properties=properties)
 
     def _case_rows(self) -> list[Attempt]:
         rows = []
@@ -70,6 +74,10 @@ class OpsRun:
                                                f"skip {list(case.skip)}; {case.source})")
             if why:
                 rows.append(Attempt(f"{CASE_ROW_PREFIX}{case.category}: {case.description}", "", Outcome.SKIPPED,
-                                    message=why, properties={"category": case.category,
-                                                             OPS_CASE_PROPERTY: case.description}))
+                                    message=why, properties=RowProperties(category=case.category,
+                                                                          ops_readiness_case=case.description)))
+        for spec in self.empty:
+            rows.append(Attempt(f"{CASE_ROW_PREFIX}{spec.category}: {NO_CASES}", "", Outcome.SKIPPED,
+                                message=f"{NO_CASES} ({spec.source})",
+                                properties=RowProperties(category=spec.category, ops_readiness_case=NO_CASES)))
         return rows

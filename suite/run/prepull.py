@@ -24,10 +24,12 @@ from winsuite.k8s import namespaces
 from winsuite.k8s import retry
 from winsuite.k8s import waits
 from winsuite.policy.prepull_list import ResolvedImage
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
+from winsuite_reports.conventions import RowProperties
 
 ROW_PREFIX = "[winsuite] prepull "
+PREPULL_ROW = RowProperties(category="prepull")
 PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
                            "RegistryUnavailable"})
 STILL_PULLING = frozenset({"", "ContainerCreating", "PodInitializing"})
@@ -148,7 +150,7 @@ def _wait(api: client.ApiClient, namespace: str, pull: PullSet, timeout: float, 
         if state.nodes == 0:
             return Attempt(pull.row, "", Outcome.SKIPPED,
                            message=f"no node of {pull.target_os}{' ' + pull.build if pull.build else ''} the tests "
-                                   "may use runs containers", properties={"category": "prepull"})
+                                   "may use runs containers", properties=PREPULL_ROW)
 
         def all_resolved(items: list[client.V1Pod]) -> bool:
             state.observe(items, images)
@@ -175,4 +177,4 @@ def _wait(api: client.ApiClient, namespace: str, pull: PullSet, timeout: float, 
 def _row(pull: PullSet, outcome: Outcome, message: str, duration: float) -> Attempt:
     first = message.split("; ", 1)[0]
     return Attempt(pull.row, "", outcome, duration=duration, message=first, details=message.replace("; ", "\n"),
-                   properties={"category": "prepull"})
+                   properties=PREPULL_ROW)

@@ -6,8 +6,8 @@ import sys
 import time
 from typing import TextIO
 
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 
 
 def clock(seconds: float) -> str:

@@ -17,10 +17,10 @@ from typing import Any
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.policy.shards import ShardRef
-from winsuite.run.results import junit
-from winsuite.run.results import prow
-from winsuite.run.results.merge import engine_of
-from winsuite.run.results.model import Attempt
+from winsuite.results import junit
+from winsuite.results import prow
+from winsuite.results.merge import engine_of
+from winsuite.results.model import Attempt
 from winsuite_reports.conventions import BUILD_LOG
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA

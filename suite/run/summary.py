@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from winsuite.run.results.merge import final_attempts
-from winsuite.run.results.merge import verdict
-from winsuite.run.results.model import Attempt
+from winsuite.results.merge import final_attempts
+from winsuite.results.merge import verdict
+from winsuite.results.model import Attempt
+from winsuite.run.evidence import os_keys
+from winsuite_reports.conventions import FailureClass
 
 
 def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, interrupted: str,
@@ -25,7 +29,7 @@ def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, inte
     if failed:
         lines.append(f"\nFailures ({len(failed)}):")
         for name, last in failed:
-            diag = last.properties.get("diagnostics")
+            diag = last.properties.diagnostics
             lines.append(f"  FAIL {name}\n       {last.message}")
             if diag:
                 lines.append(f"       diagnostics: {build_dir / diag}")
@@ -39,7 +43,35 @@ def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, inte
         lines.append(f"\nSkipped ({sum(skips.values())}), by reason:")
         for reason, count in skips.most_common():
             lines.append(f"  {count:4d}  {reason}")
+    evidence = evidence_counts(by_test)
+    if evidence.failure_classes:
+        lines.append("\nFailures by class: " + ", ".join(f"{count} {name}" for name, count in
+                                                      evidence.failure_classes.items()))
+    if evidence.ran_on:
+        lines.append("Ran on: " + ", ".join(f"{where}: {count} test(s)" for where, count in evidence.ran_on.items()))
     lines.append(f"\nArtifacts: {build_dir}")
     if dashboard:
         lines.append(f"Dashboard: {dashboard}")
     return "\n".join(lines) + "\n"
+
+
+@dataclasses.dataclass(frozen=True)
+class EvidenceCounts:
+    """What finished.json and the summary say of the rows' evidence: failed tests per class, tests per OS (and
+    Windows build) their pods ran on, and flaky tests."""
+
+    failure_classes: dict[str, int]
+    ran_on: dict[str, int]
+    flaky: int
+
+    def metadata(self) -> dict[str, Any]:
+        return {"failure-classes": self.failure_classes, "ran-on": self.ran_on, "flaky": self.flaky}
+
+
+def evidence_counts(by_test: dict[str, list[Attempt]]) -> EvidenceCounts:
+    verdicts = {name: verdict(rows) for name, rows in by_test.items()}
+    classes = collections.Counter(rows[-1].properties.failure_class or FailureClass.TEST
+                                  for name, rows in by_test.items() if verdicts[name] in ("failed", "interrupted"))
+    ran_on = collections.Counter(where for rows in by_test.values() for where in os_keys(rows[-1].properties.ran_on))
+    return EvidenceCounts({str(c): classes[c] for c in FailureClass if classes[c]}, dict(sorted(ran_on.items())),
+                          sum(v == "flaky" for v in verdicts.values()))

@@ -14,6 +14,7 @@ from tests.integration.kind_support import KindCluster
 from tests.tools.host_state import HostState
 from winsuite.cluster.kind import KindTarget
 from winsuite.cluster.kind.state import load as load_kind
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local import LocalCluster
 from winsuite.cluster.local import kube
 from winsuite.cluster.local.artifacts import BIN_DIR_ENV
@@ -23,11 +24,10 @@ from winsuite.cluster.local.artifacts import locate
 from winsuite.cluster.local.artifacts import select
 from winsuite.cluster.local.errors import BuildFailed
 from winsuite.cluster.local.errors import ComponentFailed
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.cluster.local.state import load
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import load_pins
 from winsuite.k8s import namespaces
-from winsuite.policy.pins import load_pins
 
 CLUSTER_ENV = "WINSUITE_TEST_CLUSTER"
 DEFAULT_CLUSTER = "winsuite-test"

@@ -14,10 +14,10 @@ from typing import Any
 
 from kubernetes import client
 
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.k8s.namespaces import RUN_ID_LABEL
-from winsuite.k8s.namespaces import wait_for_namespaces_gone
 from winsuite.k8s.waits import WaitTimeout
+from winsuite.k8s.waits import wait_for_set
 
 WINSUITE = (sys.executable, "-m", "winsuite.cli")
 RUNNER_CASES = "tests.runner_cases"
@@ -122,3 +122,11 @@ def wait_for_file(root: Path, name: str, timeout: float) -> Path:
             return found
         time.sleep(0.2)
     raise AssertionError(f"no {name} under {root} after {timeout}s")
+
+
+def wait_for_namespaces_gone(api: client.ApiClient, run_id: str, timeout: float) -> None:
+    wait_for_set(
+        client.CoreV1Api(api).list_namespace, namespace=None, label_selector=f"{RUN_ID_LABEL}={run_id}",
+        what=f"the namespaces of run {run_id} to be deleted", condition=lambda items: not items,
+        timeout=timeout, describe=lambda items: f"still there: {', '.join(n.metadata.name for n in items)}",
+    )

@@ -19,8 +19,8 @@ from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_namespaces
 from tests.integration.runner_support import start
 from tests.integration.runner_support import wait_for_event
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local import leftovers
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.cluster.local.processes import alive
 from winsuite.cluster.local.state import ClusterState
 from winsuite.errors import ExitCode
@@ -82,6 +82,9 @@ def test_a_hung_api_server_ends_the_run_and_down_stops_the_killed_one(disrupted_
     assert waiting and waiting[-1].status == "failed", output
     cause = waiting[-1].message
     assert "has not answered" in cause or "run timeout" in cause, cause
+    # Observed by the run itself (its /readyz probes), whatever the test's own message says.
+    assert waiting[-1].properties["failure-class"] == "infrastructure", waiting[-1].properties
+    assert waiting[-1].properties["failure-evidence"].startswith("the API server did not answer from"), output
     assert "cluster.local" not in cause and "winsuite cleanup --run-id" in output, output
 
     # Alive but not serving: status says so, and exits as for an unreachable cluster.

@@ -10,7 +10,7 @@ from kubernetes import client
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_namespaces
 from tests.integration.runner_support import start
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.errors import ExitCode
 from winsuite.k8s import run_leases
 

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local import leftovers
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.cluster.local.processes import wait_exit
 from winsuite.cluster.local.state import Layout
 from winsuite.cluster.local.state import load
 from winsuite.errors import ExitCode
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 pytestmark = pytest.mark.cluster
 

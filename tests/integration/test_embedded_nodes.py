@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local.config import BRIDGE_IP
 from winsuite.cluster.local.config import CLUSTER_DNS_IP
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.cluster.local.simnodes import FAKE_ANNOTATION
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 pytestmark = pytest.mark.cluster
 

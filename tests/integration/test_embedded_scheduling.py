@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.k8s import events
 from winsuite.k8s import pods
 from winsuite.k8s.waits import wait_for_set

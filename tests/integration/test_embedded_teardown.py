@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 
 pytestmark = pytest.mark.cluster
 

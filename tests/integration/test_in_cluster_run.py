@@ -19,7 +19,7 @@ from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import verdicts
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local.ociimage import Entry
 from winsuite.cluster.local.ociimage import ImageSpec
 from winsuite.cluster.local.ociimage import Layer
@@ -190,4 +190,18 @@ def test_sigint_stops_the_job_keeps_what_finished_and_deletes_everything(real_no
     assert len({r.name for r in rows}) == 11
     assert any(r.status == "passed" for r in rows)  # what finished before the signal is kept
     assert any(r.properties.get("interrupted") == "true" for r in rows)
+    assert left_in_cluster(real_node, build) == []
+
+
+def test_the_run_timeout_stops_a_run_inside_the_cluster_and_exits_as_a_run_here_does(real_node: EmbeddedCluster,
+                                                                                      tmp_path: Path) -> None:
+    done = subprocess.run(winsuite(real_node, tmp_path, "--focus", FOCUS, "--in-cluster", "--shards", "2",
+                                   "--run-timeout", "45s"),
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    text = done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == ExitCode.TIMED_OUT, text
+    build = only_build(tmp_path)
+    assert build.finished["result"] == "ABORTED"
+    assert "run timeout of 45s reached" in build.finished["metadata"]["interrupted"]
+    assert any(r.properties.get("interrupted") == "true" for r in build.rows())
     assert left_in_cluster(real_node, build) == []

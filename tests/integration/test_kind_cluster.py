@@ -20,10 +20,10 @@ from winsuite.cluster.kind.nodeimage.build import INPUTS_LABEL
 from winsuite.cluster.kind.nodeimage.build import image_labels
 from winsuite.cluster.kubeconfig import api_client
 from winsuite.cluster.kubeconfig import server_version
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local.simnodes import FAKE_TAINT
 from winsuite.cluster.local.simnodes import WINDOWS_TAINT
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 pytestmark = [pytest.mark.kind, pytest.mark.cluster]
 

@@ -12,7 +12,7 @@ import pytest
 from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_args
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.errors import ExitCode
 from winsuite.run.node_logs import KLOG_TIME
 

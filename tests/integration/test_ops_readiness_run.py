@@ -11,12 +11,14 @@ import pytest
 from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import only_build
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.errors import ExitCode
+from winsuite.policy.ops_readiness import NO_CASES
 
 pytestmark = [pytest.mark.cluster, pytest.mark.real_node]
 
 FIXTURE = PROJECT_ROOT / "tests" / "fixtures" / "ops-readiness"
+UPSTREAM_SPECS = PROJECT_ROOT / "tests" / "fixtures" / "ops-readiness-upstream" / "specifications"
 HOST_IP = "[It] [sig-node] Pods should get a host IP [NodeConformance] [Conformance]"
 LOGS = "[It] [sig-node] Pods should support retrieving logs from the container over websockets [NodeConformance] " \
        "[Conformance]"
@@ -48,6 +50,26 @@ def test_a_case_that_selects_nothing_is_a_row(real_node: EmbeddedCluster, tmp_pa
             "the catalog has"
     assert rows[empty].status == "skipped" and "selects no test of the catalog" in rows[empty].message, output
     assert rows[empty].properties["category"] == "Extend.HostProcess"
+
+
+def test_upstreams_specifications_without_cases_run_as_categories_saying_so(
+    real_node: EmbeddedCluster, tmp_path: Path
+) -> None:
+    done = subprocess.run([*WINSUITE, "run", "--kubeconfig", str(real_node.kubeconfig), "--node-os", "linux",
+                           "--results-root", str(tmp_path), "--ops-readiness", str(UPSTREAM_SPECS),
+                           "--category", "Extend.HostProcess", "--category", "Extend.Worker"],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600, check=False)
+    output = done.stdout + done.stderr
+    rows = {r.name: r for r in only_build(tmp_path).rows()}
+
+    assert f"ops-readiness Extend.HostProcess: {NO_CASES}" in output
+    assert sorted(rows) == [f"[It] [ops-readiness] Extend.HostProcess: {NO_CASES}",
+                            f"[It] [ops-readiness] Extend.Worker: {NO_CASES}"], output
+    hostprocess = rows[f"[It] [ops-readiness] Extend.HostProcess: {NO_CASES}"]
+    assert hostprocess.status == "skipped"
+    assert str(UPSTREAM_SPECS / "ext-hostprocess" / "spec.yaml") in hostprocess.message
+    assert hostprocess.properties["ops-readiness-case"] == NO_CASES
+    assert done.returncode == ExitCode.NO_TESTS_SELECTED, output  # categories with no case select no test
 
 
 def test_a_bad_spec_is_one_line(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from kubernetes import client
 from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import only_build
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.errors import ExitCode
 
 pytestmark = [pytest.mark.cluster, pytest.mark.real_node]

@@ -259,3 +259,45 @@ def test_the_category_view_shows_categories_and_cases(
     published = request.config.rootpath / "_artifacts" / "report-browser"
     published.mkdir(parents=True, exist_ok=True)
     (published / "categories.png").write_bytes(screenshot)
+
+
+def test_a_failed_cell_shows_its_class_and_every_cell_its_evidence_and_nodes(
+    browser: DevTools, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The grid's script: class letters on failed cells, each cell's detail (message, evidence, nodes), a flaky cell
+    still purple, the failures per class of each build, and a failed row's link to its cluster."""
+    pull, flaky = "[sig-windows] pulls its image", "[sig-node] passes on a retry"
+    rows = {pull: "FP", flaky: "KP", "[sig-node] green": "PP"}
+    nodes = "win-0 (windows, 10.0.20348, runtime containerd://1.7.24)"
+    properties = {
+        pull: {"failure-class": "infrastructure", "failure-evidence": "Failed: ErrImagePull on pod e2e-1a2b/agnhost",
+               "ran-on": nodes},
+        flaky: {"failure-class": "infrastructure", "ran-on": nodes},
+        "[sig-node] green": {"ran-on": nodes},
+    }
+    write_job(tmp_path / "results", "ci-windows", rows, properties=properties)
+    report = build_report(load_history(tmp_path / "results", now=START), ReportOptions(), now=START)
+    page = write_dashboard(report, tmp_path / "dashboard").parent / "jobs" / "ci-windows" / "grid.html"
+    browser.open(page.as_uri())
+    assert browser.wait_for("document.querySelectorAll('#grid tbody tr:not(.overall)').length") == 3
+    cell = "document.querySelector('#grid td.sF.c-infrastructure')"
+    assert browser.evaluate(f"{cell}.textContent") == "I"
+    detail = str(browser.evaluate(f"{cell}.title"))
+    assert "evidence: Failed: ErrImagePull on pod e2e-1a2b/agnhost" in detail and f"ran on: {nodes}" in detail
+    assert browser.evaluate("document.querySelectorAll('#grid td.sK.c-infrastructure').length") == 0
+    assert browser.evaluate("document.querySelector('#grid td.sK').textContent") == "1/2"
+    passes = browser.evaluate(
+        "[...document.querySelectorAll('#grid tbody tr:not(.overall) td.sP')].map(td => td.title)")
+    assert passes == [f"ran on: {nodes}"] * 4
+    header = "document.querySelector('#grid thead th.failures')"
+    assert browser.evaluate(f"{header}.textContent") == "1I"
+    assert str(browser.evaluate(f"{header}.title")).endswith("infrastructure 1 · flaky 1")
+    link = str(browser.evaluate("document.querySelector('#grid th.name a.cluster').href"))
+    anchor = link.partition("#")[2]
+    assert link.startswith((page.parent / "failures.html").as_uri()) and anchor
+    browser.open(link)
+    assert browser.wait_for(f"document.getElementById({json.dumps(anchor)}) !== null")
+    screenshot = base64.b64decode(str(browser.call("Page.captureScreenshot", format="png")["data"]))
+    published = request.config.rootpath / "_artifacts" / "report-browser"
+    published.mkdir(parents=True, exist_ok=True)
+    (published / "failures.png").write_bytes(screenshot)

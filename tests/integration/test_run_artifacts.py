@@ -13,9 +13,9 @@ from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_args
 from tests.integration.runner_support import run_namespaces
-from winsuite.cluster.local.handle import EmbeddedCluster
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.errors import ExitCode
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 pytestmark = pytest.mark.cluster
 
@@ -53,7 +53,8 @@ def test_rows_carry_upstream_style_names_messages_and_skip_reasons(run: tuple[Bu
     rows = {r.name: r for r in build.rows()}
     failing = [r for r in build.rows() if r.name == FAILING]
     assert failing and all(r.status == "failed" for r in failing)
-    assert failing[0].message == "AssertionError: deliberate failure <with> & markup"
+    assert failing[0].message == "test: AssertionError: deliberate failure <with> & markup"  # its class first
+    assert failing[0].properties["failure-class"] == "test"
     assert rows[SKIPPED].status == "skipped"
     assert rows[SKIPPED].message == "requires a node that runs Windows containers (found: 2 simulated Windows nodes)"
     assert SERIAL in {r.name for r in build.rows("junit_02.xml")}, "the [Serial] test belongs to phase 2"

@@ -23,25 +23,25 @@ from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.authoring.targeting import DEFAULT_WINDOWS_TAINT
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
 from winsuite.authoring.targeting import Placement
 from winsuite.cluster.local import images
-from winsuite.cluster.local.handle import EmbeddedCluster
 from winsuite.errors import ExitCode
+from winsuite.inputs.pins import load_pins
 from winsuite.k8s import events
 from winsuite.k8s import namespaces
 from winsuite.k8s.namespaces import E2E_FRAMEWORK_LABEL
 from winsuite.k8s.namespaces import e2e_namespaces
-from winsuite.policy.pins import load_pins
+from winsuite.results.merge import CROSS_CHECK_PREFIX
 from winsuite.run.engines import placement_policy
 from winsuite.run.engines.ginkgo_report import spec_name
 from winsuite.run.engines.ginkgo_report import spec_reports
 from winsuite.run.engines.upstream import NON_BLOCKING_TAINTS
 from winsuite.run.engines.upstream_toolchain import Toolchain
 from winsuite.run.engines.upstream_toolchain import resolve
-from winsuite.run.results.merge import CROSS_CHECK_PREFIX
 from winsuite_reports.junit import read_attempts
 
 pytestmark = pytest.mark.cluster

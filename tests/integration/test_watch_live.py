@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from winsuite.cluster.local.handle import EmbeddedCluster
-from winsuite.k8s import containers
+from tests.tools.embedded_cluster import EmbeddedCluster
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import waits
 
@@ -51,13 +51,13 @@ def test_the_watch_sees_a_real_pod_fail_on_the_linux_node(real_node: EmbeddedClu
     here, and the Failed status itself is seen."""
     core, api = real_node.core, real_node.api
     listing = core.list_namespaced_pod(namespace)
-    manifest = containers.pod("fails", [containers.container("fails", real_node.image("busybox"),
-                                                             command=["sh", "-c", "sleep 2; exit 1"])],
-                              restartPolicy="Never")
+    manifest = manifests.pod("fails", [manifests.container("fails", real_node.image("busybox"),
+                                                           command=["sh", "-c", "sleep 2; exit 1"])],
+                             restartPolicy="Never")
     manifest["spec"]["nodeSelector"] = {"kubernetes.io/os": "linux"}
 
     def failed_but_ready(pod: client.V1Pod) -> str | None:
-        return pods.describe(pod) if pods.phase_of(pod) == "Failed" and containers.is_ready(pod) else None
+        return pods.describe(pod) if pods.phase_of(pod) == "Failed" and pods.is_ready(pod) else None
 
     def failed(pod: client.V1Pod) -> str | None:
         return pods.phase_of(pod) if pods.phase_of(pod) == "Failed" else None

@@ -83,3 +83,4 @@ def test_fails_after_a_pod_ran(api: client.ApiClient, namespace: str, target: Ta
     pods.create(api, namespace, pod)
     pods.wait_for_pod(api, namespace, "ran", state="Succeeded", timeout=120)
     raise AssertionError("deliberate failure after a pod ran")
+

@@ -5,7 +5,11 @@ bench/fuzz_inputs.py.
 A case is `certainly_bad` when no reading of the schema could accept it (undecodable bytes, a duplicate key, a
 value YAML cannot build, nesting or aliases past the limits, not a regular file, a string field turned into a
 list or mapping); for those an exit code of 0 is a defect. Other mutations (random byte edits, a dropped key)
-may well leave a valid file, and only have to end cleanly."""
+may well leave a valid file, and only have to end cleanly.
+
+The path cases put a valid file where it cannot be read: inside a directory that cannot be entered, under a name
+longer than the file system allows, or at a path longer than the system allows. Each must end in a usage error (exit
+4) whose one line names the file."""
 
 from __future__ import annotations
 
@@ -25,10 +29,11 @@ from typing import Any
 
 import yaml
 
+from tests.tools.unprivileged import without_dac_override
 from winsuite import paths
-from winsuite.policy.shards import PlannedTest
-from winsuite.policy.shards import plan_document
-from winsuite.policy.shards import plan_shards
+from winsuite.policy.shards import ShardedTest
+from winsuite.policy.shards import cut_shards
+from winsuite.policy.shards import shards_document
 from winsuite_reports import synthetic
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
@@ -36,6 +41,10 @@ from winsuite_reports.conventions import STARTED
 
 CLOSED_SERVER = "https://127.0.0.1:1"  # nothing listens there: a valid kubeconfig fails fast with exit 6
 SPECIAL = ("fifo", "directory", "missing", "huge")
+PATH_CASES = ("unreadable-directory", "long-name", "long-path")
+LOCKED = "locked"  # the directory made unenterable (mode 000)
+LONG_NAME = "n" * 300  # NAME_MAX is 255 bytes on Linux file systems
+LONG_PATH = ("d" * 200 + "/") * 25  # 5,000 bytes: PATH_MAX is 4,096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,6 +87,13 @@ def _files(directory: Path, pattern: str) -> Callable[[], list[bytes]]:
     return lambda: [path.read_bytes() for path in sorted(directory.glob(pattern))]
 
 
+def _ops_readiness_seeds() -> list[bytes]:
+    """winsuite's own specifications, and upstream's as published (empty categories, `skip: ['']`)."""
+    fixtures = Path(__file__).parents[1] / "fixtures"
+    return (_files(fixtures / "ops-readiness/specifications", "*/spec.yaml")()
+            + _files(fixtures / "ops-readiness-upstream/specifications", "*/spec.yaml")())
+
+
 def _kubeconfig_seeds() -> list[bytes]:
     def doc(user: dict[str, Any], cluster: dict[str, Any]) -> bytes:
         return yaml.safe_dump({
@@ -96,20 +112,23 @@ def _kubeconfig_seeds() -> list[bytes]:
 
 
 def _shard_plan_seeds() -> list[bytes]:
-    shards = plan_shards([PlannedTest("[sig-node] a"), PlannedTest("[sig-node] b", serial=True),
-                          PlannedTest("[sig-node] c", skipped=True)], 2, {"[sig-node] a": 3.0})
-    return [json.dumps(plan_document("fuzz-job", shards)).encode()]
+    shards = cut_shards([ShardedTest("[sig-node] a"), ShardedTest("[sig-node] b", serial=True),
+                         ShardedTest("[sig-node] c", skipped=True)], 2, {"[sig-node] a": 3.0})
+    return [json.dumps(shards_document("fuzz-job", shards)).encode()]
 
 
 def _results_seeds() -> list[bytes]:
     return [b""]  # a results case mutates one file of a build written by `build_results` instead
 
 
+RESULTS_STARTED = 1_790_000_000
+
+
 def build_results(root: Path) -> Path:
     """A job with one stored build of every cell kind (passed, failed, skipped, flaky) under `root`."""
     job = root / "fuzz-job"
     build = synthetic.write_build(
-        job, 1_790_000_000, {"[sig-node] a passes": "P", "[sig-node] b fails": "F", "[sig-node] c skips": "S"},
+        job, RESULTS_STARTED, {"[sig-node] a passes": "P", "[sig-node] b fails": "F", "[sig-node] c skips": "S"},
         metadata={"node-os": "linux", "engine": "native", "parallelism": 1},
         properties={"[sig-node] a passes": {"tier": "adapted", "tags": "NodeConformance"}},
     )
@@ -139,8 +158,7 @@ KINDS: dict[str, Kind] = {
                           env=lambda p: {"KUBE_TEST_REPO_LIST": str(p)}, strict_keys=False, empty_ok=True),
     "kubeconfig": Kind("kubeconfig", _kubeconfig_seeds, lambda p, s: ["cleanup", "--kubeconfig", str(p), "--dry-run"],
                        frozenset({4, 6}), strict_keys=False),
-    "ops-readiness": Kind("ops-readiness",
-                          _files(Path(__file__).parents[1] / "fixtures/ops-readiness/specifications", "*/spec.yaml"),
+    "ops-readiness": Kind("ops-readiness", _ops_readiness_seeds,
                           lambda p, s: ["list", "--ops-readiness", str(p), "--format", "names"],
                           frozenset({0, 4, 5}), list_fields=frozenset({"focus", "skip"})),
     "results-report": Kind("results-report", _results_seeds,
@@ -172,13 +190,21 @@ def mutate(kind: Kind, rng: random.Random) -> Case:
     if kind.name.startswith("results"):
         return _mutate_results(kind, rng)
     seed = rng.choice(kind.seeds())
-    name = rng.choice(_TEXT_MUTATIONS + _STRUCTURAL + SPECIAL)
+    name = rng.choice(_TEXT_MUTATIONS + _STRUCTURAL + SPECIAL + PATH_CASES)
+    if name in PATH_CASES:
+        return path_case(kind, name)
     if name in SPECIAL:
         return Case(kind.name, name, True)
     if name in _STRUCTURAL:
         return _structural(kind, name, seed, rng)
     data, bad = _TEXT[name](seed, rng)
     return Case(kind.name, name, bad, data)
+
+
+def path_case(kind: Kind, name: str) -> Case:
+    """A valid input of `kind` (its first example) at a path that cannot be read."""
+    assert name in PATH_CASES
+    return Case(kind.name, name, True, kind.seeds()[0])
 
 
 def _insert(data: bytes, rng: random.Random, piece: bytes) -> bytes:
@@ -346,7 +372,9 @@ def _mutate_results(kind: Kind, rng: random.Random) -> Case:
             "latin1": (b'{"job": "caf\xe9"}', True),
             "truncated": (b'{"timestamp": 17', True),
         }
-    name = rng.choice(sorted(options) + list(SPECIAL))
+    name = rng.choice(sorted(options) + list(SPECIAL) + list(PATH_CASES))
+    if name in PATH_CASES:
+        return path_case(kind, name)
     if name in SPECIAL:  # a build without JUnit (or metadata.json, or finished.json while running) is valid
         optional = target != STARTED and name in ("missing", "directory")
         return Case(kind.name, name, not optional, target=target)
@@ -359,15 +387,37 @@ def _mutate_results(kind: Kind, rng: random.Random) -> Case:
 def materialize(case: Case, scratch: Path) -> tuple[list[str], dict[str, str]]:
     """Write the case under `scratch`; the winsuite arguments and environment that read it."""
     kind = KINDS[case.kind]
+    path = given_path(case, scratch)
+    if case.mutation in PATH_CASES:
+        if case.mutation == "unreadable-directory":
+            if case.kind.startswith("results"):
+                build_results(scratch / LOCKED / "results")
+            else:
+                _place(case, path)
+            (scratch / LOCKED).chmod(0)
+        return kind.argv(path, scratch), kind.env(path)
     if case.kind.startswith("results"):
-        build = build_results(scratch / "results")
-        _place(case, build / case.target)
-        return kind.argv(build, scratch), {}
-    suffix = "/spec.yaml" if case.kind == "ops-readiness" else ""
-    path = scratch / f"input-{case.kind}.yaml{suffix}"
-    path.parent.mkdir(parents=True, exist_ok=True)
+        _place(case, build_results(path.parents[1]) / case.target)
+        return kind.argv(path, scratch), {}
     _place(case, path)
     return kind.argv(path, scratch), kind.env(path)
+
+
+def given_path(case: Case, scratch: Path) -> Path:
+    """Where the case's input is: a file of its kind, or for results the stored build (under results/<job>/)."""
+    results = case.kind.startswith("results")
+    base = {"unreadable-directory": scratch / LOCKED, "long-name": scratch / LONG_NAME,
+            "long-path": scratch / LONG_PATH}.get(case.mutation, scratch)
+    if results:
+        return base / "results" / "fuzz-job" / synthetic.build_id(RESULTS_STARTED)
+    suffix = "/spec.yaml" if case.kind == "ops-readiness" else ""
+    return base / f"input-{case.kind}.yaml{suffix}"
+
+
+def named_in_error(case: Case) -> str:
+    """What the error line of a path case must contain: the name of the path the CLI was given."""
+    given = given_path(case, Path("/scratch"))
+    return given.parent.name if case.kind == "results-report" else given.name
 
 
 def _place(case: Case, path: Path) -> None:
@@ -388,6 +438,11 @@ def expected(case: Case, code: int, stderr: str) -> str | None:
     kind = KINDS[case.kind]
     if "Traceback" in stderr or code == 3 or "internal error" in stderr:
         return "traceback"
+    if case.mutation in PATH_CASES:
+        lines = [line for line in stderr.splitlines() if line.startswith("winsuite: error:")]
+        if code != 4:
+            return "wrong exit code"
+        return None if len(lines) == 1 and named_in_error(case) in lines[0] else "no one-line error"
     if code not in kind.allowed_exits:
         return "wrong exit code"
     if case.certainly_bad:
@@ -406,15 +461,17 @@ def describe(case: Case) -> str:
                        "bad": case.certainly_bad, "head": case.data[:120].decode("latin-1")})
 
 
-def run_cli(argv: list[str], env: dict[str, str]) -> tuple[int, str]:
-    """winsuite's main() on `argv` in this process: its exit code and what it wrote to stderr."""
+def run_cli(argv: list[str], env: dict[str, str], *, unprivileged: bool = False) -> tuple[int, str]:
+    """winsuite's main() on `argv` in this process: its exit code and what it wrote to stderr (`unprivileged`:
+    reading as a user without root's override of file permissions)."""
     from winsuite import cli
 
     err = io.StringIO()
     saved = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
+    dac = without_dac_override() if unprivileged else contextlib.nullcontext()
     try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        with dac, contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             try:
                 code = cli.main(argv)
             except SystemExit as exit_:  # argparse

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import yaml
 
+from winsuite.inputs.pins import load_pins
 from winsuite.paths import upstream_names_file
-from winsuite.policy.pins import load_pins
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests/unit/golden/ginkgo"

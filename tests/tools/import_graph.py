@@ -2,6 +2,7 @@
 
 Folders are named by the import names they install as (`suite/` is `winsuite`, `reports/` is `winsuite_reports`).
 Every import counts, function-level ones included, except those under `if TYPE_CHECKING:` (no runtime edge).
+An `import_module`/`__import__` of a literal name is an edge; one of a computed name is listed by dynamic_imports.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import ast
 import dataclasses
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -33,6 +35,7 @@ def within(name: str, prefixes: Iterable[str]) -> bool:
 class ImportGraph:
     def __init__(self, roots: dict[str, Path]) -> None:
         """`roots` maps an import name to its folder, e.g. {"winsuite": ROOT / "suite"}."""
+        self.roots = tuple(roots)
         self.files: dict[str, Path] = {}
         for top, folder in roots.items():
             for path in sorted(folder.rglob("*.py")):
@@ -40,6 +43,7 @@ class ImportGraph:
                 if parts[-1] == "__init__":
                     parts.pop()
                 self.files[".".join([top, *parts])] = path
+        self.trees = {m: ast.parse(path.read_text(encoding="utf-8")) for m, path in self.files.items()}
         self.edges: dict[str, set[str]] = {m: self._project_imports(m) for m in self.files}
 
     def _resolve(self, name: str) -> str | None:
@@ -54,7 +58,7 @@ class ImportGraph:
         path = self.files[module]
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         found: set[str] = set()
-        for base, members in import_statements(ast.parse(path.read_text(encoding="utf-8")), package):
+        for base, members in import_statements(self.trees[module], package):
             modules = {self._resolve(m) for m in members}
             # `from pkg import sub` loads pkg/__init__ too, but as a parent package: no edge of its own unless
             # the statement also takes a name defined in pkg/__init__.
@@ -89,38 +93,108 @@ class ImportGraph:
         return problems
 
     def cycles(self) -> list[list[str]]:
-        """Strongly connected components of more than one module (Tarjan), each sorted."""
-        index: dict[str, int] = {}
-        low: dict[str, int] = {}
-        stack: list[str] = []
-        on_stack: set[str] = set()
+        """Module cycles: strongly connected components of more than one module, each sorted."""
+        return strongly_connected(self.edges)
+
+    def package_cycles(self) -> list[list[str]]:
+        """Cycles between the members (modules and subpackages) of each package: `a.x` importing `b.y` while
+        `b.z` imports `a.w` is a cycle between packages a and b, though no module cycle."""
         found: list[list[str]] = []
-
-        def visit(node: str) -> None:
-            index[node] = low[node] = len(index)
-            stack.append(node)
-            on_stack.add(node)
-            for nxt in self.edges[node]:
-                if nxt not in index:
-                    visit(nxt)
-                    low[node] = min(low[node], low[nxt])
-                elif nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-
-        for node in sorted(self.files):
-            if node not in index:
-                visit(node)
+        for package in sorted(m for m, path in self.files.items() if path.name == "__init__.py"):
+            members: dict[str, set[str]] = {}
+            for module, targets in self.edges.items():
+                source = _member_of(package, module)
+                if source is None:
+                    continue
+                members.setdefault(source, set())
+                for target in targets:
+                    member = _member_of(package, target)
+                    if member is not None and member != source:
+                        members[source].add(member)
+                        members.setdefault(member, set())
+            found += strongly_connected(members)
         return sorted(found)
+
+    def layer_violations(self, order: Sequence[Sequence[str]], outside: Sequence[str] = ()) -> list[str]:
+        """Imports against the layer order (`order` bottom up, each layer a tuple of prefixes): a module imports
+        its own layer and those below it only. Every module is in a layer, in `outside` (checked by Rules), or
+        is a root package, which imports nothing. A name in two layers is the longest prefix's."""
+
+        def layer_of(module: str) -> int | None:
+            matches = [(len(p), i) for i, layer in enumerate(order) for p in layer if within(module, [p])]
+            return max(matches)[1] if matches else None
+
+        problems: list[str] = []
+        for module in sorted(self.files):
+            own = layer_of(module)
+            if within(module, outside):
+                continue
+            if own is None and module in self.roots:
+                problems += [f"{module} -> {t}  (a root package imports nothing)" for t in sorted(self.edges[module])]
+                continue
+            if own is None:
+                problems.append(f"{module}  (in no layer)")
+                continue
+            for target in sorted(self.edges[module]):
+                theirs = layer_of(target)
+                if theirs is None:
+                    problems.append(f"{module} -> {target}  ({target} is in no layer)")
+                elif theirs > own:
+                    problems.append(f"{module} -> {target}  ({order[theirs][0]} is above {order[own][0]})")
+        return problems
+
+    def dynamic_imports(self) -> dict[str, list[int]]:
+        """Modules that import a computed name (`import_module(name)`), with the lines: edges the graph cannot
+        see."""
+        found: dict[str, list[int]] = {}
+        for module, tree in self.trees.items():
+            lines = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and _is_import_call(node)
+                     and _literal_name(node) is None]
+            if lines:
+                found[module] = sorted(lines)
+        return found
+
+
+def _member_of(package: str, module: str) -> str | None:
+    """The member of `package` (a module or subpackage directly in it) that holds `module`, or None."""
+    if not module.startswith(package + "."):
+        return None
+    return f"{package}.{module[len(package) + 1:].partition('.')[0]}"
+
+
+def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan), each sorted, in order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in edges.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return sorted(found)
 
 
 def imported_names(tree: ast.AST, package: str) -> Iterator[str]:
@@ -147,11 +221,21 @@ def import_statements(tree: ast.AST, package: str) -> Iterator[tuple[str, tuple[
             else:
                 module = node.module or ""
             yield module, tuple(f"{module}.{alias.name}" for alias in node.names if alias.name != "*")
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
-            "import_module", "__import__"
-        ):
-            yield from ((a.value, ()) for a in node.args[:1]
-                        if isinstance(a, ast.Constant) and isinstance(a.value, str))
+        elif isinstance(node, ast.Call) and _is_import_call(node):
+            name = _literal_name(node)
+            if name is not None:
+                yield name, ()
+
+
+def _is_import_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+        "import_module", "__import__")
+
+
+def _literal_name(call: ast.Call) -> str | None:
+    """The module an import call names as a string literal, or None when it computes the name."""
+    first = call.args[0] if call.args else None
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
 
 
 def _is_type_checking_block(node: ast.AST) -> bool:

@@ -6,16 +6,16 @@ import pytest
 
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Tag
-from winsuite.policy.catalog import Engine
+from winsuite.inputs.engines import Engine
+from winsuite.inputs.pins import load_pins
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import collect
 from winsuite.policy.catalog import engine_catalog
 from winsuite.policy.catalog import tags_of_name
-from winsuite.policy.pins import load_pins
-from winsuite.policy.run_config import build_run_config
+from winsuite.policy.run_config import resolve_run
 from winsuite.policy.upstream_names import names_for_minor
-from winsuite.run.plan import plan_run
-from winsuite.run.plan import skip_upstream
+from winsuite.run.phase_plan import plan_run
+from winsuite.run.phase_plan import skip_upstream
 
 
 @pytest.fixture(scope="module")
@@ -64,14 +64,14 @@ def test_serial_upstream_specs_go_to_the_serial_phase(upstream: list[str]) -> No
 
 def test_a_run_plan_puts_every_selected_test_in_its_phase_with_the_policys_skips(
         natives: list[Entry], upstream: list[str]) -> None:
-    run = build_run_config("sig-windows-parallel", {"engine": "auto"}, environ={})
+    run = resolve_run("sig-windows-parallel", {"engine": "auto"}, environ={})
     plan = plan_run(run, natives, upstream)
     parallel, serial = plan["parallel"], plan["serial"]
     assert serial.total == 0  # the job skips [Serial]
     skipped = {row.name: row for row in parallel.upstream_skipped}
     guestbook = next(name for name in skipped if "Guestbook" in name)
     assert skipped[guestbook].message.startswith("excluded: the guestbook images have no Windows variants")
-    assert skipped[guestbook].properties["excluded"].startswith("excluded:")
+    assert skipped[guestbook].properties.excluded.startswith("excluded:")
     assert len(parallel.upstream) + len(parallel.upstream_skipped) + parallel.native > 463
     assert not set(parallel.upstream) & {e.spec.full_name for e in natives}
     assert skip_upstream(plan, "requires a node that runs Windows containers (found: none)") == len(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from winsuite.errors import ExitCode
-from winsuite.policy.jobs import ENVIRONMENT
+from winsuite.inputs.jobs import ENVIRONMENT
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = "apiVersion: winsuite.io/v1alpha1\nkind: Job\nname: bad\n"

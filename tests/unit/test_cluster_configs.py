@@ -14,7 +14,9 @@ from winsuite.cluster.local.realnode import containerd
 from winsuite.cluster.local.realnode import coredns
 from winsuite.cluster.local.realnode import kubelet
 from winsuite.cluster.local.realnode import kubeproxy
+from winsuite.cluster.local.realnode import metrics_server
 from winsuite.cluster.local.realnode import network
+from winsuite.cluster.local.realnode import servicelb
 from winsuite.cluster.local.state import Layout
 
 PORTS = DEFAULT_PORTS | REAL_NODE_PORTS
@@ -49,6 +51,16 @@ def test_kubelet_runs_on_cgroup_v1_with_the_cluster_dns(tmp_path: Path) -> None:
     assert config["authorization"] == {"mode": "Webhook"}
 
 
+def test_kubelets_cadvisor_reads_container_stats_from_the_nodes_own_containerd(tmp_path: Path) -> None:
+    paths = kubelet.KubeletPaths(tmp_path / "kubelet", tmp_path / "pki", tmp_path / "containerd.sock")
+
+    argv = kubelet.argv(Path("/bin/kubelet"), paths, tmp_path / "kubeconfig", "linux-0")
+
+    # Not cAdvisor's default /run/containerd/containerd.sock, which another containerd (or none) may answer.
+    assert f"--containerd={tmp_path / 'containerd.sock'}" in argv
+    assert "--containerd-namespace=k8s.io" in argv
+
+
 def test_kube_proxy_uses_iptables_and_leaves_oom_score_and_conntrack_alone(tmp_path: Path) -> None:
     config = kubeproxy.render_config(tmp_path / "kubeconfig", "linux-0", PORTS)
 
@@ -74,8 +86,27 @@ def test_pod_network_is_the_pre_created_bridge_without_masquerade(tmp_path: Path
 
     assert bridge["bridge"] == "cni0"
     assert bridge["ipMasq"] is False
-    assert bridge["ipam"]["ranges"] == [[{"subnet": "10.244.0.0/24", "gateway": "10.244.0.1"}]]
+    # Pods stop short of the addresses LoadBalancer Services get (10.244.0.240-254).
+    assert bridge["ipam"]["ranges"] == [[{"subnet": "10.244.0.0/24", "gateway": "10.244.0.1",
+                                          "rangeEnd": "10.244.0.239"}]]
     assert bridge["ipam"]["dataDir"] == str(tmp_path / "ipam")
+
+
+def test_load_balancer_addresses_are_the_top_of_the_bridge_subnet_pods_never_get() -> None:
+    lb = flags(servicelb.argv(Path("/bin/winsuite-servicelb"), Path("/k"), "winsuite"))
+
+    assert lb["addresses"] == "10.244.0.240-10.244.0.254" and lb["bridge"] == "cni0"
+
+
+def test_metrics_server_scrapes_the_real_node_only_and_is_an_aggregated_api(tmp_path: Path) -> None:
+    server = flags(metrics_server.argv(Path("/bin/metrics-server"), tmp_path / "k", tmp_path))
+    api = metrics_server.api_service("Q0E=")
+
+    assert server["node-selector"] == "kubernetes.io/hostname=linux-0"  # simulated nodes have no kubelet
+    assert server["kubelet-certificate-authority"] == str(tmp_path / "ca.crt")  # no --kubelet-insecure-tls
+    assert server["bind-address"] == "10.244.0.1"
+    assert api["spec"]["service"] == {"name": "metrics-server", "namespace": "kube-system", "port": 443}
+    assert metrics_server.endpoints()["subsets"][0]["ports"][0]["port"] == 4443
 
 
 def flags(argv: list[str]) -> dict[str, str]:

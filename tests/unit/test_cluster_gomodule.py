@@ -6,7 +6,6 @@ import pytest
 
 from winsuite.cluster.local.gomodule import parse_mod
 from winsuite.cluster.local.gomodule import render_wrapper
-from winsuite.cluster.local.gomodule import staging_version
 from winsuite.cluster.local.gomodule import version_ldflags
 
 KUBERNETES_MOD = """\
@@ -78,12 +77,6 @@ def test_a_module_without_staging_modules_gets_no_replace_block() -> None:
 
     assert "replace" not in wrapper
     assert "require go.etcd.io/etcd/server/v3 v3.6.8" in wrapper
-
-
-def test_staging_version_follows_the_kubernetes_minor_and_patch() -> None:
-    assert staging_version("v1.36.3") == "v0.36.3"
-    with pytest.raises(ValueError):
-        staging_version("v2.0.0")
 
 
 def test_version_stamps_set_both_version_packages() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from winsuite.cluster.local import images
 from winsuite.errors import DataError
-from winsuite.policy.images import load_image_catalog
+from winsuite.inputs.images import load_image_catalog
 
 
 def test_recipes_load_and_exactly_one_is_the_sandbox_image() -> None:

@@ -18,7 +18,7 @@ def test_apiserver_cert_names_loopback_the_service_and_the_bridge_only_with_the_
     pki.ensure(simulated, "c", credentials.specs(real_node=False))
     pki.ensure(real, "c", credentials.specs(real_node=True))
 
-    dns, ips = pki.sans(real / "apiserver.crt")
+    dns, ips = sans(real / "apiserver.crt")
 
     assert set(dns) >= {
         "localhost",
@@ -27,7 +27,7 @@ def test_apiserver_cert_names_loopback_the_service_and_the_bridge_only_with_the_
         "kubernetes.default.svc.cluster.local",
     }
     assert ips == ["127.0.0.1", "10.96.0.1", "10.244.0.1"]
-    assert pki.sans(simulated / "apiserver.crt")[1] == ["127.0.0.1", "10.96.0.1"]
+    assert sans(simulated / "apiserver.crt")[1] == ["127.0.0.1", "10.96.0.1"]
 
 
 def subject(path: Path) -> tuple[str, list[str]]:
@@ -61,3 +61,10 @@ def test_existing_certificates_are_kept(tmp_path: Path) -> None:
     pki.ensure(tmp_path, "c", credentials.specs(real_node=False))
 
     assert (tmp_path / "apiserver.crt").read_bytes() == before
+
+
+def sans(cert_path: Path) -> tuple[list[str], list[str]]:
+    """(DNS names, IP addresses) of a certificate."""
+    cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+    ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    return ext.get_values_for_type(x509.DNSName), [str(ip) for ip in ext.get_values_for_type(x509.IPAddress)]

@@ -50,7 +50,7 @@ def test_planted_credentials_are_redacted_in_every_form(tmp_path: Path) -> None:
     clean = build / "artifacts" / "metadata.json"
     clean.write_text('{"job": "admin", "user": "true"}')  # short values are not credentials to look for
 
-    credentials = credential_scan.kubeconfig_credentials(_kubeconfig(tmp_path))
+    credentials = credential_scan.kubeconfig_credentials(_kubeconfig(tmp_path), [])
     credentials.append(Credential(SECRET_VALUE, "Secret default/app key password"))
     files, findings = credential_scan.scan([build], credentials)
 
@@ -73,6 +73,21 @@ def test_nothing_to_find_leaves_every_file_as_it_was(tmp_path: Path) -> None:
     build = tmp_path / "build"
     build.mkdir()
     (build / "a.txt").write_text("an ordinary log line\n")
-    files, findings = credential_scan.scan([build], credential_scan.kubeconfig_credentials(_kubeconfig(tmp_path)))
+    files, findings = credential_scan.scan([build], credential_scan.kubeconfig_credentials(_kubeconfig(tmp_path), []))
     assert (files, findings) == (1, [])
     assert (build / "a.txt").read_text() == "an ordinary log line\n"
+
+
+def test_a_scan_that_could_not_look_everywhere_says_so_and_is_never_clean(tmp_path: Path) -> None:
+    gaps: list[str] = []
+    assert credential_scan.kubeconfig_credentials(tmp_path / "missing.yaml", gaps) == []
+    kubeconfig = tmp_path / "kubeconfig.yaml"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    client-key: gone.key\n")
+    credential_scan.kubeconfig_credentials(kubeconfig, gaps)
+    assert len(gaps) == 2 and "missing.yaml could not be read" in gaps[0]
+    assert "kubeconfig users[0].user.client-key" in gaps[1] and "gone.key" in gaps[1]
+    line, status = credential_scan.summary("the build", 12, [], gaps)
+    assert status.startswith("incomplete: the kubeconfig") and "client-key" in status
+    assert line.startswith("winsuite: warning: credential scan of the build: 12 files, nothing found; incomplete:")
+    assert credential_scan.summary("the build", 12, [], []) == (
+        "credential scan of the build: 12 files, nothing found", "clean")

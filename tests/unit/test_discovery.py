@@ -10,8 +10,9 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.facts import NodeFacts
 from winsuite.cluster.discovery import _warnings
+from winsuite.cluster.load_balancer import NOT_PROBED
+from winsuite.inputs.images import load_image_catalog
 from winsuite.policy.exclusions import ScopeFacts
-from winsuite.policy.images import load_image_catalog
 
 
 def node(name: str, os_name: str, *, simulated: bool, build: str | None = None, kubelet: str = "v1.36.3",
@@ -57,10 +58,20 @@ def test_simulated_nodes_count_for_scheduling() -> None:
 @pytest.mark.parametrize(("capability", "found"), [
     (Capability.CLUSTER_DNS, "no kube-system/kube-dns Service with ready endpoints"),
     (Capability.EXTERNAL_NETWORK, "a cluster whose pods may not reach the Internet"),
-    (Capability.LOAD_BALANCER, "no cloud provider (no node has a providerID)"),
 ])
 def test_missing_cluster_features_say_what_was_found(capability: Capability, found: str) -> None:
     assert facts(node("real", "linux", simulated=False), dns=False).missing(capability, "linux") == found
+
+
+def test_load_balancer_support_is_what_was_observed_never_a_provider_id() -> None:
+    cloud_node = node("aks-0", "windows", simulated=False, provider_id="azure:///subscriptions/x/vm-0")
+    unobserved = dataclasses.replace(facts(cloud_node), no_load_balancer=NOT_PROBED)
+    observed = dataclasses.replace(facts(node("real", "linux", simulated=False)),
+                                   load_balancer="a probe LoadBalancer Service got ingress 10.244.0.240")
+
+    assert unobserved.missing(Capability.LOAD_BALANCER, "windows") == NOT_PROBED
+    assert observed.missing(Capability.LOAD_BALANCER, "linux") is None
+    assert ClusterFacts.from_json(observed.to_json()) == observed
 
 
 def test_hostprocess_needs_containerd_1_7_on_a_real_windows_node() -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from winsuite.policy.shards import PlannedTest
+from winsuite.policy.shards import ShardedTest
 from winsuite.policy.shards import expected_durations
-from winsuite.run.results import durations
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results import durations
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 
 
 def attempt(name: str, outcome: Outcome, seconds: float) -> Attempt:
@@ -20,7 +20,7 @@ def attempt(name: str, outcome: Outcome, seconds: float) -> Attempt:
 
 def longest_first(names: list[str], known: dict[str, float]) -> list[int]:
     """The order a parallel phase gives its tests (plugin.collection): by expected duration, longest first."""
-    expected = expected_durations([PlannedTest(name) for name in names], known)
+    expected = expected_durations([ShardedTest(name) for name in names], known)
     return sorted(range(len(names)), key=lambda index: -expected[names[index]])
 
 
@@ -58,10 +58,10 @@ def test_a_snapshot_is_what_the_phases_read_whatever_is_written_after(tmp_path: 
 
 
 def test_a_jobs_stored_builds_give_durations_the_newest_winning(tmp_path: Path) -> None:
-    from winsuite.run.results import junit
-    from winsuite.run.results.durations import of_job
-    from winsuite.run.results.model import Attempt
-    from winsuite.run.results.model import Outcome
+    from winsuite.results import junit
+    from winsuite.results.durations import of_job
+    from winsuite.results.model import Attempt
+    from winsuite.results.model import Outcome
 
     for build, seconds in (("20260101000000", 5.0), ("20260102000000", 7.0)):
         junit.write(tmp_path / build / "artifacts" / "junit_01.xml",

@@ -10,6 +10,7 @@ import pytest
 
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import load_pins
 from winsuite.paths import jobs_dir
 from winsuite.paths import upstream_names_file
 from winsuite.policy.catalog import collect
@@ -19,8 +20,6 @@ from winsuite.policy.exclusions import ScopeFacts
 from winsuite.policy.exclusions import lint
 from winsuite.policy.exclusions import load_exclusions
 from winsuite.policy.exclusions import read_exclusion_file
-from winsuite.policy.exclusions import version_in_range
-from winsuite.policy.pins import load_pins
 from winsuite.policy.upstream_names import read_names_file
 
 HEADER = "apiVersion: winsuite.io/v1alpha1\nkind: ExclusionList\n"
@@ -103,31 +102,6 @@ def test_invalid_regex_is_kept_for_lint_but_refused_for_a_run(tmp_path: Path) ->
     with pytest.raises(DataError) as caught:
         load_exclusions([path])
     assert (caught.value.path, caught.value.field) == (f"{path}#exclusions[0]", "pattern")
-
-
-@pytest.mark.parametrize(
-    ("version", "constraint", "inside"),
-    [
-        ("v1.36.3", ">=1.31, <1.37", True),
-        ("v1.36.3", ">=1.37", False),
-        ("v1.36.3", "<1.36", False),
-        ("v1.36.3", "<=1.36", True),  # compared at the constraint's precision
-        ("v1.36.3", ">1.36", False),
-        ("v1.36.3", "1.36", True),
-        ("v1.36.3", "==1.36.2", False),
-        ("v1.36.3", "=v1.36.3", True),
-        ("1.36.0-alpha.1", ">=1.36", True),
-        ("v1.9.0", "<1.10", True),  # numeric, not textual
-    ],
-)
-def test_version_ranges(version: str, constraint: str, inside: bool) -> None:
-    assert version_in_range(version, constraint) is inside
-
-
-@pytest.mark.parametrize("constraint", ["newest", ">= 1", "~1.36", "1.36, latest"])
-def test_invalid_version_range_is_refused(constraint: str) -> None:
-    with pytest.raises(ValueError):
-        version_in_range("v1.36.3", constraint)
 
 
 FULL_FACTS = ScopeFacts("v1.36.3", frozenset({"10.0.17763"}), "calico", frozenset({"containerd://2.1.4"}))

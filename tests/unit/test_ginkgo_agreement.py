@@ -24,7 +24,7 @@ from winsuite import cli
 from winsuite import paths
 from winsuite.cluster.local import artifacts
 from winsuite.errors import ExitCode
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 from winsuite.policy.upstream_names import read_names_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,10 +14,10 @@ import pytest
 from winsuite import paths
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
-from winsuite.policy.images import ImageCatalog
-from winsuite.policy.images import ImageUnavailable
-from winsuite.policy.images import load_image_catalog
-from winsuite.policy.images import load_repo_list
+from winsuite.inputs.images import ImageCatalog
+from winsuite.inputs.images import ImageUnavailable
+from winsuite.inputs.images import load_image_catalog
+from winsuite.inputs.images import load_repo_list
 
 DEFAULT_AGNHOST = "registry.k8s.io/e2e-test-images/agnhost:2.63.0"
 
@@ -60,7 +60,7 @@ images:
         (MINIMAL_CATALOG + "  x: [linux]\n", "images.x", "expected a dict, got list"),
         (MINIMAL_CATALOG + "  x: {registry: promoterE2eRegistry, name: x, version: '1'}\n", "images.x.os",
          "expected a list, got NoneType"),
-        (MINIMAL_CATALOG + "  x: {os: [macos], reference: x}\n", "images.x.os", "expected a list of linux, windows"),
+        (MINIMAL_CATALOG + "  x: {os: [macos], reference: x}\n", "images.x.os", "expected a list of windows, linux"),
         (MINIMAL_CATALOG + "  x: {os: [linux], registry: e2eRegstry, name: x, version: '1'}\n", "images.x.registry",
          "unknown registry key 'e2eRegstry'; known: promoterE2eRegistry"),
         (MINIMAL_CATALOG + "  x: {os: [windows], windows: [ltsc2031], reference: x}\n", "images.x.windows",

@@ -1,11 +1,14 @@
-"""Dependencies point one way (STYLE §3): the layout's rules hold over transitive imports, and no module cycles.
+"""Dependencies point one way (STYLE §3): the whole layer order holds, with no module or package cycle.
 
-The layers, bottom up: authoring (what cases import) and k8s; cluster; policy; plugin; run; commands and cli.
-`winsuite_reports` reads stored results and never imports winsuite.
+The layers, bottom up: winsuite_reports (which reads stored results and never imports winsuite); the top-level modules
+of winsuite; authoring; k8s; inputs; cluster; policy; results; plugin; run; commands; cli. A module imports its own
+layer and those below it. The cases import the authoring vocabulary and the Kubernetes helpers only, and nothing
+imports them by name except the case catalog's loader.
 """
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -16,30 +19,31 @@ from tests.tools.import_graph import imported_names
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOTS = {"winsuite": ROOT / "suite", "winsuite_reports": ROOT / "reports"}
-# The controller side of the run package; its results protocol (winsuite.run.results) sits below the plugin.
-CONTROLLER = ("winsuite.run.runner", "winsuite.run.engines", "winsuite.run.progress", "winsuite.run.summary",
-              "winsuite.run.dashboard")
 
+BASE = ("winsuite.errors", "winsuite.paths", "winsuite.messages", "winsuite.timeline", "winsuite.process_exit",
+        "winsuite.versions", "winsuite.given_paths")
+LAYERS = (
+    ("winsuite_reports",),
+    BASE,
+    ("winsuite.authoring",),
+    ("winsuite.k8s",),
+    ("winsuite.inputs",),
+    ("winsuite.cluster",),
+    ("winsuite.policy",),
+    ("winsuite.results",),
+    ("winsuite.plugin",),
+    ("winsuite.run",),
+    ("winsuite.commands",),
+    ("winsuite.cli",),
+)
+CASES = "winsuite.cases"
 RULES = [
     Rule("winsuite_reports", forbidden=("winsuite",), why="reports read stored results only"),
-    Rule("winsuite.cases", allowed_only=("winsuite.authoring", "winsuite.k8s"),
+    Rule(CASES, allowed_only=("winsuite.authoring", "winsuite.k8s"),
          why="cases import the authoring vocabulary and the Kubernetes helpers only"),
-    Rule("winsuite.cases", forbidden=("winsuite.run", "winsuite.plugin", "winsuite.commands", "winsuite.cli"),
-         why="cases never reach the runner, the plugin or the CLI"),
-    Rule("winsuite.authoring", forbidden=("winsuite.policy", "winsuite.plugin", "winsuite.run", "winsuite.commands",
-                                          "winsuite.cluster", "winsuite.cli"),
-         why="authoring is the bottom layer"),
-    Rule("winsuite.k8s", forbidden=("winsuite.policy", "winsuite.plugin", "winsuite.run", "winsuite.commands",
-                                    "winsuite.cli"), why="helpers know Kubernetes, not runs"),
-    Rule("winsuite.cluster.discovery", forbidden=("winsuite.policy",), why="discovery is given what it needs"),
-    Rule("winsuite.policy", forbidden=("winsuite.run", "winsuite.plugin", "winsuite.commands", "winsuite.cli"),
-         why="policy decides, it never runs"),
-    Rule("winsuite.plugin", forbidden=(*CONTROLLER, "winsuite.commands", "winsuite.cli"),
-         why="the pytest side reaches the results protocol, never the controller"),
-    Rule("winsuite.run.results", forbidden=(*CONTROLLER, "winsuite.plugin", "winsuite.policy", "winsuite.commands"),
-         why="the results protocol and writers depend on nothing above them"),
-    Rule("winsuite.run", forbidden=("winsuite.commands", "winsuite.cli"), why="the runner never reaches the CLI"),
 ]
+# The one module that imports names it computes: the case catalog's loader walks a test package.
+DYNAMIC_IMPORTERS = {"winsuite.policy.catalog"}
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +51,12 @@ def graph() -> ImportGraph:
     return ImportGraph(ROOTS)
 
 
-@pytest.mark.parametrize("rule", RULES, ids=[f"{r.source}-{i}" for i, r in enumerate(RULES)])
-def test_the_layout_rules_hold(graph: ImportGraph, rule: Rule) -> None:
+def test_the_layer_order_holds(graph: ImportGraph) -> None:
+    assert graph.layer_violations(LAYERS, outside=(CASES,)) == []
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.source for r in RULES])
+def test_the_rules_outside_the_layers_hold(graph: ImportGraph, rule: Rule) -> None:
     assert sum(1 for m in graph.files if m == rule.source or m.startswith(rule.source + ".")) >= 1
     assert graph.violations(rule) == []
 
@@ -57,9 +65,18 @@ def test_no_module_import_cycles(graph: ImportGraph) -> None:
     assert graph.cycles() == []
 
 
+def test_no_package_import_cycles(graph: ImportGraph) -> None:
+    assert graph.package_cycles() == []
+
+
+def test_only_the_case_catalog_imports_computed_names(graph: ImportGraph) -> None:
+    assert set(graph.dynamic_imports()) == DYNAMIC_IMPORTERS
+
+
 def test_the_graph_sees_the_whole_project(graph: ImportGraph) -> None:
     assert len(graph.files) > 150
     assert "winsuite.run.runner" in graph.edges["winsuite.commands.run"]
+    assert "winsuite.commands.run" in graph.edges["winsuite.cli"]
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -93,9 +110,62 @@ def test_the_checker_finds_a_cycle_and_a_transitive_back_edge(tmp_path: Path) ->
     assert only == ["pkg.cases.test_x -> pkg.helpers  (only pkg.authoring allowed)"]
 
 
-def test_the_walk_sees_every_form_of_import() -> None:
-    import ast
+def test_the_checker_finds_a_package_cycle_without_a_module_cycle(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/cluster/__init__.py": "",
+        "pkg/cluster/kind.py": "from pkg.policy.pins import KIND\n",
+        "pkg/cluster/base.py": "",
+        "pkg/policy/__init__.py": "",
+        "pkg/policy/pins.py": "",
+        "pkg/policy/jobs.py": "from pkg.cluster.base import Target\n",
+        "pkg/run/__init__.py": "",
+        "pkg/run/engines/__init__.py": "",
+        "pkg/run/engines/upstream.py": "from pkg.run import plan\n",
+        "pkg/run/engines/ginkgo.py": "",
+        "pkg/run/plan.py": "from pkg.run.engines.ginkgo import NODEID\n",
+    })
+    graph = ImportGraph({"pkg": tmp_path / "pkg"})
+    assert graph.cycles() == []
+    assert graph.package_cycles() == [["pkg.cluster", "pkg.policy"], ["pkg.run.engines", "pkg.run.plan"]]
 
+
+def test_the_checker_finds_a_layer_order_violation(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/errors.py": "",
+        "pkg/paths.py": "from pkg import errors\n",  # within the base layer: allowed
+        "pkg/k8s/__init__.py": "",
+        "pkg/k8s/pods.py": "from pkg.errors import UsageError\n",
+        "pkg/k8s/nodes.py": "def later() -> None:\n    from pkg.plugin.session import stash\n",
+        "pkg/plugin/__init__.py": "",
+        "pkg/plugin/session.py": "from pkg.k8s import pods\nfrom pkg.extra import x\n",
+        "pkg/extra.py": "",
+        "pkg/cases/__init__.py": "",
+        "pkg/cases/test_x.py": "from pkg.k8s import pods\n",
+    })
+    graph = ImportGraph({"pkg": tmp_path / "pkg"})
+    order = (("pkg.errors", "pkg.paths"), ("pkg.k8s",), ("pkg.plugin",))
+    assert graph.layer_violations(order, outside=("pkg.cases",)) == [
+        "pkg.extra  (in no layer)",
+        "pkg.k8s.nodes -> pkg.plugin.session  (pkg.plugin is above pkg.k8s)",
+        "pkg.plugin.session -> pkg.extra  (pkg.extra is in no layer)",
+    ]
+    assert graph.cycles() == []  # a layer violation needs no cycle to be found
+
+
+def test_the_checker_lists_imports_of_computed_names(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/loader.py": "import importlib\n\ndef load(name: str) -> None:\n    importlib.import_module(name)\n",
+        "pkg/cli.py": "import importlib\nimportlib.import_module('pkg.loader')\n__import__(f'pkg.{1}')\n",
+    })
+    graph = ImportGraph({"pkg": tmp_path / "pkg"})
+    assert graph.dynamic_imports() == {"pkg.loader": [4], "pkg.cli": [3]}
+    assert "pkg.loader" in graph.edges["pkg.cli"]  # a literal name is an edge
+
+
+def test_the_walk_sees_every_form_of_import() -> None:
     source = (
         "import importlib\n"
         "import winsuite.policy.plan as plan\n"

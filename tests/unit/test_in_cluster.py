@@ -11,34 +11,43 @@ import tarfile
 from pathlib import Path
 
 import pytest
-import yaml
 
-from winsuite.policy.job_document import job_document
-from winsuite.policy.jobs import load_job
-from winsuite.policy.jobs import resolve_job_path
+from winsuite.inputs.cluster_spec import ClusterType
+from winsuite.inputs.run_modes import NodeLogMode
+from winsuite.policy.run_config import RUN_FILE
+from winsuite.policy.run_config import Output
+from winsuite.policy.run_config import RunConfig
+from winsuite.policy.run_config import resolve_run
+from winsuite.policy.shards import Shard
+from winsuite.results.events import ProtocolError
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 from winsuite.run.incluster import image
 from winsuite.run.incluster import protocol
 from winsuite.run.incluster.objects import RunObjects
 from winsuite.run.incluster.objects import job_manifest
-from winsuite.run.results.events import ProtocolError
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.run.incluster.start import for_pods
+from winsuite.run.incluster.worker import shard_run
+from winsuite_reports.conventions import RowProperties
 
 
 @pytest.mark.parametrize("name", ["embedded", "sig-windows-parallel"])
-def test_a_job_written_for_the_pods_reads_back_as_the_same_job(name: str, tmp_path: Path) -> None:
-    job = load_job(resolve_job_path(name))
-    files = {path: f"file-{index}.yaml" for index, path in enumerate([job.repo_list or "", *job.exclusions])}
-    for path, local in files.items():
-        if path:
-            (tmp_path / local).write_text(Path(path).read_text())
-    written = tmp_path / "job.yaml"
-    written.write_text(yaml.safe_dump(job_document(job, {"type": "in-cluster"}, files)))
-    again = load_job(written)
-    assert again.cluster.type == "in-cluster"
-    assert again.exclusions == tuple(str(tmp_path / files[p]) for p in job.exclusions)
-    same = ("source", "cluster", "repo_list", "exclusions", "e2e_test", "artifacts")
-    assert dataclasses.replace(again, **{f: getattr(job, f) for f in same}) == job
+def test_the_run_handed_to_the_pods_reads_back_whole_and_names_no_file_of_this_machine(
+        name: str, tmp_path: Path) -> None:
+    run = dataclasses.replace(resolve_run(name, {}, environ={}, run_id="20261125000000-abcd"),
+                              output=Output(tmp_path / "build", "20261125000000", tmp_path))
+    shards = [Shard(1, ("a",), 30.0), Shard(2, ("b", "c"), 60.0)]
+    handed = for_pods(run, shards)
+    handed.save(tmp_path / RUN_FILE)
+    again = RunConfig.load(tmp_path / RUN_FILE)
+    assert again == handed
+    assert again.job.cluster.type == ClusterType.IN_CLUSTER and again.node_logs == NodeLogMode.NEVER
+    assert again.shard_plan == tuple(shards) and again.facts is None
+    assert (again.exclusions, again.repo_list, again.images) == (run.exclusions, run.repo_list, run.images)
+    assert again.job.artifacts is None and again.job.e2e_test is None
+    shard = shard_run(tmp_path, tmp_path / "results", 1)
+    assert (str(shard.shard), shard.run_id, shard.layout.build_id) == ("2/2", "20261125000000-abcd-2", "20261125000000")
+    assert shard.layout.build_dir == tmp_path / "results" / "shard-2"
 
 
 def test_rows_and_builds_travel_through_log_lines(tmp_path: Path) -> None:
@@ -46,7 +55,8 @@ def test_rows_and_builds_travel_through_log_lines(tmp_path: Path) -> None:
     (build / "artifacts" / "diag").mkdir(parents=True)
     (build / "finished.json").write_text("{}")
     (build / "artifacts" / "diag" / "events.txt").write_text("x" * 200_000)
-    attempt = Attempt("[sig-node] a test", "n", Outcome.FAILED, 2, 1.5, "boom", "details", {"engine": "native"})
+    attempt = Attempt("[sig-node] a test", "n", Outcome.FAILED, 2, 1.5, "boom", "details",
+                      RowProperties(engine="native"))
     lines = [protocol.row(1, attempt, final=False).line(), "plain output of the shard",
              *(m.line() for m in protocol.build_messages(build, 1))]
     messages = [protocol.parse(line) for line in lines]

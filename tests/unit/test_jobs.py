@@ -11,18 +11,20 @@ from typing import Any
 
 import pytest
 
+from winsuite.authoring.targeting import NodeOS
 from winsuite.authoring.targeting import Taint
-from winsuite.cluster.base import ClusterSpec
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
+from winsuite.inputs.cluster_spec import ClusterSpec
+from winsuite.inputs.cluster_spec import ClusterType
+from winsuite.inputs.jobs import ENVIRONMENT
+from winsuite.inputs.jobs import JobSpec
+from winsuite.inputs.jobs import apply_overrides
+from winsuite.inputs.jobs import load_job
+from winsuite.inputs.jobs import parse_duration
+from winsuite.inputs.jobs import resolve_job
+from winsuite.inputs.jobs import resolve_job_path
 from winsuite.paths import jobs_dir
-from winsuite.policy.jobs import ENVIRONMENT
-from winsuite.policy.jobs import JobSpec
-from winsuite.policy.jobs import apply_overrides
-from winsuite.policy.jobs import load_job
-from winsuite.policy.jobs import parse_duration
-from winsuite.policy.jobs import resolve_job
-from winsuite.policy.jobs import resolve_job_path
 
 SHIPPED_JOBS = sorted(jobs_dir().glob("*.yaml"))
 HEADER = "apiVersion: winsuite.io/v1alpha1\nkind: Job\nname: j\n"
@@ -71,8 +73,8 @@ def test_every_field_is_read(tmp_path: Path) -> None:
     assert load_job(path) == JobSpec(
         name="j", source=str(path), description="d", dashboard="dash", tab="t", interval=10800.0,
         release_blocking=True,
-        cluster=ClusterSpec("kubeconfig", "c", str(tmp_path / "kc.yaml"), "ctx", real_node=False),
-        node_os="linux", repo_list=str(tmp_path / "lists/repo.yaml"), exclusions=(str(tmp_path / "x.yaml"),),
+        cluster=ClusterSpec(ClusterType.KUBECONFIG, "c", str(tmp_path / "kc.yaml"), "ctx", real_node=False),
+        node_os=NodeOS.LINUX, repo_list=str(tmp_path / "lists/repo.yaml"), exclusions=(str(tmp_path / "x.yaml"),),
         focus=("a",), skip=("b", "c"), parallelism=3, flake_attempts=2, test_timeout=900.0, run_timeout=5400.0,
         windows_taint=Taint("k", "v", "NoExecute"), runtime_class="rc", cni="calico", artifacts="out",
         run_excluded=True,

@@ -17,7 +17,7 @@ from winsuite.cluster.kind.nodeimage import components
 from winsuite.cluster.kind.nodeimage import files
 from winsuite.cluster.local.ociimage import Entry
 from winsuite.errors import UsageError
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 # `kubeadm config images list --kubernetes-version v1.36.3`, as the built kubeadm prints it.
 KUBEADM_WANTS = [

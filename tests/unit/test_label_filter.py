@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from winsuite.policy.label_filter import LabelFilterError
-from winsuite.policy.label_filter import parse_label_filter
+from winsuite.inputs.label_filter import LabelFilterError
+from winsuite.inputs.label_filter import parse_label_filter
 
 SPEC = ["sig-node", "Conformance", "NodeConformance", "Feature:Windows", "Serial"]
 OTHER = ["sig-storage", "Feature:GPU", "Feature:Windows"]

@@ -27,9 +27,9 @@ from winsuite.authoring.naming import specs_of_function
 from winsuite.authoring.registry import Registry
 from winsuite.authoring.registry import check_specs
 from winsuite.authoring.registry import load_registry
+from winsuite.inputs.pins import load_pins
 from winsuite.paths import upstream_names_file
 from winsuite.policy.catalog import collect
-from winsuite.policy.pins import load_pins
 from winsuite.policy.upstream_names import read_names_file
 
 # Segments as a winsuite test declares them, and the name upstream e2e.test lists for that test.

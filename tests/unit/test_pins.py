@@ -11,10 +11,11 @@ import pytest
 import yaml
 
 from winsuite import paths
-from winsuite.policy.images import ImageCatalog
-from winsuite.policy.images import load_image_catalog
-from winsuite.policy.pins import Pins
-from winsuite.policy.pins import load_pins
+from winsuite import versions
+from winsuite.inputs.images import ImageCatalog
+from winsuite.inputs.images import load_image_catalog
+from winsuite.inputs.pins import Pins
+from winsuite.inputs.pins import load_pins
 
 VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
 
@@ -25,9 +26,9 @@ def pins() -> Pins:
 
 
 def test_pins_are_versions(pins: Pins) -> None:
-    versions = (pins.kubernetes, pins.etcd, pins.kwok, pins.coredns, pins.kind, pins.containerd, pins.crictl,
-                pins.cni_plugins)
-    assert [p for p in versions if not VERSION.match(p)] == []
+    pinned = (pins.kubernetes, pins.etcd, pins.kwok, pins.coredns, pins.metrics_server, pins.kind, pins.containerd,
+              pins.crictl, pins.cni_plugins)
+    assert [p for p in pinned if not VERSION.match(p)] == []
     assert re.fullmatch(r"\d+\.\d+", pins.go)
 
 
@@ -40,8 +41,7 @@ def test_kind_node_image_and_staging_version_follow_the_kubernetes_pin(pins: Pin
     # winsuite's own build (kind v0.33.0 publishes no kindest/node for v1.36.3), tagged with the Kubernetes it holds.
     repository, tag = pins.kind_node_image.rsplit(":", 1)
     assert (tag, repository.startswith("kindest/")) == (pins.kubernetes, False)
-    _, minor, patch = pins.kubernetes.lstrip("v").split(".")
-    assert (pins.kubernetes_minor, pins.staging_version) == (int(minor), f"v0.{minor}.{patch}")
+    assert versions.staging_version(pins.kubernetes) == "v0" + pins.kubernetes.removeprefix("v1")
 
 
 def test_the_pinned_versions_upstream_names_are_kept(pins: Pins) -> None:

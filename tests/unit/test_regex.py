@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from winsuite.policy.regex import Alternatives
-from winsuite.policy.regex import RegexError
-from winsuite.policy.regex import compile_re2
+from winsuite.inputs.regex import Alternatives
+from winsuite.inputs.regex import RegexError
+from winsuite.inputs.regex import compile_re2
 
 # (pattern, text, Go's leftmost match or None). Every row was checked against Go 1.26's regexp
 # (regexp.Compile + FindStringIndex, a throwaway program outside the repo); where Python's `re` reads the

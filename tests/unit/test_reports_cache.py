@@ -39,7 +39,9 @@ ROWS = {
     "[sig-windows] excluded but run": "XXXX",
     "[sig-windows] new in the newest": "P___",
 }
-PROPERTIES = {"[sig-windows] pods pass": {"tags": "Conformance", "tier": "adapted", "category": "Core.Pods"}}
+PROPERTIES = {"[sig-windows] pods pass": {"tags": "Conformance", "tier": "adapted", "category": "Core.Pods"},
+              "[sig-windows] flaky one": {"ran-on": "win-0 (windows, 10.0.20348, runtime containerd://1.7.24)",
+                                          "failure-class": "infrastructure", "failure-evidence": "ErrImagePull"}}
 
 
 def history_of(root: Path, *, cache: bool) -> History:
@@ -47,8 +49,10 @@ def history_of(root: Path, *, cache: bool) -> History:
 
 
 def columns(history: History) -> list[tuple[object, ...]]:
-    """Everything a report reads of a history: its jobs, their rows, builds and grids."""
-    return [(job.name, job.rows, job.builds, [job.cells(key) for key in job.rows]) for job in history.jobs]
+    """Everything a report reads of a history: its jobs, their rows, builds and grids, their failures clustered and
+    where their rows ran."""
+    return [(job.name, job.rows, job.builds, [job.cells(key) for key in job.rows], job.failures, job.placement)
+            for job in history.jobs]
 
 
 def remove_build(build: Path) -> None:
@@ -142,6 +146,15 @@ def test_an_entry_that_does_not_decode_is_read_from_the_files(results: Path) -> 
     assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
 
 
+@pytest.mark.parametrize("change", ["UPDATE evidence SET failures = '[[1]]', ran_on = 'x'", "DELETE FROM evidence"])
+def test_stored_evidence_that_does_not_decode_or_is_gone_is_read_from_the_files(results: Path, change: str) -> None:
+    history_of(results, cache=True)
+    with sqlite3.connect(results / CACHE_FILE) as db:
+        db.execute(change)
+        db.execute("DELETE FROM derived")  # made anew: from every build's evidence
+    assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
+
+
 def test_stored_rows_that_do_not_decode_are_read_from_the_files(results: Path) -> None:
     history_of(results, cache=True)
     with sqlite3.connect(results / CACHE_FILE) as db:
@@ -204,13 +217,24 @@ def test_a_rewritten_build_remakes_the_grid(results: Path) -> None:
     assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
 
 
-@pytest.mark.parametrize("grid", ["not json", '{"cells": [], "runs": {}, "width": 4}',
-                                  '{"cells": [["P", "", "", "", false]], "runs": {"x": [0, 3]}, "width": 4}',
-                                  '{"cells": [["P", "", "", "", false]], "runs": {"x": [5, 4]}, "width": 4}'])
-def test_a_stored_grid_that_does_not_fit_is_made_anew(results: Path, grid: str) -> None:
+GRID, DERIVED = "UPDATE jobs SET grid = ?", "UPDATE derived SET state = ?"
+
+
+@pytest.mark.parametrize(("update", "stored"), [
+    (GRID, "not json"), (GRID, '{"cells": [], "runs": {}, "width": 4}'),
+    (GRID, '{"cells": [["P", "", "", "", false, "", ""]], "runs": {"x": [0, 3]}, "width": 4}'),
+    (GRID, '{"cells": [["P", "", "", "", false, "", ""]], "runs": {"x": [5, 4]}, "width": 4}'),
+    (GRID, '{"cells": [["P", "", "", "", false]], "runs": {"x": [0, 4]}, "width": 4}'),
+    (DERIVED, "not json"),
+    (DERIVED, '{"keys": ["a"], "samples": [], "local": {}, "placed": {}, "builds": [], "occurrences": []}'),
+    (DERIVED, '{"keys": ["a"], "samples": ["a"], "local": {}, "placed": {}, "builds": [], '
+              '"occurrences": [["b", "r", "0", "test", "", false, false]]}'),
+    (DERIVED, '{"ids": {"x": 3}, "columns": []}'),
+])
+def test_a_stored_grid_or_derivation_that_does_not_fit_is_made_anew(results: Path, update: str, stored: str) -> None:
     history_of(results, cache=True)
     with sqlite3.connect(results / CACHE_FILE) as db:
-        db.execute("UPDATE jobs SET grid = ?", (grid,))
+        db.execute(update, (stored,))
     assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
 
 
@@ -249,5 +273,7 @@ def test_a_job_removed_from_the_root_is_forgotten(results: Path) -> None:
     history_of(results, cache=True)
     with sqlite3.connect(results / CACHE_FILE) as db:
         builds = {path.partition("/")[0] for (path,) in db.execute("SELECT path FROM builds")}
+        evidence = {path.partition("/")[0] for (path,) in db.execute("SELECT path FROM evidence")}
         jobs = {path for (path,) in db.execute("SELECT path FROM jobs")}
-    assert builds == jobs == {"ci-windows"}
+        derived = {path for (path,) in db.execute("SELECT path FROM derived")}
+    assert builds == evidence == jobs == derived == {"ci-windows"}

@@ -92,3 +92,39 @@ def test_a_malformed_artifact_is_shown_not_raised(results: Path, tmp_path: Path)
     (build / "artifacts" / "junit_01.xml").write_text("<testsuites><testcase")
     assert main(["report", "--results", str(results), "--output", str(tmp_path / "out")]) == ExitCode.OK
     assert "Malformed artifacts: junit_01.xml" in (tmp_path / "out/jobs/ci-windows/grid.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("location", "error"),
+    [
+        ("ftp://bucket/logs", "unknown scheme ftp:// (known: gs://, s3://)"),
+        ("s3://B/logs", "'B' is not a bucket name"),
+        ("gs://bucket/logs/../x", "the prefix has an empty, '.' or '..' part"),
+    ],
+)
+def test_a_bad_bucket_url_is_a_usage_error(location: str, error: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "--results", location, "--format", "markdown"]) == ExitCode.USAGE_ERROR
+    err = capsys.readouterr().err
+    assert error in err and err.count("\n") == 1
+
+
+def test_since_keeps_the_builds_started_since(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    builds = sorted(path.name for path in (results / "ci-windows").iterdir() if path.is_dir())
+    since = f"{builds[1][:4]}-{builds[1][4:6]}-{builds[1][6:8]}T{builds[1][8:10]}:{builds[1][10:12]}"
+    assert main(["report", "--results", str(results), "--format", "markdown", "--since", since,
+                 "--diff", "ci-windows", builds[1], builds[2]]) == ExitCode.OK
+    capsys.readouterr()
+    argv = ["report", "--results", str(results), "--format", "markdown", "--since", since]
+    assert main([*argv, "--diff", "ci-windows", builds[0], builds[2]]) == ExitCode.USAGE_ERROR  # older: not read
+    assert f"job ci-windows has no build {builds[0]}" in capsys.readouterr().err
+    assert main([*argv[:-1], "last tuesday"]) == ExitCode.USAGE_ERROR
+    assert "--since last tuesday: not a date" in capsys.readouterr().err
+
+
+def test_compare_prints_both_sides(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    builds = sorted(path for path in (results / "ci-windows").iterdir() if path.is_dir())
+    assert main(["report", "--compare", str(builds[0]), str(builds[1]), "--format", "markdown"]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert out.startswith("### Comparison: A ")
+    assert f"| Build | ci-windows {builds[0].name} | ci-windows {builds[1].name} |" in out
+    assert "| 0 | 1 | 0 | 0 | 0 | 0 | 0 |" in out  # PFP: the oldest build passed, the middle one failed

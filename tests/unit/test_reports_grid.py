@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from winsuite_reports.grid import CODES
+from winsuite_reports.grid import RUN_WIDTH
 from winsuite_reports.grid import StringTable
 from winsuite_reports.grid import encode_row
 from winsuite_reports.grid import grid_data
@@ -17,11 +18,14 @@ from winsuite_reports.synthetic import write_job
 
 
 def decode(runs: list[int], strings: list[str]) -> list[tuple[str, int, str, str, str]]:
-    """What the page's script does with a row: status code, run length and the three strings."""
-    return [
-        (CODES[runs[i]], runs[i + 1], strings[runs[i + 2]], strings[runs[i + 3]], strings[runs[i + 4]])
-        for i in range(0, len(runs), 5)
-    ]
+    """What the page's script does with a row: status code, run length and its message, diagnostics and icon."""
+    return [(CODES[runs[i]], runs[i + 1], *(strings[index] for index in runs[i + 2 : i + 5]))  # type: ignore[misc]
+            for i in range(0, len(runs), RUN_WIDTH)]
+
+
+def decode_failures(runs: list[int], strings: list[str]) -> list[tuple[str, str, str]]:
+    """Each run's icon, failure class and evidence."""
+    return [(strings[runs[i + 4]], strings[runs[i + 5]], strings[runs[i + 6]]) for i in range(0, len(runs), RUN_WIDTH)]
 
 
 def test_equal_neighbouring_cells_collapse_into_one_run() -> None:
@@ -57,9 +61,10 @@ def test_grid_data_lists_builds_newest_first_with_their_metadata(tmp_path: Path)
     data = grid_data(job, href, 50)
     builds = data["builds"]
     assert isinstance(builds, list)
-    assert [(b["id"], b["h"], b["k"], b["w"], b["r"]) for b in builds] == [
-        (ids[0], f"../{ids[0]}", "v1.36.3", "10.0.20348", "—"),
-        (ids[1], f"../{ids[1]}", "v1.36.3", "10.0.20348", "—"),
+    assert data["axes"] == ["Kubernetes", "Windows builds"]  # the axes these builds record, Kubernetes always
+    assert [(b["id"], b["h"], b["e"]) for b in builds] == [
+        (ids[0], f"../{ids[0]}", ["v1.36.3", "10.0.20348"]),
+        (ids[1], f"../{ids[1]}", ["v1.36.3", "10.0.20348"]),
     ]
     rows = data["rows"]
     strings = data["strings"]

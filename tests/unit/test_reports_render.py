@@ -57,13 +57,16 @@ def grid_json(page: str) -> dict[str, object]:
 
 def test_every_page_is_written(dashboard: Path) -> None:
     assert sorted(pages(dashboard)) == [
+        "failures.html",
         "index.html",
         "jobs/ci-linux-2/categories.html",
         "jobs/ci-linux-2/diff.html",
+        "jobs/ci-linux-2/failures.html",
         "jobs/ci-linux-2/flaky.html",
         "jobs/ci-linux-2/grid.html",
         "jobs/ci-windows/categories.html",
         "jobs/ci-windows/diff.html",
+        "jobs/ci-windows/failures.html",
         "jobs/ci-windows/flaky.html",
         "jobs/ci-windows/grid.html",
         "readiness.html",

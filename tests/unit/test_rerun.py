@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -10,10 +11,15 @@ from xml.sax.saxutils import quoteattr
 import pytest
 
 from winsuite.errors import UsageError
-from winsuite.policy.regex import compile_re2
-from winsuite.policy.regex import quote_meta
+from winsuite.inputs.regex import compile_re2
+from winsuite.inputs.regex import quote_meta
+from winsuite.policy.run_config import RUN_FILE
+from winsuite.policy.run_config import Output
+from winsuite.policy.run_config import RunConfig
+from winsuite.policy.run_config import resolve_run
 from winsuite.policy.selection import Selector
 from winsuite.policy.selection import exact_focus
+from winsuite.run.request import resolve_request
 from winsuite.run.rerun import find_build
 from winsuite.run.rerun import load_rerun
 
@@ -40,14 +46,22 @@ JUNIT = "".join([
     junit_case(SKIPPED, '<skipped message="requires a Windows kernel"/>'),
     "</testsuite></testsuites>",
 ])
-METADATA = {"job": "runner-job", "node-os": "linux", "engine": "native", "flake-attempts": 2, "parallelism": 3,
-            "cases": "tests.runner_cases"}
+RECORDED = {"node_os": "linux", "engine": "native", "flake_attempts": 2, "parallelism": 3}
 
 
-def build(root: Path, job: str = "runner-job", build_id: str = "20261124100000") -> Path:
-    path = root / job / build_id
+def stored_run() -> RunConfig:
+    """The run a build recorded (artifacts/run.json), as `winsuite run` writes it."""
+    run = resolve_run(None, RECORDED, environ={}, run_id="20261124100000-abcd")
+    return dataclasses.replace(run, cases="tests.runner_cases")
+
+
+def build(root: Path, job: str = "", build_id: str = "20261124100000", with_run: bool = True) -> Path:
+    run = stored_run()
+    path = root / (job or run.job.name) / build_id
     (path / "artifacts").mkdir(parents=True)
-    (path / "started.json").write_text(json.dumps({"timestamp": 1795500000, "metadata": METADATA}))
+    (path / "started.json").write_text(json.dumps({"timestamp": 1795500000, "metadata": {"job": run.job.name}}))
+    if with_run:
+        dataclasses.replace(run, output=Output(path, build_id, path.parent)).save(path / "artifacts" / RUN_FILE)
     (path / "finished.json").write_text(json.dumps({"timestamp": 1795500100, "passed": False, "result": "FAILURE"}))
     (path / "artifacts" / "junit_01.xml").write_text(JUNIT)
     return path
@@ -65,9 +79,9 @@ def test_failed_flaky_and_interrupted_tests_are_rerun_and_nothing_else(tmp_path:
     assert rerun.names == sorted([FAILED, FLAKY, INTERRUPTED])
 
 
-def test_the_focus_selects_exactly_those_names_as_ginkgo_matches_them(tmp_path: Path) -> None:
+def test_the_narrowing_selects_exactly_those_names_as_ginkgo_matches_them(tmp_path: Path) -> None:
     rerun = load_rerun(str(build(tmp_path)), tmp_path)
-    selector = Selector((rerun.focus,))
+    selector = resolve_request(namespace(), rerun).policy.selector
     assert all(selector.selects(name) for name in rerun.names)
     assert not selector.selects(PASSED) and not selector.selects(SKIPPED)
     assert not selector.selects(FLAKY + " [Serial]") and not selector.selects("x " + FAILED)
@@ -95,20 +109,28 @@ def test_an_id_of_several_jobs_asks_for_the_directory(tmp_path: Path) -> None:
         find_build("20261124100000", tmp_path)
 
 
-def test_the_recorded_settings_fill_in_what_the_command_line_leaves_out(tmp_path: Path) -> None:
+def test_the_recorded_run_is_what_the_command_line_leaves_out(tmp_path: Path) -> None:
     rerun = load_rerun(str(build(tmp_path)), tmp_path)
-    args = rerun.applied_to(namespace(winsuite_node_os="windows"))
-    assert args.winsuite_node_os == "windows"  # given: wins
-    assert (args.winsuite_engine, args.winsuite_flake_attempts, args.parallelism) == ("native", 2, 3)
-    assert args.cases == "tests.runner_cases"
-    assert args.winsuite_focus == [rerun.focus]
-    assert args.results_root == str(tmp_path)  # the new build goes next to the one it reruns
+    run = resolve_request(namespace(winsuite_node_os="windows"), rerun)
+    assert run.job.node_os == "windows"  # given: wins
+    assert (run.job.engine, run.job.flake_attempts, run.job.parallelism) == ("native", 2, 3)
+    assert run.cases == "tests.runner_cases"
+    assert run.narrowing is not None and list(run.narrowing.names) == rerun.names
+    assert run.run_id != rerun.run.run_id
+    assert run.layout.job_dir == rerun.build_dir.parent  # the new build goes next to the one it reruns
+    assert run.metadata["rerun-of"] == "20261124100000"
 
 
 def test_a_focus_of_its_own_is_refused(tmp_path: Path) -> None:
     rerun = load_rerun(str(build(tmp_path)), tmp_path)
     with pytest.raises(UsageError, match="leave out --focus"):
-        rerun.applied_to(namespace(winsuite_focus=["x"]))
+        resolve_request(namespace(winsuite_focus=["x"]), rerun)
+
+
+def test_a_build_without_its_run_document_is_refused_saying_so(tmp_path: Path) -> None:
+    rerun = load_rerun(str(build(tmp_path, with_run=False)), tmp_path)
+    with pytest.raises(UsageError, match=r"has no artifacts/run\.json"):
+        resolve_request(namespace(), rerun)
 
 
 def test_the_new_build_names_the_build_it_reran(tmp_path: Path) -> None:

@@ -8,18 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from winsuite.run.results import events
-from winsuite.run.results import junit
-from winsuite.run.results import prow
-from winsuite.run.results.merge import HANDLERS
-from winsuite.run.results.merge import close_unfinished
-from winsuite.run.results.merge import cross_checks
-from winsuite.run.results.merge import final_attempts
-from winsuite.run.results.merge import read_events
-from winsuite.run.results.merge import verdict
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results import events
+from winsuite.results import junit
+from winsuite.results import prow
+from winsuite.results.merge import HANDLERS
+from winsuite.results.merge import close_unfinished
+from winsuite.results.merge import cross_checks
+from winsuite.results.merge import final_attempts
+from winsuite.results.merge import read_events
+from winsuite.results.merge import verdict
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 from winsuite.run.summary import summarize
+from winsuite_reports.conventions import RowProperties
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
 from winsuite_reports.prow import read_build
@@ -63,9 +64,9 @@ def test_every_skip_has_its_reason_even_an_empty_one() -> None:
 def test_interrupted_and_timed_out_rows_are_failures_with_properties() -> None:
     (interrupted, timed_out) = rows([
         Attempt("a", "n", Outcome.INTERRUPTED, message="interrupted: SIGTERM received",
-                properties={"interrupted": "true"}),
+                properties=RowProperties(interrupted=True)),
         Attempt("b", "n", Outcome.FAILED, message="TestTimedOut: timed out after 60s",
-                properties={"timed-out": "true", "tier": "adapted", "unknown-key": "dropped"}),
+                properties=RowProperties.from_junit({"timed-out": "true", "tier": "adapted", "unknown": "dropped"})),
     ])
     assert interrupted.find("failure").get("message") == "interrupted: SIGTERM received"  # type: ignore[union-attr]
     props = {p.get("name"): p.get("value") for p in timed_out.iter("property")}
@@ -136,7 +137,7 @@ def test_build_ids_sort_chronologically_and_never_collide(tmp_path: Path) -> Non
 def test_the_summary_groups_skips_and_names_failures(tmp_path: Path) -> None:
     text = summarize([
         Attempt("ok", "n", Outcome.PASSED),
-        Attempt("bad", "n", Outcome.FAILED, message="boom", properties={"diagnostics": "artifacts/bad/"}),
+        Attempt("bad", "n", Outcome.FAILED, message="boom", properties=RowProperties(diagnostics="artifacts/bad/")),
         Attempt("flaky", "n", Outcome.FAILED, message="first"), Attempt("flaky", "n", Outcome.PASSED, attempt=2),
         Attempt("s1", "n", Outcome.SKIPPED, message="requires X"),
         Attempt("s2", "n", Outcome.SKIPPED, message="requires X"),
@@ -171,12 +172,12 @@ def test_rows_written_by_winsuite_read_back_by_the_reports_as_testgrid_would(tmp
     attempts = [
         Attempt("[sig-node] passes", "t::p", Outcome.PASSED, duration=1.0),
         Attempt("[sig-node] fails", "t::f", Outcome.FAILED, message="boom", details="long\nboom",
-                properties={"diagnostics": "artifacts/fails/"}),
+                properties=RowProperties(diagnostics="artifacts/fails/")),
         Attempt("[sig-node] flakes", "t::k", Outcome.FAILED, attempt=1, message="first"),
         Attempt("[sig-node] flakes", "t::k", Outcome.PASSED, attempt=2),
         Attempt("[sig-node] skips", "t::s", Outcome.SKIPPED, message="requires X (found Y)"),
         Attempt("[sig-node] cut off", "t::c", Outcome.INTERRUPTED, message="interrupted: SIGTERM",
-                properties={"interrupted": "true"}),
+                properties=RowProperties(interrupted=True)),
     ]
     prow.write_started(build, 1_767_225_600, {"job": "job"})
     junit.write(artifacts_dir(build) / junit_name(1), attempts)
@@ -191,16 +192,26 @@ def test_rows_written_by_winsuite_read_back_by_the_reports_as_testgrid_would(tmp
 
 def test_two_engines_of_one_test_are_told_apart_and_cross_checked() -> None:
     def row(name: str, engine: str, outcome: Outcome, attempt: int = 1) -> Attempt:
-        return Attempt(name, "n", outcome, attempt=attempt, properties={"engine": engine})
+        return Attempt(name, "n", outcome, attempt=attempt, properties=RowProperties(engine=engine))
 
     attempts = [row("agree", "native", Outcome.PASSED), row("agree", "upstream", Outcome.FAILED, 1),
                 row("agree", "upstream", Outcome.PASSED, 2), row("differ", "native", Outcome.PASSED),
                 row("differ", "upstream", Outcome.FAILED), row("alone", "native", Outcome.FAILED),
-                row("skipped", "native", Outcome.SKIPPED), row("skipped", "upstream", Outcome.PASSED)]
+                row("skipped", "upstream", Outcome.PASSED), row("cut", "native", Outcome.INTERRUPTED),
+                row("cut", "upstream", Outcome.PASSED), row("both-skip", "native", Outcome.SKIPPED),
+                row("both-skip", "upstream", Outcome.SKIPPED)]
+    attempts.insert(7, Attempt("skipped", "n", Outcome.SKIPPED, message="requires a Windows kernel (found: none)",
+                               properties=RowProperties(engine="native")))
     by_test = final_attempts(attempts)
     assert verdict(by_test["agree (upstream engine)"]) == "flaky" and verdict(by_test["alone"]) == "failed"
-    checks = {c.name: c for c in cross_checks(attempts)}
-    assert set(checks) == {"[winsuite] engines agree: agree", "[winsuite] engines agree: differ"}
-    assert checks["[winsuite] engines agree: agree"].outcome is Outcome.PASSED
-    differ = checks["[winsuite] engines agree: differ"]
+    checks = {c.name.removeprefix("[winsuite] engines agree: "): c for c in cross_checks(attempts)}
+    assert set(checks) == {"agree", "differ", "skipped", "cut", "both-skip"}  # one engine alone: nothing to compare
+    assert checks["both-skip"].outcome is Outcome.PASSED  # skipped on both sides, whatever each side's reason
+    assert checks["agree"].outcome is Outcome.PASSED
+    differ = checks["differ"]
     assert differ.outcome is Outcome.FAILED and differ.message == "the engines disagree: native passed, upstream failed"
+    skipped = checks["skipped"]
+    assert skipped.outcome is Outcome.FAILED and skipped.message == (
+        "the engines disagree: native skipped (requires a Windows kernel (found: none)), upstream passed")
+    assert checks["cut"].outcome is Outcome.SKIPPED and checks["cut"].message == (
+        "not compared: native interrupted, upstream passed")

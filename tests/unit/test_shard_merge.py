@@ -9,13 +9,14 @@ import pytest
 
 from winsuite import cli
 from winsuite.errors import UsageError
-from winsuite.run.results import junit
-from winsuite.run.results import prow
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.results import junit
+from winsuite.results import prow
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 from winsuite.run.shard_merge import check_shards
 from winsuite.run.shard_merge import read_shard_build
 from winsuite.run.shard_merge import write_merged
+from winsuite_reports.conventions import RowProperties
 
 
 def shard_build(root: Path, shard: str, rows: dict[str, list[Attempt]], result: str = "SUCCESS",
@@ -33,7 +34,8 @@ def shard_build(root: Path, shard: str, rows: dict[str, list[Attempt]], result: 
 
 def row(name: str, outcome: Outcome = Outcome.PASSED, attempt: int = 1, **properties: str) -> Attempt:
     return Attempt(name, "", outcome, attempt=attempt, duration=1.5,
-                   message="boom" if outcome is Outcome.FAILED else "", properties={"engine": "native", **properties})
+                   message="boom" if outcome is Outcome.FAILED else "",
+                   properties=RowProperties.from_junit({"engine": "native", **properties}))
 
 
 def test_rows_of_every_shard_land_in_their_phase_and_flake_attempts_are_kept(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import yaml
 
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
-from winsuite.policy import strict_yaml
+from winsuite.inputs import strict_yaml
 
 
 def test_a_document_reads_as_safe_load_reads_it() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from winsuite.policy.selection import Selector
+from winsuite.results.model import Outcome
 from winsuite.run.engines.ginkgo_phase import MAX_FOCUS_CHARS
 from winsuite.run.engines.ginkgo_phase import OutputReader
 from winsuite.run.engines.ginkgo_phase import focus_chunks
@@ -17,7 +18,6 @@ from winsuite.run.engines.ginkgo_report import ReportError
 from winsuite.run.engines.ginkgo_report import attempts_of
 from winsuite.run.engines.ginkgo_report import never_started
 from winsuite.run.engines.ginkgo_report import spec_reports
-from winsuite.run.results.model import Outcome
 
 NAME = "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]"
 
@@ -32,7 +32,7 @@ def spec(state: str, *, attempts: int = 1, message: str = "", additional: list[d
 
 def test_a_passed_spec_is_one_row_with_its_duration() -> None:
     (row,) = attempts_of(spec("passed"), "upstream")
-    assert (row.name, row.outcome, row.duration, row.properties["engine"]) == (NAME, Outcome.PASSED, 2.5, "upstream")
+    assert (row.name, row.outcome, row.duration, row.properties.engine) == (NAME, Outcome.PASSED, 2.5, "upstream")
 
 
 def test_a_flaky_spec_keeps_every_failed_attempt_before_its_pass() -> None:
@@ -44,10 +44,10 @@ def test_a_flaky_spec_keeps_every_failed_attempt_before_its_pass() -> None:
 
 def test_failures_timeouts_interrupts_and_skips_say_what_ginkgo_said() -> None:
     (failed,) = attempts_of(spec("timedout", message="A suite timeout occurred"), "upstream")
-    assert failed.outcome is Outcome.FAILED and failed.properties["timed-out"] == "true"
+    assert failed.outcome is Outcome.FAILED and failed.properties.timed_out
     assert failed.details.endswith("at pods.go:205")
     (interrupted,) = attempts_of(spec("interrupted", message="interrupted by user"), "upstream")
-    assert interrupted.outcome is Outcome.INTERRUPTED and interrupted.properties["interrupted"] == "true"
+    assert interrupted.outcome is Outcome.INTERRUPTED and interrupted.properties.interrupted
     (skipped,) = attempts_of(spec("skipped", message="Only supported for providers [gce]"), "upstream")
     assert (skipped.outcome, skipped.message) == (Outcome.SKIPPED, "Only supported for providers [gce]")
     assert never_started(spec("skipped", message="Spec skipped because an interrupt was detected"))

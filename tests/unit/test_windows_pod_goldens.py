@@ -35,8 +35,8 @@ from winsuite.authoring.naming import Spec
 from winsuite.authoring.naming import specs_of_function
 from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import Placement
-from winsuite.policy.images import ImageUnavailable
-from winsuite.policy.images import load_image_catalog
+from winsuite.inputs.images import ImageUnavailable
+from winsuite.inputs.images import load_image_catalog
 
 GOLDEN = Path(__file__).parent / "golden" / "windows_pods"
 WINDOWS_TIERS = ("winsuite.cases.windows.", "winsuite.cases.substitute.")

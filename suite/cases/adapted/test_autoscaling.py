@@ -15,7 +15,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.k8s import connectivity
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import retry
 from winsuite.k8s import services
 from winsuite.k8s import workloads
@@ -35,7 +35,7 @@ def consumer_service(api: client.ApiClient, namespace: str, name: str) -> None:
 
 def replica_set(target: Target, name: str, image_id: str, replicas: int, **container: Any) -> dict[str, Any]:
     """testutils.ReplicaSetConfig.create: labelled name=<name>, one container exposing port 80."""
-    main = containers.container(name, target.image(image_id), ports=[{"containerPort": 80}], **container)
+    main = manifests.container(name, target.image(image_id), ports=[{"containerPort": 80}], **container)
     rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name},
           "spec": {"replicas": replicas, "selector": {"matchLabels": {"name": name}},
                    "template": {"metadata": {"labels": {"name": name}},

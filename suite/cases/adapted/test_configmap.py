@@ -18,7 +18,9 @@ from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
+from winsuite.k8s import manifests
+from winsuite.k8s import pods
 from winsuite.k8s import retry
 
 cm_env = Describe(Area("sig-node"), "ConfigMap")
@@ -35,26 +37,26 @@ def create_config_map(api: client.ApiClient, namespace: str, name: str, **body: 
     retry.call(client.CoreV1Api(api).create_namespaced_config_map, namespace, manifest)
 
 
-def env_pod(target: Target, **fields: Any) -> containers.Manifest:
+def env_pod(target: Target, **fields: Any) -> manifests.Manifest:
     """A busybox container printing its environment, set by `fields` (env=…, envFrom=…).
 
     Upstream runs `sh -c env`; `env` alone prints the same environment without a shell in between that may
     drop the variables whose names are not shell identifiers (data-1, p-data-1: busybox ash before 1.36 does).
     """
-    busybox = containers.container("env-test", target.image("busybox"), command=["env"], **fields)
-    return target.place(containers.pod("pod-configmaps", [busybox], restartPolicy="Never"))
+    busybox = manifests.container("env-test", target.image("busybox"), command=["env"], **fields)
+    return target.place(manifests.pod("pod-configmaps", [busybox], restartPolicy="Never"))
 
 
-def mounttest_pod(target: Target, config_map: str, *args: str, **volume: object) -> containers.Manifest:
+def mounttest_pod(target: Target, config_map: str, *args: str, **volume: object) -> manifests.Manifest:
     """createConfigMapVolumeMounttestPod: agnhost mounttest over the configmap mounted read-only at MOUNT."""
     volumes = [{"name": VOLUME, "configMap": {"name": config_map, **volume}}]
-    mounts = [containers.volume_mount(VOLUME, MOUNT, read_only=True)]
-    return containers.agnhost_pod(target.image("agnhost"), "pod-configmaps", "mounttest", *args,
-                                  volumes=volumes, mounts=mounts, restartPolicy="Never",
-                                  terminationGracePeriodSeconds=1)
+    mounts = [manifests.volume_mount(VOLUME, MOUNT, read_only=True)]
+    return manifests.agnhost_pod(target.image("agnhost"), "pod-configmaps", "mounttest", *args,
+                                 volumes=volumes, mounts=mounts, restartPolicy="Never",
+                                 terminationGracePeriodSeconds=1)
 
 
-def looping_mounttest_pod(target: Target, config_map: str) -> containers.Manifest:
+def looping_mounttest_pod(target: Target, config_map: str) -> manifests.Manifest:
     """mounttest printing data-1 over and over, so that updates show in its logs."""
     return mounttest_pod(target, config_map, "--break_on_expected_content=false",
                          f"--retry_time={UPDATE_TIMEOUT:.0f}", f"--file_content_in_loop={MOUNT}/data-1")
@@ -62,8 +64,8 @@ def looping_mounttest_pod(target: Target, config_map: str) -> containers.Manifes
 
 def wait_for_content(api: client.ApiClient, namespace: str, value: str,
                      container: str = "agnhost-container") -> None:
-    containers.wait_for_logs(api, namespace, "pod-configmaps", container, what=value,
-                             matches=lambda text: value in text, timeout=UPDATE_TIMEOUT)
+    container_output.wait_for_logs(api, namespace, "pod-configmaps", container, what=value,
+                                   matches=lambda text: value in text, timeout=UPDATE_TIMEOUT)
 
 
 def consume_in_volume(api: client.ApiClient, namespace: str, target: Target, *, as_user: bool = False,
@@ -72,15 +74,15 @@ def consume_in_volume(api: client.ApiClient, namespace: str, target: Target, *, 
     create_config_map(api, namespace, "configmap-test-volume")
     path = f"{MOUNT}/path/to/data-2" if mapped else f"{MOUNT}/data-1"
     value = DATA["data-2" if mapped else "data-1"]
-    containers.expect_output(api, namespace, volume_pod(target, as_user=as_user, mode=mode, mapped=mapped), [
-        re.escape(f'content of file "{path}": {value}'), containers.file_mode_regex(path, mode)], regex=True)
+    container_output.expect_output(api, namespace, volume_pod(target, as_user=as_user, mode=mode, mapped=mapped), [
+        re.escape(f'content of file "{path}": {value}'), container_output.file_mode_regex(path, mode)], regex=True)
 
 
 UPSTREAM = "test/e2e/common/storage/configmap_volume.go:"
 
 
 def volume_pod(target: Target, *, as_user: bool = False, mode: int | None = None,
-               mapped: bool = False) -> containers.Manifest:
+               mapped: bool = False) -> manifests.Manifest:
     """The mounttest pod of doConfigMapE2EWithoutMappings / WithMappings, placed."""
     path = f"{MOUNT}/path/to/data-2" if mapped else f"{MOUNT}/data-1"
     volume: dict[str, object] = {}
@@ -91,7 +93,7 @@ def volume_pod(target: Target, *, as_user: bool = False, mode: int | None = None
     pod = mounttest_pod(target, "configmap-test-volume", f"--file_content={path}", f"--file_mode={path}",
                         **volume)
     if as_user:
-        pod = containers.run_as_non_root(pod, target.os)
+        pod = manifests.run_as_non_root(pod, target.os)
     return target.place(pod)
 
 
@@ -103,7 +105,7 @@ def test_env_var(api: client.ApiClient, namespace: str, target: Target) -> None:
     create_config_map(api, namespace, "configmap-test")
     ref = {"configMapKeyRef": {"name": "configmap-test", "key": "data-1"}}
     pod = env_pod(target, env=[{"name": "CONFIG_DATA_1", "valueFrom": ref}])
-    containers.expect_output(api, namespace, pod, ["CONFIG_DATA_1=value-1"])
+    container_output.expect_output(api, namespace, pod, ["CONFIG_DATA_1=value-1"])
 
 
 @cm_env.it("should be consumable via the environment", NodeConformance, Conformance,
@@ -114,8 +116,8 @@ def test_env_from(api: client.ApiClient, namespace: str, target: Target) -> None
     create_config_map(api, namespace, "configmap-test")
     source = {"configMapRef": {"name": "configmap-test"}}
     pod = env_pod(target, envFrom=[source, {"prefix": "p-", **source}])
-    containers.expect_output(api, namespace, pod, [f"{prefix}{k}={v}" for prefix in ("", "p-")
-                                                   for k, v in DATA.items()])
+    container_output.expect_output(api, namespace, pod, [f"{prefix}{k}={v}" for prefix in ("", "p-")
+                                                         for k, v in DATA.items()])
 
 
 @cm_env.it("should be consumable as environment variable names with various prefixes", Conformance,
@@ -127,7 +129,7 @@ def test_env_from_with_prefixes(api: client.ApiClient, namespace: str, target: T
     prefixes = ("", "1-", "$_-", "ABC_", "#@!")
     source = {"configMapRef": {"name": "configmap-test"}}
     pod = env_pod(target, envFrom=[{"prefix": p, **source} if p else source for p in prefixes])
-    containers.expect_output(api, namespace, pod, [f"{p}{k}={v}" for p in prefixes for k, v in DATA.items()])
+    container_output.expect_output(api, namespace, pod, [f"{p}{k}={v}" for p in prefixes for k, v in DATA.items()])
 
 
 @cm_env.it("should fail to create ConfigMap with empty key", Conformance,
@@ -202,7 +204,7 @@ def test_volume_updates(api: client.ApiClient, namespace: str, target: Target) -
     name = "configmap-test-upd"
     retry.call(client.CoreV1Api(api).create_namespaced_config_map, namespace,
                {"metadata": {"name": name}, "data": {"data-1": "value-1"}})
-    containers.start(api, namespace, target.place(looping_mounttest_pod(target, name)))
+    pods.start(api, namespace, target.place(looping_mounttest_pod(target, name)))
     wait_for_content(api, namespace, "value-1")
     retry.call(client.CoreV1Api(api).replace_namespaced_config_map, name, namespace,
                {"metadata": {"name": name}, "data": {"data-1": "value-2"}})
@@ -219,11 +221,11 @@ def test_volume_binary_data(api: client.ApiClient, namespace: str, target: Targe
                {"metadata": {"name": name}, "data": {"data-1": "value-1"},
                 "binaryData": {"dump.bin": "3sr+utD+/w=="}})  # base64 of de ca fe ba d0 fe ff
     pod = looping_mounttest_pod(target, name)
-    pod["spec"]["containers"].append(containers.container(
+    pod["spec"]["containers"].append(manifests.container(
         "configmap-volume-binary-test", target.image("busybox"),
         command=["hexdump", "-C", f"{MOUNT}/dump.bin"],
-        volumeMounts=[containers.volume_mount(VOLUME, MOUNT, read_only=True)]))
-    containers.start(api, namespace, target.place(pod))
+        volumeMounts=[manifests.volume_mount(VOLUME, MOUNT, read_only=True)]))
+    pods.start(api, namespace, target.place(pod))
     wait_for_content(api, namespace, "value-1")
     wait_for_content(api, namespace, "de ca fe ba d0 fe ff", container="configmap-volume-binary-test")
 
@@ -237,6 +239,6 @@ def test_volume_twice_in_a_pod(api: client.ApiClient, namespace: str, target: Ta
     pod = mounttest_pod(target, "configmap-test-volume", f"--file_content={MOUNT}/data-1")
     pod["spec"]["volumes"].append({"name": f"{VOLUME}-2", "configMap": {"name": "configmap-test-volume"}})
     pod["spec"]["containers"][0]["volumeMounts"].append(
-        containers.volume_mount(f"{VOLUME}-2", f"{MOUNT}-2", read_only=True))
+        manifests.volume_mount(f"{VOLUME}-2", f"{MOUNT}-2", read_only=True))
     expected = f'content of file "{MOUNT}/data-1": value-1'
-    containers.expect_output(api, namespace, target.place(pod), [expected])
+    container_output.expect_output(api, namespace, target.place(pod), [expected])

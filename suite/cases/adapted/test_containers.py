@@ -12,15 +12,17 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
+from winsuite.k8s import manifests
+from winsuite.k8s import pods
 
 containers_ = Describe(Area("sig-node"), "Containers")
 
 
 def entrypoint_test_pod(target: Target, *args: str, command: list[str] | None = None) -> dict[str, Any]:
     """entrypointTestPod: agnhost (entrypoint /agnhost, cmd pause) with the given args and command."""
-    pod = containers.agnhost_pod(target.image("agnhost"), "client-containers", *args,
-                                 terminationGracePeriodSeconds=1, restartPolicy="Never")
+    pod = manifests.agnhost_pod(target.image("agnhost"), "client-containers", *args,
+                                terminationGracePeriodSeconds=1, restartPolicy="Never")
     agnhost = pod["spec"]["containers"][0]
     if not args:
         del agnhost["args"]
@@ -34,9 +36,9 @@ def entrypoint_test_pod(target: Target, *args: str, command: list[str] | None = 
                      "[NodeConformance] [Conformance]",
                 needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["agnhost"])
 def test_image_defaults(api: client.ApiClient, namespace: str, target: Target) -> None:
-    containers.start(api, namespace, entrypoint_test_pod(target))
-    containers.wait_for_logs(api, namespace, "client-containers", "agnhost-container", what="Paused",
-                             matches=lambda text: "Paused" in text, timeout=60)
+    pods.start(api, namespace, entrypoint_test_pod(target))
+    container_output.wait_for_logs(api, namespace, "client-containers", "agnhost-container", what="Paused",
+                                   matches=lambda text: "Paused" in text, timeout=60)
 
 
 @containers_.it("should be able to override the image's default arguments (container cmd)", NodeConformance,
@@ -46,7 +48,7 @@ def test_image_defaults(api: client.ApiClient, namespace: str, target: Target) -
                 needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["agnhost"])
 def test_override_arguments(api: client.ApiClient, namespace: str, target: Target) -> None:
     pod = entrypoint_test_pod(target, "entrypoint-tester", "override", "arguments")
-    containers.expect_output(api, namespace, pod, ["[/agnhost entrypoint-tester override arguments]"])
+    container_output.expect_output(api, namespace, pod, ["[/agnhost entrypoint-tester override arguments]"])
 
 
 @containers_.it("should be able to override the image's default command (container entrypoint)",
@@ -56,7 +58,7 @@ def test_override_arguments(api: client.ApiClient, namespace: str, target: Targe
                 needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["agnhost"])
 def test_override_command(api: client.ApiClient, namespace: str, target: Target) -> None:
     pod = entrypoint_test_pod(target, "entrypoint-tester", command=["/agnhost-2"])
-    containers.expect_output(api, namespace, pod, ["[/agnhost-2 entrypoint-tester]"])
+    container_output.expect_output(api, namespace, pod, ["[/agnhost-2 entrypoint-tester]"])
 
 
 @containers_.it("should be able to override the image's default command and arguments", NodeConformance,
@@ -66,4 +68,4 @@ def test_override_command(api: client.ApiClient, namespace: str, target: Target)
                 needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["agnhost"])
 def test_override_command_and_arguments(api: client.ApiClient, namespace: str, target: Target) -> None:
     pod = entrypoint_test_pod(target, "entrypoint-tester", "override", "arguments", command=["/agnhost-2"])
-    containers.expect_output(api, namespace, pod, ["[/agnhost-2 entrypoint-tester override arguments]"])
+    container_output.expect_output(api, namespace, pod, ["[/agnhost-2 entrypoint-tester override arguments]"])

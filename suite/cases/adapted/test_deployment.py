@@ -11,7 +11,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
@@ -30,13 +30,13 @@ GC_TIMEOUT = 120.0
 
 def new_deployment(target: Target, name: str, replicas: int, labels: dict[str, str]) -> dict[str, Any]:
     """e2edeployment.NewDeployment (agnhost, RollingUpdate), placed on the target OS."""
-    agnhost = containers.container(AGNHOST_NAME, target.image("agnhost"), securityContext={})
+    agnhost = manifests.container(AGNHOST_NAME, target.image("agnhost"), securityContext={})
     return target.place(workloads.deployment(name, replicas, labels, [agnhost]))
 
 
 def new_rs(target: Target, name: str, labels: dict[str, str]) -> dict[str, Any]:
     """newRS of replica_set.go: one agnhost replica."""
-    agnhost = containers.container(AGNHOST_NAME, target.image("agnhost"))
+    agnhost = manifests.container(AGNHOST_NAME, target.image("agnhost"))
     return target.place(workloads.replica_set(name, 1, labels, [agnhost]))
 
 
@@ -138,8 +138,8 @@ def test_reaping_cascades(api: client.ApiClient, namespace: str, target: Target)
     workloads.wait_for_object_set_gone(apps.list_namespaced_replica_set, namespace=namespace,
                                        labels=labels, what=f"the replica sets of deployment {name}",
                                        timeout=GC_TIMEOUT)
-    containers.wait_for_no_pods(api, namespace, label_selector=workloads.selector(labels),
-                                what=f"the pods of deployment {name} to be gone", timeout=GC_TIMEOUT)
+    pods.wait_for_no_pods(api, namespace, label_selector=workloads.selector(labels),
+                          what=f"the pods of deployment {name} to be gone", timeout=GC_TIMEOUT)
 
 
 @deployments.it("should validate Deployment Status endpoints", Conformance,

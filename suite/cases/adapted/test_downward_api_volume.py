@@ -15,7 +15,8 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 
@@ -31,16 +32,16 @@ READ_ONLY_BY_OWNER = f'mode of file "{MOUNT}/podname": -r--------'
 DEFAULT_LIMIT = "node allocatable ({entry}) as default {entry} limit if the limit is not set"
 
 
-def resource_item(path: str, resource: str) -> containers.Manifest:
+def resource_item(path: str, resource: str) -> manifests.Manifest:
     return {"path": path, "resourceFieldRef": {"containerName": CONTAINER, "resource": resource}}
 
 
-def field_item(path: str, field: str) -> containers.Manifest:
+def field_item(path: str, field: str) -> manifests.Manifest:
     return {"path": path, "fieldRef": {"apiVersion": "v1", "fieldPath": field}}
 
 
 def volume_pod(target: Target, args: list[str], *, labels: Mapping[str, str] | None = None,
-               annotations: Mapping[str, str] | None = None, **container_fields: Any) -> containers.Manifest:
+               annotations: Mapping[str, str] | None = None, **container_fields: Any) -> manifests.Manifest:
     """downwardAPIVolumeBasePod: podname and the container's resources as files under MOUNT (plus labels and
     annotations when the pod has any), read by agnhost mounttest with `args`."""
     items = [field_item("podname", "metadata.name"), resource_item("cpu_limit", "limits.cpu"),
@@ -50,16 +51,16 @@ def volume_pod(target: Target, args: list[str], *, labels: Mapping[str, str] | N
         items.append(field_item("labels", "metadata.labels"))
     if annotations:
         items.append(field_item("annotations", "metadata.annotations"))
-    mounttest = containers.container(CONTAINER, target.image("agnhost"), args=["mounttest", *args],
-                                     volumeMounts=[containers.volume_mount("podinfo", MOUNT)],
-                                     **container_fields)
-    pod = containers.pod(POD, [mounttest], labels=labels, annotations=annotations, restartPolicy="Never",
-                         volumes=[{"name": "podinfo", "downwardAPI": {"items": items}}])
+    mounttest = manifests.container(CONTAINER, target.image("agnhost"), args=["mounttest", *args],
+                                    volumeMounts=[manifests.volume_mount("podinfo", MOUNT)],
+                                    **container_fields)
+    pod = manifests.pod(POD, [mounttest], labels=labels, annotations=annotations, restartPolicy="Never",
+                        volumes=[{"name": "podinfo", "downwardAPI": {"items": items}}])
     return target.place(pod)
 
 
 def mode_test_pod(target: Target, *, item_mode: int | None = None, default_mode: int | None = None,
-                  ) -> containers.Manifest:
+                  ) -> manifests.Manifest:
     """downwardAPIVolumePodForModeTest: mounttest prints the mode of the podname file."""
     pod = volume_pod(target, [f"--file_mode={MOUNT}/podname"])
     volume = pod["spec"]["volumes"][0]["downwardAPI"]
@@ -74,12 +75,12 @@ def update_test(api: client.ApiClient, namespace: str, target: Target, *, kind: 
     """Updating the pod's labels or annotations shows in the mounted file (mounttest prints it in a loop)."""
     args = ["--break_on_expected_content=false", "--retry_time=120", f"--file_content_in_loop={MOUNT}/{kind}"]
     initial = {"labels": {"key1": "value1", "key2": "value2"}, "annotations": {"builder": "bar"}}[kind]
-    containers.start(api, namespace, volume_pod(target, args, **{kind: initial}))
-    containers.wait_for_logs(api, namespace, POD, CONTAINER, what=before, matches=lambda text: before in text,
-                             timeout=UPDATE_TIMEOUT)
+    pods.start(api, namespace, volume_pod(target, args, **{kind: initial}))
+    container_output.wait_for_logs(api, namespace, POD, CONTAINER, what=before, matches=lambda text: before in text,
+                                   timeout=UPDATE_TIMEOUT)
     retry.call(pods.core(api).patch_namespaced_pod, POD, namespace, {"metadata": {kind: dict(change)}})
-    containers.wait_for_logs(api, namespace, POD, CONTAINER, what=after, matches=lambda text: after in text,
-                             timeout=UPDATE_TIMEOUT)
+    container_output.wait_for_logs(api, namespace, POD, CONTAINER, what=after, matches=lambda text: after in text,
+                                   timeout=UPDATE_TIMEOUT)
 
 
 @dapi_volume.it("should provide podname only", NodeConformance, Conformance,
@@ -88,7 +89,7 @@ def update_test(api: client.ApiClient, namespace: str, target: Target, *, kind: 
                 needs=NEEDS, images=["agnhost"], category="Core.Storage")
 def test_podname(api: client.ApiClient, namespace: str, target: Target) -> None:
     pod = volume_pod(target, [f"--file_content={MOUNT}/podname"])
-    containers.expect_output(api, namespace, pod, [f"{POD}\n"])
+    container_output.expect_output(api, namespace, pod, [f"{POD}\n"])
 
 
 @dapi_volume.it("should set DefaultMode on files", LinuxOnly, NodeConformance, Conformance,
@@ -96,7 +97,7 @@ def test_podname(api: client.ApiClient, namespace: str, target: Target) -> None:
                      "[NodeConformance] [Conformance]",
                 needs=NEEDS, images=["agnhost"], category="Core.Storage")
 def test_default_mode(api: client.ApiClient, namespace: str, target: Target) -> None:
-    containers.expect_output(api, namespace, mode_test_pod(target, default_mode=0o400), [READ_ONLY_BY_OWNER])
+    container_output.expect_output(api, namespace, mode_test_pod(target, default_mode=0o400), [READ_ONLY_BY_OWNER])
 
 
 @dapi_volume.it("should set mode on item file", LinuxOnly, NodeConformance, Conformance,
@@ -104,7 +105,7 @@ def test_default_mode(api: client.ApiClient, namespace: str, target: Target) -> 
                      "[NodeConformance] [Conformance]",
                 needs=NEEDS, images=["agnhost"], category="Core.Storage")
 def test_item_mode(api: client.ApiClient, namespace: str, target: Target) -> None:
-    containers.expect_output(api, namespace, mode_test_pod(target, item_mode=0o400), [READ_ONLY_BY_OWNER])
+    container_output.expect_output(api, namespace, mode_test_pod(target, item_mode=0o400), [READ_ONLY_BY_OWNER])
 
 
 @dapi_volume.it("should update labels on modification", NodeConformance, Conformance,
@@ -132,9 +133,9 @@ def test_container_resource(api: client.ApiClient, namespace: str, target: Targe
                             file: tuple[str, str]) -> None:
     """downwardAPIVolumeForContainerResources: requests 250m/32Mi, limits 1250m/128Mi."""
     path, expected = file
-    resources = containers.resources({"cpu": "250m", "memory": "32Mi"}, {"cpu": "1250m", "memory": "128Mi"})
+    resources = manifests.resources({"cpu": "250m", "memory": "32Mi"}, {"cpu": "1250m", "memory": "128Mi"})
     pod = volume_pod(target, [f"--file_content={MOUNT}/{path}"], resources=resources)
-    containers.expect_output(api, namespace, pod, [expected])
+    container_output.expect_output(api, namespace, pod, [expected])
 
 
 @dapi_volume.it_each(f"should provide {DEFAULT_LIMIT}", NodeConformance, Conformance, argname="resource",
@@ -145,4 +146,4 @@ def test_default_limit_from_allocatable(api: client.ApiClient, namespace: str, t
                                         resource: str) -> None:
     """downwardAPIVolumeForDefaultContainerResources: no limit, so the file holds the node's allocatable."""
     pod = volume_pod(target, [f"--file_content={MOUNT}/{resource}_limit"])
-    containers.expect_output(api, namespace, pod, ["[1-9]"], regex=True)
+    container_output.expect_output(api, namespace, pod, ["[1-9]"], regex=True)

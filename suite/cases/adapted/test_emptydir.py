@@ -14,7 +14,9 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import LinuxOnly
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
+from winsuite.k8s import container_status
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 
 emptydir = Describe(Area("sig-storage"), "EmptyDir volumes")
@@ -30,16 +32,16 @@ TWIN = "[sig-storage] EmptyDir volumes should support ({},default) [LinuxOnly] [
        "[Conformance]"
 
 
-def mounttest_pod(target: Target, uid: int, *args: str) -> containers.Manifest:
+def mounttest_pod(target: Target, uid: int, *args: str) -> manifests.Manifest:
     """testPodWithVolume: agnhost mounttest over an emptyDir on the default medium, as `uid` (0: the image's
     user). Linux-only: it sets SELinux options and a numeric user."""
-    mounttest = containers.container("test-container", target.image("agnhost"), args=["mounttest", *args],
-                                     volumeMounts=[containers.volume_mount(VOLUME, VOLUME_PATH)])
+    mounttest = manifests.container("test-container", target.image("agnhost"), args=["mounttest", *args],
+                                    volumeMounts=[manifests.volume_mount(VOLUME, VOLUME_PATH)])
     security: dict[str, object] = {"seLinuxOptions": {"level": "s0"}}
     if uid:
         security["runAsUser"] = uid
-    pod = containers.pod("pod-emptydir", [mounttest], volumes=[{"name": VOLUME, "emptyDir": {}}],
-                         securityContext=security, restartPolicy="Never")
+    pod = manifests.pod("pod-emptydir", [mounttest], volumes=[{"name": VOLUME, "emptyDir": {}}],
+                        securityContext=security, restartPolicy="Never")
     return target.place(pod)
 
 
@@ -54,7 +56,7 @@ def perms(mode: int) -> str:
              needs=NEEDS, images=["agnhost"], category="Core.Storage")
 def test_default_medium_mode(api: client.ApiClient, namespace: str, target: Target) -> None:
     pod = mounttest_pod(target, 0, f"--fs_type={VOLUME_PATH}", f"--file_perm={VOLUME_PATH}")
-    containers.expect_output(api, namespace, pod, [f'perms of file "{VOLUME_PATH}": -rwxrwxrwx'])
+    container_output.expect_output(api, namespace, pod, [f'perms of file "{VOLUME_PATH}": -rwxrwxrwx'])
 
 
 @emptydir.it_each("should support ({entry},default)", LinuxOnly, NodeConformance, Conformance,
@@ -67,8 +69,8 @@ def test_new_file_mode(api: client.ApiClient, namespace: str, target: Target,
     path = f"{VOLUME_PATH}/test-file"
     pod = mounttest_pod(target, uid, f"--fs_type={VOLUME_PATH}", f"--new_file_{mode:04o}={path}",
                         f"--file_perm={path}")
-    containers.expect_output(api, namespace, pod, [f'perms of file "{path}": {perms(mode)}',
-                                                   f'content of file "{path}": mount-tester new file'])
+    container_output.expect_output(api, namespace, pod, [f'perms of file "{path}": {perms(mode)}',
+                                                         f'content of file "{path}": mount-tester new file'])
 
 
 @emptydir.it("pod should support shared volumes between containers", Conformance,
@@ -78,19 +80,19 @@ def test_new_file_mode(api: client.ApiClient, namespace: str, target: Target,
 def test_shared_volume(api: client.ApiClient, namespace: str, target: Target) -> None:
     name, main, sub = "pod-sharedvolume", "busybox-main-container", "busybox-sub-container"
     message = "Hello from the busy-box sub-container"
-    reader = containers.container(main, target.image("busybox"), command=["/bin/sh"],
-                                  args=["-c", "trap exit TERM; while true; do sleep 1; done"],
-                                  volumeMounts=[containers.volume_mount("shared-data", SHARED_PATH)])
-    writer = containers.container(sub, target.image("busybox"), command=["/bin/sh"],
-                                  args=["-c", f"echo {message} > /pod-data/shareddata.txt"],
-                                  volumeMounts=[containers.volume_mount("shared-data", "/pod-data")])
-    pod = containers.pod(name, [reader, writer], volumes=[{"name": "shared-data", "emptyDir": {}}],
-                         terminationGracePeriodSeconds=0, restartPolicy="Never")
-    containers.start(api, namespace, target.place(pod))
+    reader = manifests.container(main, target.image("busybox"), command=["/bin/sh"],
+                                 args=["-c", "trap exit TERM; while true; do sleep 1; done"],
+                                 volumeMounts=[manifests.volume_mount("shared-data", SHARED_PATH)])
+    writer = manifests.container(sub, target.image("busybox"), command=["/bin/sh"],
+                                 args=["-c", f"echo {message} > /pod-data/shareddata.txt"],
+                                 volumeMounts=[manifests.volume_mount("shared-data", "/pod-data")])
+    pod = manifests.pod(name, [reader, writer], volumes=[{"name": "shared-data", "emptyDir": {}}],
+                        terminationGracePeriodSeconds=0, restartPolicy="Never")
+    pods.start(api, namespace, target.place(pod))
     # Upstream reads as soon as the pod runs; waiting for the writer to finish first removes that race.
     pods.wait_until(api, namespace, name, f"container {sub} to have written the file",
-                    lambda p: containers.has_terminated(p, sub),
-                    timeout=containers.POD_START_TIMEOUT)
+                    lambda p: container_status.has_terminated(p, sub),
+                    timeout=pods.POD_START_TIMEOUT)
     result = pods.exec_(api, namespace, name, ["/bin/sh", "-c", f"cat {SHARED_PATH}/shareddata.txt"],
                         container=main).check()
     assert result.stdout.strip() == message, f"expected {message!r} in the shared volume: {result.stdout!r}"

@@ -12,7 +12,7 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.k8s import connectivity
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import services
@@ -93,8 +93,8 @@ def expect_slices(api: client.ApiClient, namespace: str, svc: Any, expected: lis
                     needs=[Capability.RUNS_CONTAINERS], images=["nginx"], category="Core.Network")
 def test_slices_for_matching_pods(api: client.ApiClient, namespace: str, target: Target) -> None:
     def nginx(name: str, labels: dict[str, str], ports: list[dict[str, Any]]) -> None:
-        container = containers.container("container1", target.image("nginx"), ports=ports)
-        pods.create(api, namespace, target.place(containers.pod(name, [container], labels=labels)))
+        container = manifests.container("container1", target.image("nginx"), ports=ports)
+        pods.create(api, namespace, target.place(manifests.pod(name, [container], labels=labels)))
 
     nginx("pod1", {"pod1": "on", "shared12": "on"}, [{"name": "example-name", "containerPort": 3000}])
     nginx("pod2", {"pod2": "on", "shared12": "on"}, [{"name": "example-name", "containerPort": 3001},
@@ -181,11 +181,11 @@ def selectorless_service(api: client.ApiClient, namespace: str) -> client.V1Serv
 
 def server_pod(api: client.ApiClient, namespace: str, target: Target, name: str, *ports: int) -> client.V1Pod:
     """An agnhost netexec container per port (no UDP), Ready, with its IP."""
-    netexecs = [containers.agnhost_container(target.image("agnhost"), f"container-handle-{port}-request", "netexec",
-                                             "--http-port", str(port), "--udp-port", "-1",
-                                             ports=[{"containerPort": port, "protocol": "TCP"}]) for port in ports]
-    manifest = containers.pod(name, netexecs, terminationGracePeriodSeconds=0)
-    pod = containers.start(api, namespace, target.place(manifest), state="Ready")
+    netexecs = [manifests.agnhost_container(target.image("agnhost"), f"container-handle-{port}-request", "netexec",
+                                            "--http-port", str(port), "--udp-port", "-1",
+                                            ports=[{"containerPort": port, "protocol": "TCP"}]) for port in ports]
+    manifest = manifests.pod(name, netexecs, terminationGracePeriodSeconds=0)
+    pod = pods.start(api, namespace, target.place(manifest), state="Ready")
     assert pod.status.pod_ip, f"PodIP not assigned for pod {name}"
     return pod
 

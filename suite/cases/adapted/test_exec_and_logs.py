@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -25,8 +24,9 @@ from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
+from winsuite.k8s import probes
 from winsuite.k8s import waits
 
 pods_ = Describe(Area("sig-node"), "Pods")
@@ -46,9 +46,9 @@ class Kubectl:
     """kubectl against the run's cluster, in the test's namespace (e2ekubectl.RunKubectl)."""
 
     def __init__(self, cluster: ClusterSession, namespace: str) -> None:
-        binary = shutil.which("kubectl")
-        if binary is None:
-            pytest.skip("requires kubectl on PATH (found: none)")
+        binary = cluster.facts.kubectl  # PATH's within one minor of the server, else the pinned one winsuite built
+        if not binary:
+            pytest.skip("requires kubectl: on PATH, or the pinned one `winsuite cluster build` makes (found: none)")
         self.base = [binary, f"--namespace={namespace}"]
         if Path(cluster.kubeconfig).is_file():
             self.base.append(f"--kubeconfig={cluster.kubeconfig}")
@@ -68,9 +68,9 @@ def kubectl(cluster: ClusterSession, namespace: str) -> Kubectl:
     return Kubectl(cluster, namespace)
 
 
-def busybox_pod(target: Target, name: str, command: str) -> containers.Manifest:
-    main = containers.container("main", target.image("busybox"), command=["/bin/sh", "-c", command])
-    return target.place(containers.restricted(containers.pod(name, [main]), target.os))
+def busybox_pod(target: Target, name: str, command: str) -> manifests.Manifest:
+    main = manifests.container("main", target.image("busybox"), command=["/bin/sh", "-c", command])
+    return target.place(manifests.restricted(manifests.pod(name, [main]), target.os))
 
 
 def read_websocket(api: client.ApiClient, path: str, protocol: str) -> bytes:
@@ -102,7 +102,7 @@ def read_websocket(api: client.ApiClient, path: str, protocol: str) -> bytes:
           needs=EXEC_NEEDS, images=["busybox"])
 def test_exec_over_websockets(api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "pod-exec-websocket"
-    containers.start(api, namespace, busybox_pod(target, name, "echo container is alive; sleep 600"))
+    pods.start(api, namespace, busybox_pod(target, name, "echo container is alive; sleep 600"))
 
     def exec_echo() -> str:
         result = pods.exec_(api, namespace, name, ["echo", "remote execution test"], container="main")
@@ -121,7 +121,7 @@ def test_exec_over_websockets(api: client.ApiClient, namespace: str, target: Tar
           needs=LOGS_NEEDS, images=["busybox"])
 def test_logs_over_websockets(api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "pod-logs-websocket"
-    containers.start(api, namespace, busybox_pod(target, name, "echo container is alive; sleep 10000"))
+    pods.start(api, namespace, busybox_pod(target, name, "echo container is alive; sleep 10000"))
 
     def logs_over_websocket() -> bytes:
         # Running says the container started, not that its first line reached the log file yet: read again until
@@ -138,12 +138,12 @@ def test_logs_over_websockets(api: client.ApiClient, namespace: str, target: Tar
 @pytest.fixture
 def agnhost(kubectl: Kubectl, api: client.ApiClient, namespace: str, target: Target) -> str:
     """The Simple pod's BeforeEach: pod-with-readiness-probe.yaml.in through `kubectl create -f -`, Ready."""
-    probe = containers.http_probe("/", 80, initialDelaySeconds=5, timeoutSeconds=5)
-    server = containers.container("agnhost", target.image("agnhost"), args=["netexec", "--http-port=80"],
-                                  ports=[{"containerPort": 80}], readinessProbe=probe)
-    pod = target.place(containers.pod("agnhost", [server], labels={"name": "agnhost"}))
+    probe = probes.http_probe("/", 80, initialDelaySeconds=5, timeoutSeconds=5)
+    server = manifests.container("agnhost", target.image("agnhost"), args=["netexec", "--http-port=80"],
+                                 ports=[{"containerPort": 80}], readinessProbe=probe)
+    pod = target.place(manifests.pod("agnhost", [server], labels={"name": "agnhost"}))
     kubectl.run("create", "-f", "-", stdin=json.dumps(pod))
-    pods.wait_for_pod(api, namespace, "agnhost", state="Ready", timeout=containers.POD_START_TIMEOUT)
+    pods.wait_for_pod(api, namespace, "agnhost", state="Ready", timeout=pods.POD_START_TIMEOUT)
     return "agnhost"
 
 
@@ -210,13 +210,13 @@ def is_rfc3339(word: str) -> bool:
                  needs=LOGS_NEEDS, images=["agnhost"])
 def test_kubectl_logs(kubectl: Kubectl, api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "logs-generator"  # kubectl run names the container after the pod
-    generator = containers.container(name, target.image("agnhost"),
-                                     args=["logs-generator", "--log-lines-total", "100", "--run-duration", "20s"])
-    pods.create(api, namespace, target.place(containers.pod(name, [generator], labels={"run": name},
-                                                            restartPolicy="Never")))
+    generator = manifests.container(name, target.image("agnhost"),
+                                    args=["logs-generator", "--log-lines-total", "100", "--run-duration", "20s"])
+    pods.create(api, namespace, target.place(manifests.pod(name, [generator], labels={"run": name},
+                                                           restartPolicy="Never")))
     pods.wait_until(api, namespace, name, "to be running and ready, or succeeded",
-                    lambda p: containers.is_ready(p) or p.status.phase == "Succeeded",
-                    timeout=containers.POD_START_TIMEOUT)
+                    lambda p: pods.is_ready(p) or p.status.phase == "Succeeded",
+                    timeout=pods.POD_START_TIMEOUT)
 
     def logged() -> str:
         out = kubectl.run("logs", name, name).stdout
@@ -225,7 +225,7 @@ def test_kubectl_logs(kubectl: Kubectl, api: client.ApiClient, namespace: str, t
         return detail
 
     waits.poll("a request to /api/v1/namespaces/kube-system in the logs", logged,
-               timeout=containers.POD_START_TIMEOUT)
+               timeout=pods.POD_START_TIMEOUT)
 
     out = kubectl.run("logs", name, name, "--tail=1").stdout
     assert out and len(lines(out)) == 1, f"--tail=1 gave {out!r}"

@@ -13,7 +13,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
@@ -45,8 +45,8 @@ def new_test_job(target: Target, behavior: str, name: str, restart_policy: str, 
                  active_deadline_seconds: int | None = None) -> dict[str, Any]:
     """e2ejob.NewTestJob: busybox (or pause, for notTerminate) with an emptyDir at /data, placed on the target OS."""
     image = target.image("pause" if behavior == "notTerminate" else "busybox")
-    container = containers.container("c", image, command=COMMANDS.get(behavior, []), securityContext={},
-                                     volumeMounts=[{"mountPath": "/data", "name": "data"}])
+    container = manifests.container("c", image, command=COMMANDS.get(behavior, []), securityContext={},
+                                    volumeMounts=[{"mountPath": "/data", "name": "data"}])
     spec: dict[str, Any] = {"parallelism": parallelism, "completions": completions, "backoffLimit": backoff_limit,
                             "manualSelector": False,
                             "template": {"metadata": {"labels": {JOB_LABEL: name}},
@@ -101,8 +101,8 @@ def delete_and_wait_for_gc(api: client.ApiClient, namespace: str, name: str) -> 
     batch.delete_namespaced_job(name, namespace, propagation_policy="Background")
     workloads.wait_for_gone(batch.list_namespaced_job, name=name, namespace=namespace, what=f"job {name}",
                             timeout=JOB_TIMEOUT)
-    containers.wait_for_no_pods(api, namespace, label_selector=f"{JOB_LABEL}={name}",
-                                what=f"the pods of job {name} to be gone", timeout=JOB_TIMEOUT)
+    pods.wait_for_no_pods(api, namespace, label_selector=f"{JOB_LABEL}={name}",
+                          what=f"the pods of job {name} to be gone", timeout=JOB_TIMEOUT)
 
 
 def assert_final_state(api: client.ApiClient, namespace: str, name: str) -> None:

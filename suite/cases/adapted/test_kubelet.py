@@ -10,7 +10,8 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 
 kubelet = Describe(Area("sig-node"), "Kubelet")
@@ -21,9 +22,9 @@ host_aliases = kubelet.describe("when scheduling an agnhost Pod with hostAliases
 LOGS_TIMEOUT = 60.0
 
 
-def busybox_pod(target: Target, name: str, command: list[str]) -> containers.Manifest:
-    busybox = containers.container(name, target.image("busybox"), command=command)
-    return target.place(containers.pod(name, [busybox], restartPolicy="Never"))
+def busybox_pod(target: Target, name: str, command: list[str]) -> manifests.Manifest:
+    busybox = manifests.container(name, target.image("busybox"), command=command)
+    return target.place(manifests.pod(name, [busybox], restartPolicy="Never"))
 
 
 @busybox_command.it("should print the output to logs", NodeConformance, Conformance,
@@ -33,11 +34,11 @@ def busybox_pod(target: Target, name: str, command: list[str]) -> containers.Man
 def test_output_to_logs(api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "busybox-scheduling"
     command = ["sh", "-c", "echo 'Hello World' ; sleep 240"]
-    containers.start(api, namespace, busybox_pod(target, name, command))
+    pods.start(api, namespace, busybox_pod(target, name, command))
     # Upstream asks for the logs since an hour ago (sinceTime); sinceSeconds says the same.
-    containers.wait_for_logs(api, namespace, name, name, what="exactly 'Hello World'",
-                             matches=lambda text: text == "Hello World\n", timeout=LOGS_TIMEOUT,
-                             since_seconds=3600)
+    container_output.wait_for_logs(api, namespace, name, name, what="exactly 'Hello World'",
+                                   matches=lambda text: text == "Hello World\n", timeout=LOGS_TIMEOUT,
+                                   since_seconds=3600)
 
 
 @failing_command.it("should have an terminated reason", NodeConformance, Conformance,
@@ -54,7 +55,7 @@ def test_terminated_reason(api: client.ApiClient, namespace: str, target: Target
         return terminated is not None and terminated.exit_code != 0 and bool(terminated.reason)
 
     pods.wait_until(api, namespace, name, "to have its only container terminated, non-zero, with a reason",
-                    terminated_with_reason, timeout=containers.POD_START_TIMEOUT)
+                    terminated_with_reason, timeout=pods.POD_START_TIMEOUT)
 
 
 @failing_command.it("should be possible to delete", NodeConformance, Conformance,
@@ -65,9 +66,9 @@ def test_delete_failing_pod(api: client.ApiClient, namespace: str, target: Targe
     name = "bin-false"
     # The twin deletes whatever state the pod is in; deleting it once its command has failed is the case
     # the name describes.
-    containers.start(api, namespace, busybox_pod(target, name, ["/bin/false"]), state="Failed")
+    pods.start(api, namespace, busybox_pod(target, name, ["/bin/false"]), state="Failed")
     pods.delete(api, namespace, name)
-    containers.wait_for_no_pods(api, namespace, what=f"pod {namespace}/{name} to be gone")
+    pods.wait_for_no_pods(api, namespace, what=f"pod {namespace}/{name} to be gone")
 
 
 @host_aliases.it("should write entries to /etc/hosts", NodeConformance, Conformance,
@@ -76,8 +77,8 @@ def test_delete_failing_pod(api: client.ApiClient, namespace: str, target: Targe
                  needs=[Capability.RUNS_CONTAINERS, Capability.LOGS], images=["agnhost"])
 def test_host_aliases(api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "agnhost-host-aliases"
-    pod = containers.agnhost_pod(target.image("agnhost"), name, "etc-hosts", restartPolicy="Never",
-                                 hostAliases=[{"ip": "123.45.67.89", "hostnames": ["foo", "bar"]}])
-    containers.start(api, namespace, target.place(pod), state="Completed")
+    pod = manifests.agnhost_pod(target.image("agnhost"), name, "etc-hosts", restartPolicy="Never",
+                                hostAliases=[{"ip": "123.45.67.89", "hostnames": ["foo", "bar"]}])
+    pods.start(api, namespace, target.place(pod), state="Completed")
     hosts = pods.logs(api, namespace, name)
     assert "123.45.67.89\tfoo\tbar" in hosts, f"expected the HostAliases in the hosts file, got:\n{hosts}"

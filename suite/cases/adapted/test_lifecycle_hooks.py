@@ -20,7 +20,8 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 
 hooks = Describe(Area("sig-node"), "Container Lifecycle Hook", "when create a pod with lifecycle hook")
@@ -47,25 +48,25 @@ class Handler:
 @pytest.fixture
 def handler(api: client.ApiClient, namespace: str, target: Target) -> Handler:
     """BeforeEach: create the handler pod and wait for it to run."""
-    netexec = containers.agnhost_container(target.image("agnhost"), HANDLER_CONTAINER, "netexec")
-    pod = containers.pod(HANDLER, [netexec], terminationGracePeriodSeconds=0)
-    running = containers.start(api, namespace, target.place(pod))
+    netexec = manifests.agnhost_container(target.image("agnhost"), HANDLER_CONTAINER, "netexec")
+    pod = manifests.pod(HANDLER, [netexec], terminationGracePeriodSeconds=0)
+    running = pods.start(api, namespace, target.place(pod))
     return Handler(running.status.pod_ip, running.spec.node_name)
 
 
-def pod_with_hook(target: Target, name: str, image: str, lifecycle: dict[str, Any]) -> containers.Manifest:
+def pod_with_hook(target: Target, name: str, image: str, lifecycle: dict[str, Any]) -> manifests.Manifest:
     """getPodWithHook, plus upstream's netexec sidecar that HTTP hooks go through (its startup probe starts
     it before the hooked container)."""
     startup = {"httpGet": {"scheme": "HTTP", "path": "/echo?msg=startup", "port": 8080}}
-    sidecar = containers.agnhost_container(target.image("agnhost"), "container-redirect", "netexec",
-                                           "--udp-port", "-1", restartPolicy="Always", startupProbe=startup)
-    hooked = containers.container(name, image, lifecycle=lifecycle)
-    return target.place(containers.pod(name, [hooked], labels={"hooked": name}, initContainers=[sidecar]))
+    sidecar = manifests.agnhost_container(target.image("agnhost"), "container-redirect", "netexec",
+                                          "--udp-port", "-1", restartPolicy="Always", startupProbe=startup)
+    hooked = manifests.container(name, image, lifecycle=lifecycle)
+    return target.place(manifests.pod(name, [hooked], labels={"hooked": name}, initContainers=[sidecar]))
 
 
-def on_handler_node(pod: containers.Manifest, handler: Handler) -> containers.Manifest:
+def on_handler_node(pod: manifests.Manifest, handler: Handler) -> manifests.Manifest:
     """HTTP hooks run on the handler's node, as upstream places them."""
-    return containers.node_affinity(pod, handler.node)
+    return manifests.node_affinity(pod, handler.node)
 
 
 def exec_hook(handler: Handler, message: str) -> dict[str, Any]:
@@ -82,20 +83,20 @@ def http_hook(handler: Handler, message: str) -> dict[str, Any]:
 
 def wait_for_call(api: client.ApiClient, namespace: str, message: str, timeout: float) -> None:
     pattern = re.compile(rf"GET /echo\?msg={message}")
-    containers.wait_for_logs(api, namespace, HANDLER, HANDLER_CONTAINER, what=f"GET /echo?msg={message}",
-                             matches=lambda text: pattern.search(text) is not None, timeout=timeout)
+    container_output.wait_for_logs(api, namespace, HANDLER, HANDLER_CONTAINER, what=f"GET /echo?msg={message}",
+                                   matches=lambda text: pattern.search(text) is not None, timeout=timeout)
 
 
-def check_pod_with_hook(api: client.ApiClient, namespace: str, pod: containers.Manifest) -> None:
+def check_pod_with_hook(api: client.ApiClient, namespace: str, pod: manifests.Manifest) -> None:
     """testPodWithHook: the hooked pod runs and its postStart call arrives; once it is deleted, its preStop
     call has arrived."""
     lifecycle, name = pod["spec"]["containers"][0]["lifecycle"], pod["metadata"]["name"]
-    containers.start(api, namespace, pod)
+    pods.start(api, namespace, pod)
     if "postStart" in lifecycle:
         wait_for_call(api, namespace, "poststart", POST_START_TIMEOUT)
     pods.delete(api, namespace, name, grace_seconds=15)
-    containers.wait_for_no_pods(api, namespace, label_selector=f"hooked={name}",
-                                what=f"pod {name} to be deleted", timeout=POD_DELETE_TIMEOUT)
+    pods.wait_for_no_pods(api, namespace, label_selector=f"hooked={name}",
+                          what=f"pod {name} to be deleted", timeout=POD_DELETE_TIMEOUT)
     if "preStop" in lifecycle:
         wait_for_call(api, namespace, "prestop", PRE_STOP_TIMEOUT)
 

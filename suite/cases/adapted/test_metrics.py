@@ -13,7 +13,8 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
+from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import waits
 
@@ -33,13 +34,13 @@ def node_proxy_get(api: client.ApiClient, node: str, path: str) -> str:
     return str(response.data.decode())
 
 
-def two_container_pod(target: Target) -> containers.Manifest:
+def two_container_pod(target: Target) -> manifests.Manifest:
     """One container busy (capped at 100m so it cannot starve the node), one asleep."""
-    busy = containers.container(BUSY, target.image("busybox"), command=["sh", "-c", "while true; do :; done"],
-                                resources=containers.resources({"cpu": "100m"}, {"cpu": "100m"}))
-    idle = containers.container(IDLE, target.image("busybox"),
-                                command=["sh", "-c", "trap exit TERM; while true; do sleep 1; done"])
-    return target.place(containers.pod("metrics", [busy, idle], terminationGracePeriodSeconds=0))
+    busy = manifests.container(BUSY, target.image("busybox"), command=["sh", "-c", "while true; do :; done"],
+                               resources=manifests.resources({"cpu": "100m"}, {"cpu": "100m"}))
+    idle = manifests.container(IDLE, target.image("busybox"),
+                               command=["sh", "-c", "trap exit TERM; while true; do sleep 1; done"])
+    return target.place(manifests.pod("metrics", [busy, idle], terminationGracePeriodSeconds=0))
 
 
 def pod_stats(summary: dict[str, Any], namespace: str) -> dict[str, Any] | None:
@@ -70,7 +71,7 @@ def usage_missing(stats: dict[str, Any] | None) -> list[str]:
                 "kubelet's stats summary", needs=NEEDS, images=["busybox"])
 def test_stats_summary(api: client.ApiClient, namespace: str, target: Target) -> None:
     """KEP-116 "What works today": pod and container metrics."""
-    node = containers.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
+    node = pods.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
 
     def reported() -> str:
         stats = pod_stats(json.loads(node_proxy_get(api, node, "stats/summary")), namespace)
@@ -88,16 +89,18 @@ def test_stats_summary(api: client.ApiClient, namespace: str, target: Target) ->
             needs=NEEDS, images=["busybox"])
 def test_kubelet_resource_metrics(api: client.ApiClient, namespace: str, target: Target) -> None:
     # Upstream grabs a random node's endpoint and wants it non-empty; here the node runs a pod of the
-    # target OS, and the endpoint must also carry that pod's containers.
-    node = containers.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
+    # target OS, and the endpoint must also carry that pod's containers, with CPU and memory measured (non-zero).
+    node = pods.start(api, namespace, two_container_pod(target), state="Ready").spec.node_name
 
     def grabbed() -> str:
         text = node_proxy_get(api, node, "metrics/resource")
         wanted = [f'{metric}{{container="{name}",namespace="{namespace}",pod="metrics"}}'
                   for metric in ("container_cpu_usage_seconds_total", "container_memory_working_set_bytes")
                   for name in (BUSY, IDLE)]
-        missing = [w for w in wanted if not re.search(re.escape(w) + r" \d", text)]
-        detail = f"missing {missing}; got {len(text)} bytes"
+        # A sample's value, then its timestamp: "name{labels} 0.0123 1700000000000". Zero is no measurement.
+        missing = [w for w in wanted if not any(float(value) > 0 for value in
+                                                re.findall(re.escape(w) + r" ([0-9.e+-]+)", text))]
+        detail = f"missing or zero {missing}; got {len(text)} bytes"
         assert bool(text.strip()) and not missing, detail
         return detail
 

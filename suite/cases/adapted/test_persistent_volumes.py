@@ -9,7 +9,6 @@ PersistentVolumes bound to claims, and one mounted by pods of the target OS.
 
 from __future__ import annotations
 
-import functools
 import uuid
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -25,10 +24,12 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import no_pods
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
+from winsuite.k8s.not_found import ignore_not_found
 from winsuite.k8s.waits import wait_for_set
 from winsuite.k8s.workloads import MERGE_PATCH
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
@@ -66,20 +67,13 @@ def pv_and_pvc(api: client.ApiClient, namespace: str, pv: dict[str, Any], pvc: d
         yield
     finally:
         for claim in retry.call(core.list_namespaced_persistent_volume_claim, namespace).items:
-            delete_ignoring_absent(functools.partial(core.delete_namespaced_persistent_volume_claim,
-                                                     claim.metadata.name, namespace))
+            with ignore_not_found():
+                core.delete_namespaced_persistent_volume_claim(claim.metadata.name, namespace)
         for volume in retry.call(core.list_persistent_volume, label_selector=f"{POOL_LABEL}={namespace}").items:
-            delete_ignoring_absent(functools.partial(core.delete_persistent_volume, volume.metadata.name))
+            with ignore_not_found():
+                core.delete_persistent_volume(volume.metadata.name)
         workloads.wait_for_gone(core.list_persistent_volume, name=created.metadata.name, namespace=None,
                                 what=f"persistent volume {created.metadata.name}", timeout=BIND_TIMEOUT)
-
-
-def delete_ignoring_absent(delete: Callable[[], Any]) -> None:
-    try:
-        delete()
-    except client.exceptions.ApiException as err:
-        if err.status != 404:
-            raise
 
 
 def wait_until_none(list_fn: Callable[..., Any], namespace: str | None, selector: str, what: str) -> None:
@@ -207,9 +201,9 @@ def host_temp(target: Target) -> str:
 
 def volume_pod(target: Target, name: str, script: str, volume: dict[str, Any]) -> dict[str, Any]:
     """busybox running `script` with `volume` at /mnt/volume1."""
-    busybox = containers.container("busybox", target.image("busybox"), command=["sh", "-c", script],
-                                   volumeMounts=[containers.volume_mount("data", "/mnt/volume1")])
-    return target.place(containers.pod(name, [busybox], restartPolicy="Never", volumes=[{"name": "data", **volume}]))
+    busybox = manifests.container("busybox", target.image("busybox"), command=["sh", "-c", script],
+                                  volumeMounts=[manifests.volume_mount("data", "/mnt/volume1")])
+    return target.place(manifests.pod(name, [busybox], restartPolicy="Never", volumes=[{"name": "data", **volume}]))
 
 
 def data_pods(target: Target, namespace: str, token: str, node: str) -> list[dict[str, Any]]:
@@ -219,7 +213,7 @@ def data_pods(target: Target, namespace: str, token: str, node: str) -> list[dic
     writer = volume_pod(target, "writer", f"echo {token} > /mnt/volume1/data", claim)
     reader = volume_pod(target, "reader", "cat /mnt/volume1/data", claim)
     parent = {"hostPath": {"path": host_temp(target), "type": "Directory"}}
-    cleaner = containers.node_affinity(volume_pod(target, "cleaner", f"rm -rf /mnt/volume1/{namespace}", parent), node)
+    cleaner = manifests.node_affinity(volume_pod(target, "cleaner", f"rm -rf /mnt/volume1/{namespace}", parent), node)
     return [writer, reader, cleaner]
 
 
@@ -246,9 +240,9 @@ def test_pre_provisioned_volume_keeps_data(api: client.ApiClient, namespace: str
             workloads.wait_for_object(pods.core(api).list_namespaced_persistent_volume_claim, name="pvc-data",
                                       namespace=namespace, what="claim pvc-data to be bound",
                                       condition=lambda c: c.status.phase == "Bound", timeout=BIND_TIMEOUT)
-            containers.start(api, namespace, writer, state="Succeeded")
-            containers.expect_output(api, namespace, reader, [token])
+            pods.start(api, namespace, writer, state="Succeeded")
+            container_output.expect_output(api, namespace, reader, [token])
             for name in ("writer", "reader"):
                 pods.delete(api, namespace, name)
     finally:
-        containers.start(api, namespace, cleaner, state="Succeeded")
+        pods.start(api, namespace, cleaner, state="Succeeded")

@@ -16,7 +16,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import waits
@@ -33,29 +33,29 @@ def collection_pods(target: Target, names: list[str]) -> list[dict[str, Any]]:
     """The pods DeleteCollection removes, labelled type=Testing."""
     made = []
     for name in names:
-        pod = containers.pod(name, [containers.container("token-test", target.image("agnhost"))],
-                             labels={"type": "Testing"}, terminationGracePeriodSeconds=1, restartPolicy="Never")
-        made.append(target.place(containers.restricted(pod, target.os)))
+        pod = manifests.pod(name, [manifests.container("token-test", target.image("agnhost"))],
+                            labels={"type": "Testing"}, terminationGracePeriodSeconds=1, restartPolicy="Never")
+        made.append(target.place(manifests.restricted(pod, target.os)))
     return made
 
 
 def patch_status_pod(target: Target, name: str) -> dict[str, Any]:
-    pod = containers.pod(name, [containers.container("agnhost", target.image("agnhost"))],
-                         labels={"e2e": name}, terminationGracePeriodSeconds=1)
-    return target.place(containers.restricted(pod, target.os))
+    pod = manifests.pod(name, [manifests.container("agnhost", target.image("agnhost"))],
+                        labels={"e2e": name}, terminationGracePeriodSeconds=1)
+    return target.place(manifests.restricted(pod, target.os))
 
 
 def readiness_gates_pod(target: Target, name: str, *gates: str) -> dict[str, Any]:
-    busybox = containers.container("pod-readiness-gate", target.image("busybox"),
-                                   command=["/bin/sh", "-c", "echo container is alive; sleep 10000"])
-    pod = containers.pod(name, [busybox], labels={"test": "pod-readiness-gate"},
-                         readinessGates=[{"conditionType": gate} for gate in gates])
-    return target.place(containers.restricted(pod, target.os))
+    busybox = manifests.container("pod-readiness-gate", target.image("busybox"),
+                                  command=["/bin/sh", "-c", "echo container is alive; sleep 10000"])
+    pod = manifests.pod(name, [busybox], labels={"test": "pod-readiness-gate"},
+                        readinessGates=[{"conditionType": gate} for gate in gates])
+    return target.place(manifests.restricted(pod, target.os))
 
 
 def pause_pod(target: Target, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    pod = containers.pod(name, [containers.container("pause", target.image("pause"))], labels=labels)
-    return target.place(containers.restricted(pod, target.os))
+    pod = manifests.pod(name, [manifests.container("pause", target.image("pause"))], labels=labels)
+    return target.place(manifests.restricted(pod, target.os))
 
 
 def labelled(api: client.ApiClient, namespace: str, selector: str) -> list[client.V1Pod]:
@@ -75,7 +75,7 @@ def patch(api: client.ApiClient, namespace: str, name: str, body: dict[str, Any]
           needs=[Capability.RUNS_CONTAINERS], images=["pause"], category="Core.Scheduling")
 def test_pod_host_ip(api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "pod-hostip"
-    containers.start(api, namespace, pause_pod(target, name))
+    pods.start(api, namespace, pause_pod(target, name))
     pod = pods.wait_until(api, namespace, name, "to have a host IP", lambda p: bool(p.status.host_ip),
                           timeout=HOST_IP_TIMEOUT)
     ipaddress.ip_address(pod.status.host_ip)  # raises on anything but an IP address
@@ -100,7 +100,7 @@ def test_pod_submitted_and_removed(api: client.ApiClient, namespace: str, target
         first = next(events, None)
         assert first is not None and first["type"] == "ADDED", f"failed to observe pod creation: {first}"
 
-        pods.wait_for_pod(api, namespace, name, state="Running", timeout=containers.POD_START_TIMEOUT)
+        pods.wait_for_pod(api, namespace, name, state="Running", timeout=pods.POD_START_TIMEOUT)
         pods.delete(api, namespace, name, grace_seconds=30)
         deleted = next((e["object"] for e in events if e["type"] == "DELETED"), None)
     finally:
@@ -118,12 +118,12 @@ def test_pod_submitted_and_removed(api: client.ApiClient, namespace: str, target
           needs=[Capability.RUNS_CONTAINERS], images=["pause"])
 def test_pod_updated(api: client.ApiClient, namespace: str, target: Target) -> None:
     name, value = "pod-update", str(time.time_ns())
-    containers.start(api, namespace, pause_pod(target, name, {"name": "foo", "time": value}))
+    pods.start(api, namespace, pause_pod(target, name, {"name": "foo", "time": value}))
     assert len(labelled(api, namespace, f"time={value}")) == 1, "the pod is not found by its label"
 
     value = str(time.time_ns())
     patch(api, namespace, name, {"metadata": {"labels": {"time": value}}})
-    pods.wait_for_pod(api, namespace, name, state="Running", timeout=containers.POD_START_TIMEOUT)
+    pods.wait_for_pod(api, namespace, name, state="Running", timeout=pods.POD_START_TIMEOUT)
     assert len(labelled(api, namespace, f"time={value}")) == 1, "the pod is not found by its updated label"
 
 
@@ -135,13 +135,13 @@ def test_pod_updated(api: client.ApiClient, namespace: str, target: Target) -> N
           needs=[Capability.RUNS_CONTAINERS], images=["pause"])
 def test_pod_active_deadline_updated(api: client.ApiClient, namespace: str, target: Target) -> None:
     name, value = "pod-update-activedeadlineseconds", str(time.time_ns())
-    containers.start(api, namespace, pause_pod(target, name, {"name": "foo", "time": value}))
+    pods.start(api, namespace, pause_pod(target, name, {"name": "foo", "time": value}))
     assert len(labelled(api, namespace, f"time={value}")) == 1, "the pod is not found by its label"
 
     patch(api, namespace, name, {"spec": {"activeDeadlineSeconds": 5}})
     pods.wait_until(api, namespace, name, "to be terminated with reason DeadlineExceeded",
                     lambda p: p.status.phase == "Failed" and p.status.reason == "DeadlineExceeded",
-                    timeout=containers.POD_START_TIMEOUT)
+                    timeout=pods.POD_START_TIMEOUT)
 
 
 @windows_pods(lambda target: [readiness_gates_pod(target, "pod-ready", "k8s.io/test-condition1",
@@ -152,8 +152,8 @@ def test_pod_active_deadline_updated(api: client.ApiClient, namespace: str, targ
           needs=[Capability.RUNS_CONTAINERS], images=["busybox"])
 def test_pod_readiness_gates(api: client.ApiClient, namespace: str, target: Target) -> None:
     name, gate1, gate2 = "pod-ready", "k8s.io/test-condition1", "k8s.io/test-condition2"
-    running = containers.start(api, namespace, readiness_gates_pod(target, name, gate1, gate2))
-    assert not containers.is_ready(running), "the pod is Ready before any readiness gate is True"
+    running = pods.start(api, namespace, readiness_gates_pod(target, name, gate1, gate2))
+    assert not pods.is_ready(running), "the pod is Ready before any readiness gate is True"
 
     def set_gate(gate: str, status: str) -> None:
         condition = {"type": gate, "status": status}
@@ -161,7 +161,7 @@ def test_pod_readiness_gates(api: client.ApiClient, namespace: str, target: Targ
 
     set_gate(gate1, "True")
     def not_ready(items: list[client.V1Pod]) -> None:
-        assert not containers.is_ready(items[0]), f"pod {name} is Ready with one gate False: {pods.describe(items[0])}"
+        assert not pods.is_ready(items[0]), f"pod {name} is Ready with one gate False: {pods.describe(items[0])}"
 
     waits.hold(pods.core(api).list_namespaced_pod, namespace=namespace, name=name,
                what=f"pod {name} to stay not Ready with one of two readiness gates True", check=not_ready,
@@ -169,7 +169,7 @@ def test_pod_readiness_gates(api: client.ApiClient, namespace: str, target: Targ
     set_gate(gate2, "True")
     pods.wait_for_pod(api, namespace, name, state="Ready", timeout=READINESS_TIMEOUT)
     set_gate(gate1, "False")
-    pods.wait_until(api, namespace, name, "to be not Ready", lambda p: not containers.is_ready(p),
+    pods.wait_until(api, namespace, name, "to be not Ready", lambda p: not pods.is_ready(p),
                     timeout=READINESS_TIMEOUT)
 
 
@@ -183,22 +183,22 @@ def test_pod_delete_collection(api: client.ApiClient, namespace: str, target: Ta
     for pod in collection_pods(target, names):
         pods.create(api, namespace, pod)
     for name in names:
-        pods.wait_for_pod(api, namespace, name, state="Ready", timeout=containers.POD_START_TIMEOUT)
+        pods.wait_for_pod(api, namespace, name, state="Ready", timeout=pods.POD_START_TIMEOUT)
 
     retry.call(pods.core(api).delete_collection_namespaced_pod, namespace, label_selector="type=Testing",
                grace_period_seconds=1)
-    containers.wait_for_no_pods(api, namespace, label_selector="type=Testing",
-                                what="the collection of pods to be deleted", timeout=POD_DELETE_TIMEOUT)
+    pods.wait_for_no_pods(api, namespace, label_selector="type=Testing",
+                          what="the collection of pods to be deleted", timeout=POD_DELETE_TIMEOUT)
 
 
 @windows_pods(lambda target: [patch_status_pod(target, "pod-patch-status")],
-              upstream="test/e2e/common/node/pods.go:1091-1135")
+              upstream="test/e2e/common/node/pods.go:1091-1129")
 @pods_.it("should patch a pod status", Conformance,
           twin="[sig-node] Pods should patch a pod status [Conformance]",
           needs=[Capability.RUNS_CONTAINERS], images=["agnhost"])
 def test_pod_patch_status(api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "pod-patch-status"
-    containers.start(api, namespace, patch_status_pod(target, name))
+    pods.start(api, namespace, patch_status_pod(target, name))
 
     patched = patch(api, namespace, name, {"metadata": {"annotations": {"patchedstatus": "true"}},
                                            "status": {"message": "Patched by e2e test", "reason": "E2E"}},
@@ -213,10 +213,10 @@ def test_pod_with_several_containers(api: client.ApiClient, namespace: str, targ
     """KEP-116 "What works today": single or multiple containers per Pod with process isolation."""
     name, first, second = "pod-several-containers", "first", "second"
     sleeper = ["/bin/sh", "-c", "trap exit TERM; while true; do sleep 1; done"]
-    pod = containers.pod(name, [containers.container(first, target.image("busybox"), command=sleeper),
-                                containers.container(second, target.image("busybox"), command=sleeper)],
-                         terminationGracePeriodSeconds=0)
-    running = containers.start(api, namespace, target.place(pod), state="Ready")
+    pod = manifests.pod(name, [manifests.container(first, target.image("busybox"), command=sleeper),
+                               manifests.container(second, target.image("busybox"), command=sleeper)],
+                        terminationGracePeriodSeconds=0)
+    running = pods.start(api, namespace, target.place(pod), state="Ready")
     ids = {s.name: s.container_id for s in running.status.container_statuses}
     assert len(set(ids.values())) == 2 and all(ids.values()), f"expected two distinct containers, got {ids}"
 

@@ -22,10 +22,11 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
+from winsuite.k8s.not_found import ignore_not_found
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
 from winsuite.k8s.workloads import EventStream
 
@@ -58,11 +59,8 @@ def priority_classes(api: client.ApiClient, values: dict[str, int],
         yield created
     finally:
         for name in values:
-            try:
+            with ignore_not_found():
                 scheduling.delete_priority_class(name, grace_period_seconds=0)
-            except client.exceptions.ApiException as err:
-                if err.status != 404:
-                    raise
 
 
 @contextmanager
@@ -120,13 +118,13 @@ def worker_nodes(target: Target) -> list[str]:
 def pause_pod(target: Target, name: str, priority: str, resources: dict[str, str], *,
               node: str | None = None, **extra: Any) -> dict[str, Any]:
     """initPausePod: a restricted pause pod with a priority class, requesting `resources` (as limits too)."""
-    pause = containers.container(name, target.image("pause"),
-                                 resources={"requests": dict(resources), "limits": dict(resources)})
-    manifest = containers.pod(name, [pause], priorityClassName=priority, terminationGracePeriodSeconds=1)
+    pause = manifests.container(name, target.image("pause"),
+                                resources={"requests": dict(resources), "limits": dict(resources)})
+    manifest = manifests.pod(name, [pause], priorityClassName=priority, terminationGracePeriodSeconds=1)
     manifest["metadata"].update(extra)
     if node is not None:
-        manifest = containers.node_affinity(manifest, node)
-    return target.place(containers.restricted(manifest, target.os))
+        manifest = manifests.node_affinity(manifest, node)
+    return target.place(manifests.restricted(manifest, target.os))
 
 
 def filling_pods(target: Target, node_names: list[str]) -> list[dict[str, Any]]:
@@ -191,11 +189,8 @@ def test_preemption_by_critical_pod(api: client.ApiClient, namespace: str, targe
             pods.wait_for_pod(api, "kube-system", "critical-pod", state="Running", timeout=POD_START_TIMEOUT)
             assert_only_first_preempted(api, namespace, victims)
         finally:
-            try:
+            with ignore_not_found():
                 pods.delete(api, "kube-system", "critical-pod", grace_seconds=0)
-            except client.exceptions.ApiException as err:
-                if err.status != 404:
-                    raise
 
 
 @windows_pods(lambda target: [pause_pod(target, "victim-pod", LOW, {EXTENDED_RESOURCE: "1"}, node="win-0",

@@ -10,8 +10,9 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
-from winsuite.k8s import containers
+from winsuite.k8s import container_status
 from winsuite.k8s import pods
+from winsuite.k8s import probes
 from winsuite.k8s import waits
 
 probing = Describe(Area("sig-node"), "Probing container")
@@ -28,7 +29,7 @@ def ready_since(pod: client.V1Pod) -> client.V1PodCondition:
 
 def stays_not_ready(api: client.ApiClient, namespace: str, name: str) -> client.V1Pod:
     def not_ready(items: list[client.V1Pod]) -> None:
-        assert not containers.is_ready(items[0]), f"pod {namespace}/{name} became Ready: {pods.describe(items[0])}"
+        assert not pods.is_ready(items[0]), f"pod {namespace}/{name} became Ready: {pods.describe(items[0])}"
 
     return waits.hold(pods.core(api).list_namespaced_pod, namespace=namespace, name=name,
                       what=f"pod {namespace}/{name} to stay not Ready", duration=NOT_READY_FOR, check=not_ready,
@@ -41,18 +42,18 @@ def stays_not_ready(api: client.ApiClient, namespace: str, name: str) -> client.
                  "and never restart [NodeConformance] [Conformance]",
             needs=[Capability.RUNS_CONTAINERS], images=["agnhost"])
 def test_readiness_initial_delay(api: client.ApiClient, namespace: str, target: Target) -> None:
-    probe = containers.http_probe("/", 80, initialDelaySeconds=containers.PROBE_INITIAL_DELAY)
-    pod = containers.start(api, namespace, target.place(containers.webserver_probe_pod(
+    probe = probes.http_probe("/", 80, initialDelaySeconds=probes.PROBE_INITIAL_DELAY)
+    pod = pods.start(api, namespace, target.place(probes.webserver_probe_pod(
         target.image("agnhost"), readinessProbe=probe)), state="Ready")
     assert pod.status.phase == "Running", f"a Ready pod should be Running: {pods.describe(pod)}"
 
     # A single-container pod becomes Ready when its container does.
-    started = containers.started_at(pod, "test-webserver")
+    started = container_status.started_at(pod, "test-webserver")
     became_ready = ready_since(pod).last_transition_time
-    assert (became_ready - started).total_seconds() >= containers.PROBE_INITIAL_DELAY, (
-        f"the pod became Ready at {became_ready}, before its {containers.PROBE_INITIAL_DELAY}s initial delay "
+    assert (became_ready - started).total_seconds() >= probes.PROBE_INITIAL_DELAY, (
+        f"the pod became Ready at {became_ready}, before its {probes.PROBE_INITIAL_DELAY}s initial delay "
         f"(container started at {started})")
-    assert containers.restart_count(pod, "test-webserver") == 0, f"restarted: {pods.describe(pod)}"
+    assert container_status.restart_count(pod, "test-webserver") == 0, f"restarted: {pods.describe(pod)}"
 
 
 @probing.it("with readiness probe that fails should never be ready and never restart", NodeConformance,
@@ -61,11 +62,11 @@ def test_readiness_initial_delay(api: client.ApiClient, namespace: str, target: 
                  "never restart [NodeConformance] [Conformance]",
             needs=[Capability.RUNS_CONTAINERS], images=["agnhost"])
 def test_readiness_failing(api: client.ApiClient, namespace: str, target: Target) -> None:
-    probe = containers.http_probe("/", 81)  # nothing listens on 81: the probe always fails
-    pods.create(api, namespace, target.place(containers.webserver_probe_pod(target.image("agnhost"),
-                                                                            readinessProbe=probe)))
+    probe = probes.http_probe("/", 81)  # nothing listens on 81: the probe always fails
+    pods.create(api, namespace, target.place(probes.webserver_probe_pod(target.image("agnhost"),
+                                                                        readinessProbe=probe)))
     pod = stays_not_ready(api, namespace, "test-webserver")
-    assert containers.restart_count(pod, "test-webserver") == 0, f"restarted: {pods.describe(pod)}"
+    assert container_status.restart_count(pod, "test-webserver") == 0, f"restarted: {pods.describe(pod)}"
 
 
 @probing.it("should not be ready with an exec readiness probe timeout", NodeConformance,
@@ -73,9 +74,9 @@ def test_readiness_failing(api: client.ApiClient, namespace: str, target: Target
                  "[NodeConformance]",
             needs=[Capability.RUNS_CONTAINERS], images=["busybox"])
 def test_readiness_exec_timeout(api: client.ApiClient, namespace: str, target: Target) -> None:
-    probe = containers.exec_probe(["/bin/sh", "-c", "sleep 10"], initialDelaySeconds=15, timeoutSeconds=1,
-                                  failureThreshold=1)
-    pod = containers.busybox_probe_pod(target.image("busybox"), "busybox", ["/bin/sh", "-c", "sleep 600"],
-                                       readinessProbe=probe)
-    containers.start(api, namespace, target.place(pod))  # waitForNotPending: the probes have begun
+    probe = probes.exec_probe(["/bin/sh", "-c", "sleep 10"], initialDelaySeconds=15, timeoutSeconds=1,
+                              failureThreshold=1)
+    pod = probes.busybox_probe_pod(target.image("busybox"), "busybox", ["/bin/sh", "-c", "sleep 600"],
+                                   readinessProbe=probe)
+    pods.start(api, namespace, target.place(pod))  # waitForNotPending: the probes have begun
     stays_not_ready(api, namespace, "busybox")

@@ -13,7 +13,8 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.k8s import connectivity
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
+from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
 from winsuite.k8s.workloads import STRATEGIC_MERGE_PATCH
@@ -30,7 +31,7 @@ POD_START_TIMEOUT = 180.0
 def new_rs(target: Target, name: str, replicas: int, labels: dict[str, str],
            container_name: str = AGNHOST_NAME, *args: str) -> dict[str, Any]:
     """newRS of replica_set.go (agnhost), placed on the target OS."""
-    container = containers.container(container_name, target.image("agnhost"), args=list(args) or None)
+    container = manifests.container(container_name, target.image("agnhost"), args=list(args) or None)
     return target.place(workloads.replica_set(name, replicas, labels, [container]))
 
 
@@ -86,8 +87,8 @@ def test_failure_condition_on_exceeded_quota(api: client.ApiClient, namespace: s
 def test_adopt_and_release(api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "pod-adoption-release"
     labels = {"name": name}
-    orphan = containers.pod(name, [containers.container(name, target.image("agnhost"))], labels=labels)
-    containers.start(api, namespace, target.place(orphan))
+    orphan = manifests.pod(name, [manifests.container(name, target.image("agnhost"))], labels=labels)
+    pods.start(api, namespace, target.place(orphan))
     rs = create(api, namespace, new_rs(target, name, 1, labels, name))
     workloads.adopted_or_deleted(api, namespace, name, owner_uid=rs.metadata.uid, timeout=CONTROLLER_TIMEOUT)
     replica = workloads.wait_for_pods(api, namespace, labels, count=1, state="", timeout=120)[0]

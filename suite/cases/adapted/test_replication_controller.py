@@ -14,7 +14,7 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.k8s import connectivity
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
@@ -32,7 +32,7 @@ STATIC = {"test-rc-static": "true"}
 def new_rc(target: Target, name: str, replicas: int, labels: dict[str, str], *args: str,
            container_name: str = AGNHOST_NAME, image_id: str = "agnhost") -> dict[str, Any]:
     """newRC of rc.go, placed on the target OS."""
-    container = containers.container(container_name, target.image(image_id), args=list(args) or None)
+    container = manifests.container(container_name, target.image(image_id), args=list(args) or None)
     return target.place(workloads.replication_controller(name, replicas, labels, [container]))
 
 
@@ -92,8 +92,8 @@ def test_failure_condition_on_exceeded_quota(api: client.ApiClient, namespace: s
 def test_adopt_matching_orphans(api: client.ApiClient, namespace: str, target: Target) -> None:
     name = "pod-adoption"
     labels = {"name": name}
-    orphan = containers.pod(name, [containers.container(name, target.image("agnhost"))], labels=labels)
-    containers.start(api, namespace, target.place(orphan))
+    orphan = manifests.pod(name, [manifests.container(name, target.image("agnhost"))], labels=labels)
+    pods.start(api, namespace, target.place(orphan))
     manifest = new_rc(target, name, 1, labels, container_name=name)
     manifest["spec"]["selector"] = labels
     rc = create(api, namespace, manifest)

@@ -20,7 +20,8 @@ from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
+from winsuite.k8s import manifests
 from winsuite.k8s import namespaces
 from winsuite.k8s import retry
 
@@ -39,31 +40,31 @@ def create_secret(api: client.ApiClient, namespace: str, name: str,
     retry.call(client.CoreV1Api(api).create_namespaced_secret, namespace, body)
 
 
-def env_pod(target: Target, **fields: Any) -> containers.Manifest:
+def env_pod(target: Target, **fields: Any) -> manifests.Manifest:
     """A busybox container printing its environment, set by `fields` (env=…, envFrom=…).
 
     Upstream runs `sh -c env`; `env` alone prints the same environment without a shell in between that may
     drop the variables whose names are not shell identifiers (data-1, p-data-1: busybox ash before 1.36 does).
     """
-    busybox = containers.container("env-test", target.image("busybox"), command=["env"], **fields)
-    return target.place(containers.pod("pod-secrets", [busybox], restartPolicy="Never"))
+    busybox = manifests.container("env-test", target.image("busybox"), command=["env"], **fields)
+    return target.place(manifests.pod("pod-secrets", [busybox], restartPolicy="Never"))
 
 
-def mounttest_pod(target: Target, secret: str, path: str, **volume: Any) -> containers.Manifest:
+def mounttest_pod(target: Target, secret: str, path: str, **volume: Any) -> manifests.Manifest:
     """The secret mounted at MOUNT; agnhost mounttest prints the content and mode of `path`."""
     volumes = [{"name": VOLUME, "secret": {"secretName": secret, **volume}}]
-    mounttest = containers.container("secret-volume-test", target.image("agnhost"),
-                                     args=["mounttest", f"--file_content={path}", f"--file_mode={path}"],
-                                     volumeMounts=[containers.volume_mount(VOLUME, MOUNT)])
-    return containers.pod("pod-secrets", [mounttest], volumes=volumes, restartPolicy="Never")
+    mounttest = manifests.container("secret-volume-test", target.image("agnhost"),
+                                    args=["mounttest", f"--file_content={path}", f"--file_mode={path}"],
+                                    volumeMounts=[manifests.volume_mount(VOLUME, MOUNT)])
+    return manifests.pod("pod-secrets", [mounttest], volumes=volumes, restartPolicy="Never")
 
 
-def expect_content_and_mode(api: client.ApiClient, namespace: str, pod: containers.Manifest, path: str,
+def expect_content_and_mode(api: client.ApiClient, namespace: str, pod: manifests.Manifest, path: str,
                             mode: int | None) -> None:
     """The placed pod prints value-1 as the content of `path`, and its mode (`mode`, or the OS default)."""
     content = re.escape(f'content of file "{path}": value-1')
-    mode_line = containers.file_mode_regex(path, mode)
-    containers.expect_output(api, namespace, pod, [content, mode_line], regex=True)
+    mode_line = container_output.file_mode_regex(path, mode)
+    container_output.expect_output(api, namespace, pod, [content, mode_line], regex=True)
 
 
 def consume_in_volume(api: client.ApiClient, namespace: str, target: Target, *, name: str = "secret-test",
@@ -96,7 +97,7 @@ def test_env_var(api: client.ApiClient, namespace: str, target: Target) -> None:
     create_secret(api, namespace, "secret-test")
     ref = {"secretKeyRef": {"name": "secret-test", "key": "data-1"}}
     pod = env_pod(target, env=[{"name": "SECRET_DATA", "valueFrom": ref}])
-    containers.expect_output(api, namespace, pod, ["SECRET_DATA=value-1"])
+    container_output.expect_output(api, namespace, pod, ["SECRET_DATA=value-1"])
 
 
 @sec_env.it("should be consumable via the environment", NodeConformance, Conformance,
@@ -107,8 +108,8 @@ def test_env_from(api: client.ApiClient, namespace: str, target: Target) -> None
     create_secret(api, namespace, "secret-test")
     source = {"secretRef": {"name": "secret-test"}}
     expected = [f"{prefix}{key}={value.strip()}" for prefix in ("", "p-") for key, value in DATA.items()]
-    containers.expect_output(api, namespace, env_pod(target, envFrom=[source, {"prefix": "p-", **source}]),
-                             expected)
+    container_output.expect_output(api, namespace, env_pod(target, envFrom=[source, {"prefix": "p-", **source}]),
+                                   expected)
 
 
 @sec_env.it("should fail to create secret due to empty secret key", Conformance,
@@ -143,7 +144,7 @@ def test_volume_default_mode(api: client.ApiClient, namespace: str, target: Targ
                needs=NEEDS, images=["agnhost"], category="Core.Storage")
 def test_volume_as_non_root_with_fs_group(api: client.ApiClient, namespace: str, target: Target) -> None:
     # fsGroup makes the mode at least 0440.
-    consume_in_volume(api, namespace, target, mode=0o440, fs_group=1001, uid=containers.LINUX_NON_ROOT_UID)
+    consume_in_volume(api, namespace, target, mode=0o440, fs_group=1001, uid=manifests.LINUX_NON_ROOT_UID)
 
 
 @sec_volume.it("should be consumable from pods in volume with mappings", NodeConformance, Conformance,
@@ -192,12 +193,12 @@ def test_volume_twice_in_a_pod(api: client.ApiClient, namespace: str, target: Ta
     expect_content_and_mode(api, namespace, twice_mounted_pod(target), f"{MOUNT}/data-1", None)
 
 
-def twice_mounted_pod(target: Target) -> containers.Manifest:
+def twice_mounted_pod(target: Target) -> manifests.Manifest:
     """The secret mounted read-only at two paths of one pod."""
     pod = mounttest_pod(target, "secret-test", f"{MOUNT}/data-1")
     pod["spec"]["volumes"].append({"name": f"{VOLUME}-2", "secret": {"secretName": "secret-test"}})
     for mount in pod["spec"]["containers"][0]["volumeMounts"]:
         mount["readOnly"] = True
     pod["spec"]["containers"][0]["volumeMounts"].append(
-        containers.volume_mount(f"{VOLUME}-2", f"{MOUNT}-2", read_only=True))
+        manifests.volume_mount(f"{VOLUME}-2", f"{MOUNT}-2", read_only=True))
     return target.place(pod)

@@ -14,7 +14,8 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import services
 
@@ -27,15 +28,15 @@ ATTEMPTS = 3  # the kubelet may learn of the Service only after the client pod w
 
 
 def server_pod(target: Target, name: str) -> dict[str, Any]:
-    srv = containers.container("srv", target.image("agnhost"), ports=[{"containerPort": 9376}])
-    return target.place(containers.restricted(containers.pod(name, [srv], labels={"name": name}), target.os))
+    srv = manifests.container("srv", target.image("agnhost"), ports=[{"containerPort": 9376}])
+    return target.place(manifests.restricted(manifests.pod(name, [srv], labels={"name": name}), target.os))
 
 
 def client_pod(target: Target, name: str) -> dict[str, Any]:
     """The pod that prints its environment, where the Service's variables must be."""
-    env = containers.container("env3cont", target.image("busybox"), command=["sh", "-c", "env"])
-    pod = containers.pod(name, [env], labels={"name": name}, restartPolicy="Never")
-    return target.place(containers.restricted(pod, target.os))
+    env = manifests.container("env3cont", target.image("busybox"), command=["sh", "-c", "env"])
+    pod = manifests.pod(name, [env], labels={"name": name}, restartPolicy="Never")
+    return target.place(manifests.restricted(pod, target.os))
 
 
 @windows_pods(lambda target: [server_pod(target, "server-envvars-1"), client_pod(target, "client-envvars-1")],
@@ -46,7 +47,7 @@ def client_pod(target: Target, name: str) -> dict[str, Any]:
           category="Core.Network")
 def test_service_environment_variables(api: client.ApiClient, namespace: str, target: Target) -> None:
     server = f"server-envvars-{uuid.uuid4()}"
-    containers.start(api, namespace, server_pod(target, server), state="Ready")
+    pods.start(api, namespace, server_pod(target, server), state="Ready")
     # The Service name makes the variables' names, so it cannot be unique to the run.
     services.create(api, namespace, {"metadata": {"name": "fooservice", "labels": {"name": "fooservice"}},
                                      "spec": {"ports": [{"port": 8765, "targetPort": 8080}],
@@ -55,7 +56,7 @@ def test_service_environment_variables(api: client.ApiClient, namespace: str, ta
     for _ in range(ATTEMPTS):
         client_name = f"client-envvars-{uuid.uuid4()}"
         try:
-            containers.expect_output(api, namespace, client_pod(target, client_name), EXPECTED)
+            container_output.expect_output(api, namespace, client_pod(target, client_name), EXPECTED)
             return
         except AssertionError as err:
             failures.append(str(err))

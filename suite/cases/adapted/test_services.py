@@ -17,7 +17,7 @@ from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.k8s import connectivity
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import services
 from winsuite.k8s import workloads
@@ -158,8 +158,8 @@ def serve_hostname_service(api: client.ApiClient, namespace: str, target: Target
 
 def host_exec_pod(api: client.ApiClient, namespace: str, target: Target, name: str) -> Prober:
     """launchHostExecPod: an agnhost pod in the node's network namespace, Ready."""
-    manifest = containers.agnhost_pod(target.image("agnhost"), name, hostNetwork=True)
-    containers.start(api, namespace, target.place(manifest), state="Ready", timeout=connectivity.POD_START_TIMEOUT)
+    manifest = manifests.agnhost_pod(target.image("agnhost"), name, hostNetwork=True)
+    pods.start(api, namespace, target.place(manifest), state="Ready", timeout=connectivity.POD_START_TIMEOUT)
     return Prober(api, namespace, name)
 
 

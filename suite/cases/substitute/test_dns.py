@@ -26,11 +26,12 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import namespaces
 from winsuite.k8s import netexec
 from winsuite.k8s import objects
+from winsuite.k8s import pods
 from winsuite.k8s import resolvers
 from winsuite.k8s import retry
 from winsuite.k8s import services
@@ -64,7 +65,7 @@ def kubelet_dns(api: client.ApiClient, node: str) -> KubeletDNS:
 
 
 def querier_pod(target: Target, name: str = "dns-querier", **spec: Any) -> dict[str, Any]:
-    return target.place(containers.agnhost_pod(target.image("agnhost"), name, **spec))
+    return target.place(manifests.agnhost_pod(target.image("agnhost"), name, **spec))
 
 
 def default_policy_spec(target: Target, resolv_conf: str) -> dict[str, Any]:
@@ -73,7 +74,7 @@ def default_policy_spec(target: Target, resolv_conf: str) -> dict[str, Any]:
     spec: dict[str, Any] = {"dnsPolicy": "Default"}
     if resolv_conf:
         spec["volumes"] = [{"name": "host-resolver", "hostPath": {"path": resolv_conf, "type": "File"}}]
-        spec["mounts"] = [containers.volume_mount("host-resolver", HOST_RESOLV_CONF[target.os], read_only=True)]
+        spec["mounts"] = [manifests.volume_mount("host-resolver", HOST_RESOLV_CONF[target.os], read_only=True)]
     return spec
 
 
@@ -85,7 +86,7 @@ MERGED_CONFIG = {"nameservers": TEST_NAMESERVERS[:1], "searches": TEST_SEARCHES[
 
 def subdomain_pod(target: Target) -> dict[str, Any]:
     """A pod with hostname and subdomain, selected by the headless Service of that name."""
-    manifest = containers.agnhost_pod(target.image("agnhost"), "dns-test", hostname=HOSTNAME, subdomain=SERVICE)
+    manifest = manifests.agnhost_pod(target.image("agnhost"), "dns-test", hostname=HOSTNAME, subdomain=SERVICE)
     manifest["metadata"]["labels"] = SELECTOR
     return target.place(manifest)
 
@@ -96,7 +97,7 @@ UPSTREAM = "test/e2e/network/dns.go:"
 def start_querier(api: client.ApiClient, namespace: str, target: Target, name: str = "dns-querier",
                   **spec: Any) -> client.V1Pod:
     """An agnhost pod (pause) with the given DNS settings, Running on the target OS."""
-    started: client.V1Pod = containers.start(api, namespace, querier_pod(target, name, **spec))
+    started: client.V1Pod = pods.start(api, namespace, querier_pod(target, name, **spec))
     return started
 
 
@@ -224,7 +225,7 @@ def start_pod_in_subdomain(api: client.ApiClient, namespace: str, target: Target
     services.create(api, namespace, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": SERVICE},
                                      "spec": {"selector": SELECTOR, "clusterIP": "None",
                                               "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}})
-    pod = containers.start(api, namespace, subdomain_pod(target), state="Ready")
+    pod = pods.start(api, namespace, subdomain_pod(target), state="Ready")
     services.wait_for_endpoints(api, namespace, SERVICE)
     return pod, kubelet_dns(api, node_of(pod)).cluster_domain
 

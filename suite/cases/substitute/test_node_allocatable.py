@@ -29,9 +29,9 @@ from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import no_pods
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import netexec
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -107,12 +107,12 @@ def test_allocatable_is_capacity_minus_reservations(api: client.ApiClient, names
 
 
 def over_allocatable_pod(target: Target, request: int) -> dict[str, Any]:
-    pause = containers.container("pause", target.image("pause"), resources={"requests": {"memory": str(request)}})
-    return target.place(containers.pod("over-allocatable", [pause]))
+    pause = manifests.container("pause", target.image("pause"), resources={"requests": {"memory": str(request)}})
+    return target.place(manifests.pod("over-allocatable", [pause]))
 
 
 @windows_pods(lambda target: [over_allocatable_pod(target, 15 * 2**30)],
-              upstream="test/e2e/windows/memory_limits.go:130-190 (a pod over the node's allocatable memory)")
+              upstream="test/e2e/windows/memory_limits.go:102-180 (overrideAllocatableMemoryTest)")
 @allocatable.it("should keep a pod that fits a node's memory capacity but not its allocatable memory from "
                 "being scheduled", category="Core.Scheduling", needs=[Capability.RUNS_CONTAINERS],
                 images=["pause"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import semver
 
-from winsuite.authoring import versions
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
@@ -24,7 +23,7 @@ def test_windows_nodes_run_containerd(cluster: ClusterSession) -> None:
     assert nodes, "discovery found no real Windows node"
     for node in nodes:
         try:
-            runtime, version = versions.runtime_and_version(node.container_runtime)
+            runtime, version = node.runtime_and_version()
         except ValueError as err:
             raise AssertionError(f"node {node.name}: {err}") from None
         assert runtime == "containerd", f"node {node.name} runs {node.container_runtime!r}, not containerd"

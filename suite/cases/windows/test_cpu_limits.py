@@ -14,8 +14,8 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
 from winsuite.k8s import pods
@@ -38,10 +38,10 @@ APP_LABEL = "testapp=cpuburn"
 def cpu_burn_pod(target: Target, cpu_limit: str, memory_limit: str) -> dict[str, Any]:
     """newCPUBurnPods: one Windows busybox (PowerShell) pod consuming all CPU up to its limit."""
     name = f"cpulimittest-{uuid.uuid4()}"
-    burner = containers.container(name, target.image("busybox"),
-                                  command=["powershell.exe", "-Command", CPU_BURN],
-                                  resources={"limits": {"memory": memory_limit, "cpu": cpu_limit}})
-    return target.place(containers.pod(name, [burner], labels={"name": name, "testapp": "cpuburn"}))
+    burner = manifests.container(name, target.image("busybox"),
+                                 command=["powershell.exe", "-Command", CPU_BURN],
+                                 resources={"limits": {"memory": memory_limit, "cpu": cpu_limit}})
+    return target.place(manifests.pod(name, [burner], labels={"name": name, "testapp": "cpuburn"}))
 
 
 def hold_running(api: client.ApiClient, namespace: str, names: list[str], duration: float) -> None:
@@ -74,7 +74,7 @@ def cpu_limits_pods(target: Target) -> list[dict[str, Any]]:
     return [cpu_burn_pod(target, "0.5", "1Gi"), cpu_burn_pod(target, "500m", "1Gi")]
 
 
-@windows_pods(cpu_limits_pods, upstream="test/e2e/windows/cpu_limits.go:47-112")
+@windows_pods(cpu_limits_pods, upstream="test/e2e/windows/cpu_limits.go:47-105,110-159")
 @limits.it("should not be exceeded after waiting 2 minutes",
            twin="[sig-windows] [Feature:Windows] Cpu Resources [Serial] Container limits should not be "
                 "exceeded after waiting 2 minutes",
@@ -83,7 +83,7 @@ def cpu_limits_pods(target: Target) -> list[dict[str, Any]]:
 def test_cpu_limits_are_not_exceeded(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
     burners = cpu_limits_pods(target)
-    containers.create_all(api, namespace, burners)
+    pods.create_all(api, namespace, burners)
     names = [b["metadata"]["name"] for b in burners]
     hold_running(api, namespace, names, BURN_SECONDS)
 

@@ -18,7 +18,7 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
 from winsuite.k8s import pods
@@ -57,8 +57,8 @@ def density_pods(target: Target, count: int) -> list[dict[str, Any]]:
     made = []
     for _ in range(count):
         name = f"test-{uuid.uuid4()}"
-        pause = containers.container(name, target.image("pause"))
-        made.append(target.place(containers.pod(name, [pause], labels={"type": POD_TYPE, "name": name})))
+        pause = manifests.container(name, target.image("pause"))
+        made.append(target.place(manifests.pod(name, [pause], labels={"type": POD_TYPE, "name": name})))
     return made
 
 
@@ -71,9 +71,9 @@ def run_density_batch(api: client.ApiClient, namespace: str, target: Target,
                       test: DensityTest) -> tuple[float, list[float]]:
     """runDensityBatchTest: create the batch, note when each pod is first seen Running; the batch's lag and
     each pod's startup latency, sorted."""
-    manifests = density_pods(target, test.pods)
+    batch = density_pods(target, test.pods)
     created: dict[str, float] = {}
-    for manifest in manifests:
+    for manifest in batch:
         created[manifest["metadata"]["name"]] = time.time()
         pods.create(api, namespace, manifest)
     running: dict[str, float] = {}
@@ -104,7 +104,7 @@ def delete_and_wait_gone(api: client.ApiClient, namespace: str, names: list[str]
                  describe=lambda items: f"still there: {[objects.name_of(p) for p in items]}")
 
 
-@windows_pods(lambda target: density_pods(target, TEN_PODS.pods), upstream="test/e2e/windows/density.go:69-80,250-275")
+@windows_pods(lambda target: density_pods(target, TEN_PODS.pods), upstream="test/e2e/windows/density.go:66-73,225-266")
 @batch.it(TEN_PODS.description,
           twin="[sig-windows] [Feature:Windows] Density [Serial] [Slow] create a batch of pods "
                "latency/resource should be within limit when create 10 pods with 0s interval",

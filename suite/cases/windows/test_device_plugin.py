@@ -15,7 +15,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -47,9 +47,9 @@ def undo(namespace: str) -> Generator[Undo]:
 def plugin_daemon_set(target: Target) -> dict[str, Any]:
     """e2edaemonset.NewDaemonSet with upstream's changes: critical priority, the plugin directory mounted."""
     labels = {"daemonset-name": DAEMON_SET}
-    app = containers.container("app", target.image("directx-device-plugin"), securityContext={},
-                               volumeMounts=[containers.volume_mount("device-plugin", PLUGIN_DIR)],
-                               env=[{"name": "DIRECTX_GPU_MATCH_NAME", "value": " "}])
+    app = manifests.container("app", target.image("directx-device-plugin"), securityContext={},
+                              volumeMounts=[manifests.volume_mount("device-plugin", PLUGIN_DIR)],
+                              env=[{"name": "DIRECTX_GPU_MATCH_NAME", "value": " "}])
     template = {"metadata": {"labels": labels}, "spec": {
         "containers": [app], "securityContext": {}, "priorityClassName": "system-node-critical",
         "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}],
@@ -73,7 +73,7 @@ def look_for(api: client.ApiClient, namespace: str, pod: str, command: list[str]
 
 def gpu_user_pod(target: Target) -> dict[str, Any]:
     """A Windows Server Core pod asking for one DirectX device."""
-    manifest = containers.network_test_pod(target.image("windows-servercore"), "windows")
+    manifest = manifests.network_test_pod(target.image("windows-servercore"), "windows")
     gpu_user = manifest["spec"]["containers"][0]
     gpu_user["args"] = ["powershell.exe", "Start-Sleep", "3600"]
     gpu_user["resources"] = {"limits": {GPU_RESOURCE: "1"}}
@@ -81,7 +81,7 @@ def gpu_user_pod(target: Target) -> dict[str, Any]:
 
 
 @windows_pods(lambda target: [plugin_daemon_set(target), gpu_user_pod(target)],
-              upstream="test/e2e/windows/device_plugin.go:53-170")
+              upstream="test/e2e/windows/device_plugin.go:53-138")
 @device_plugin.it("should be able to create a functioning device plugin for Windows",
                   twin="[sig-windows] [Feature:GPUDevicePlugin] Device Plugin should be able to create a "
                        "functioning device plugin for Windows",

@@ -13,7 +13,7 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import pods
 from winsuite.k8s import retry
@@ -29,9 +29,9 @@ DNS_UTILS_POD = "e2e-dns-utils"
 
 def dns_utils_pod(target: Target, injected: str) -> dict[str, Any]:
     """agnhost with dnsPolicy None: the cluster's DNS service and a second server, one search path."""
-    return target.place(containers.agnhost_pod(target.image("agnhost"), DNS_UTILS_POD, dnsPolicy="None",
-                                               dnsConfig={"nameservers": [injected, SECOND_SERVER],
-                                                          "searches": [SEARCH_PATH]}))
+    return target.place(manifests.agnhost_pod(target.image("agnhost"), DNS_UTILS_POD, dnsPolicy="None",
+                                              dnsConfig={"nameservers": [injected, SECOND_SERVER],
+                                                         "searches": [SEARCH_PATH]}))
 
 
 @windows_pods(lambda target: [dns_utils_pod(target, "10.96.0.10")], upstream="test/e2e/windows/dns.go:43-118")
@@ -48,7 +48,7 @@ def test_configurable_pod_dns_servers(api: client.ApiClient, namespace: str, tar
     created = pods.create(api, namespace, dns_utils_pod(target, injected))
     selector = (created.spec.node_selector if created.spec else None) or {}
     assert selector.get(OS_LABEL) == "windows", f"pod.spec.nodeSelector: {selector}"
-    pods.wait_for_pod(api, namespace, name, state="Running", timeout=containers.POD_START_TIMEOUT)
+    pods.wait_for_pod(api, namespace, name, state="Running", timeout=pods.POD_START_TIMEOUT)
 
     def run(*command: str) -> pods.ExecResult:
         return pods.exec_(api, namespace, name, list(command), container="agnhost-container")

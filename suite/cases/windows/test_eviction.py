@@ -18,9 +18,9 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
 from winsuite.k8s import pods
@@ -67,9 +67,9 @@ def wait_for_node(api: client.ApiClient, name: str, what: str, condition: Any, t
 
 def memory_hog(target: Target, name: str, node: str, testlimit_args: list[str], **resources: Any) -> dict[str, Any]:
     """A resource-consumer pod running Sysinternals' testlimit to allocate and touch memory."""
-    hog = containers.container(name, target.image("resource-consumer"), resources=resources,
-                               command=["/bin/testlimit.exe", "-accepteula", *testlimit_args])
-    return containers.pin_to_node(target.place(containers.pod(name, [hog])), node)
+    hog = manifests.container(name, target.image("resource-consumer"), resources=resources,
+                              command=["/bin/testlimit.exe", "-accepteula", *testlimit_args])
+    return manifests.pin_to_node(target.place(manifests.pod(name, [hog])), node)
 
 
 def eviction_pods(target: Target, node: str, chunks: int) -> list[dict[str, Any]]:
@@ -101,9 +101,9 @@ def test_eviction_under_memory_pressure(api: client.ApiClient, namespace: str, t
     # 5 x 100Mb, within its 500Mi request; then 300Mb chunks adding up to more than the node has.
     first, second = eviction_pods(target, name, int((capacity_of(node) - threshold) / CHUNK) + 3)
     pods.create(api, namespace, first)
-    pods.wait_for_pod(api, namespace, "pod1", state="Running", timeout=containers.POD_START_TIMEOUT)
+    pods.wait_for_pod(api, namespace, "pod1", state="Running", timeout=pods.POD_START_TIMEOUT)
     pods.create(api, namespace, second)
-    pods.wait_for_pod(api, namespace, "pod2", state="Running", timeout=containers.POD_START_TIMEOUT)
+    pods.wait_for_pod(api, namespace, "pod2", state="Running", timeout=pods.POD_START_TIMEOUT)
 
     events.wait_for_event(api, namespace, involved="pod2", reason="Evicted", timeout=NODE_TIMEOUT)
 

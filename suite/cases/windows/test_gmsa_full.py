@@ -29,7 +29,7 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
@@ -84,11 +84,11 @@ def gmsa_node(api: client.ApiClient) -> client.V1Node:
 def cred_spec_reader_pod(target: Target, node: str) -> dict[str, Any]:
     """A pod on the GMSA node mounting the folder of its credential spec manifest."""
     folder = CRED_SPEC_MANIFEST.rsplit("\\", 1)[0]
-    reader = containers.container(CRED_SPEC_READER, target.image("pause"),
-                                  volumeMounts=[containers.volume_mount(f"{CRED_SPEC_READER}-volume", folder)])
-    pod = containers.pod(CRED_SPEC_READER, [reader],
-                         volumes=[{"name": f"{CRED_SPEC_READER}-volume", "hostPath": {"path": folder}}])
-    return containers.pin_to_node(target.place(pod), node)
+    reader = manifests.container(CRED_SPEC_READER, target.image("pause"),
+                                 volumeMounts=[manifests.volume_mount(f"{CRED_SPEC_READER}-volume", folder)])
+    pod = manifests.pod(CRED_SPEC_READER, [reader],
+                        volumes=[{"name": f"{CRED_SPEC_READER}-volume", "hostPath": {"path": folder}}])
+    return manifests.pin_to_node(target.place(pod), node)
 
 
 def webhook_deployer_pod(target: Target, account: str, webhook_namespace: str) -> dict[str, Any]:
@@ -99,19 +99,19 @@ def webhook_deployer_pod(target: Target, account: str, webhook_namespace: str) -
         f"&& curl {WEBHOOK_SCRIPT} > gmsa.sh", "&& chmod +x gmsa.sh",
         f"&& ./gmsa.sh --file /manifests.yml --name {WEBHOOK} --namespace {webhook_namespace} --certs-dir certs "
         "--tolerate-master", "&& /agnhost pause"])
-    agnhost = containers.container(DEPLOYER, target.image("agnhost", os="linux"), command=["bash", "-c"],
-                                   args=[install])
-    return containers.on_linux(containers.pod(DEPLOYER, [agnhost], serviceAccountName=account))
+    agnhost = manifests.container(DEPLOYER, target.image("agnhost", os="linux"), command=["bash", "-c"],
+                                  args=[install])
+    return manifests.on_linux(manifests.pod(DEPLOYER, [agnhost], serviceAccountName=account))
 
 
 def gmsa_pod(target: Target, node: str, account: str) -> dict[str, Any]:
     """The pod with the GMSA identity: the credential spec by name, the account allowed to use it. Upstream
     leaves placement to the cluster; only the labelled node is joined to the domain."""
-    sleeper = containers.container(GMSA_POD, target.image("busybox"),
-                                   command=["powershell.exe", "-Command", "sleep -Seconds 600"])
-    pod = containers.pod(GMSA_POD, [sleeper], serviceAccountName=account,
-                         securityContext={"windowsOptions": {"gmsaCredentialSpecName": CRED_SPEC_NAME}})
-    return containers.pin_to_node(target.place(pod), node)
+    sleeper = manifests.container(GMSA_POD, target.image("busybox"),
+                                  command=["powershell.exe", "-Command", "sleep -Seconds 600"])
+    pod = manifests.pod(GMSA_POD, [sleeper], serviceAccountName=account,
+                        securityContext={"windowsOptions": {"gmsaCredentialSpecName": CRED_SPEC_NAME}})
+    return manifests.pin_to_node(target.place(pod), node)
 
 
 def gmsa_pods(target: Target) -> list[dict[str, Any]]:
@@ -123,7 +123,7 @@ def gmsa_pods(target: Target) -> list[dict[str, Any]]:
 def cred_spec_manifest(api: client.ApiClient, namespace: str, target: Target, node: str) -> str:
     """retrieveCRDManifestFileContents: read the manifest on the node through a pod mounting its folder."""
     name = CRED_SPEC_READER
-    containers.start(api, namespace, cred_spec_reader_pod(target, node), state="Ready")
+    pods.start(api, namespace, cred_spec_reader_pod(target, node), state="Ready")
     result = exec_in(api, namespace, name, "cmd", "/S", "/C", f"type {CRED_SPEC_MANIFEST}")
     assert result.exit_code == 0, f"failed to retrieve the contents of {CRED_SPEC_MANIFEST} on node {node}: {result}"
     return result.stdout.replace("\r\n", "\n")
@@ -159,7 +159,7 @@ def deploy_webhook(api: client.ApiClient, namespace: str, target: Target, undo: 
     undo.add("the GMSACredentialSpec CRD", lambda: retry.call(
         client.ApiextensionsV1Api(api).delete_custom_resource_definition, CRD))
     retry.call(rbac.create_cluster_role_binding, admin)
-    containers.start(api, namespace, webhook_deployer_pod(target, account, webhook_namespace), state="Ready")
+    pods.start(api, namespace, webhook_deployer_pod(target, account, webhook_namespace), state="Ready")
     try:
         workloads.wait_for_deployment_complete(api, webhook_namespace, WEBHOOK, timeout=300)
     finally:
@@ -186,7 +186,7 @@ def pod_with_gmsa(api: client.ApiClient, namespace: str, target: Target, node: s
     retry.call(rbac.create_cluster_role, {"metadata": {"name": role}, "rules": [rule]})
     account = service_account(api, namespace)
     retry.call(rbac.create_namespaced_role_binding, namespace, binding("RoleBinding", namespace, account, role))
-    containers.start(api, namespace, gmsa_pod(target, node, account), state="Ready")
+    pods.start(api, namespace, gmsa_pod(target, node, account), state="Ready")
     return GMSA_POD
 
 
@@ -221,7 +221,7 @@ def test_gmsa_works_end_to_end(api: client.ApiClient, namespace: str, target: Ta
     waits.poll("nltest /QUERY to succeed", query, timeout=RETRY_TIMEOUT)
 
 
-@windows_pods(gmsa_pods, upstream="test/e2e/windows/gmsa_full.go:163-237,240-420")
+@windows_pods(gmsa_pods, upstream="test/e2e/windows/gmsa_full.go:163-219,240-420")
 @gmsa_support.it("can read and write file to remote SMB folder",
                  twin=TWIN + "can read and write file to remote SMB folder",
                  category="Extend.ActiveDirectory", needs=NEEDS, images=["pause", "agnhost", "busybox"])

@@ -18,7 +18,7 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import pods
 from winsuite.k8s import waits
@@ -52,10 +52,10 @@ def dummy_cred_spec(domain: str) -> str:
 def credential_spec_pod(target: Target) -> dict[str, Any]:
     """The pod's credential spec applies to container1; container2's own spec overrides it."""
     image = target.image("busybox")
-    first = containers.container("container1", image, command=SLEEP)
-    second = containers.container("container2", image, command=SLEEP, securityContext={
+    first = manifests.container("container1", image, command=SLEEP)
+    second = manifests.container("container2", image, command=SLEEP, securityContext={
         "windowsOptions": {"gmsaCredentialSpec": dummy_cred_spec(CONTAINER_DOMAIN)}})
-    return target.place(containers.pod(POD, [first, second], securityContext={
+    return target.place(manifests.pod(POD, [first, second], securityContext={
         "windowsOptions": {"gmsaCredentialSpec": dummy_cred_spec(POD_DOMAIN)}}))
 
 
@@ -66,7 +66,7 @@ def credential_spec_pod(target: Target) -> dict[str, Any]:
                  category="Extend.ActiveDirectory", needs=[Capability.WINDOWS_KERNEL], images=["busybox"])
 def test_credential_specs_reach_the_containers(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
-    containers.start(api, namespace, credential_spec_pod(target), state="Ready")
+    pods.start(api, namespace, credential_spec_pod(target), state="Ready")
 
     # The pod's spec applies to container1; container2's own spec overrides it.
     for container, domain in (("container1", POD_DOMAIN), ("container2", CONTAINER_DOMAIN)):

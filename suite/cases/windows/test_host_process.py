@@ -15,8 +15,9 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
@@ -101,13 +102,13 @@ Write-Output "SUCCESS"
 
 
 def busybox(target: Target, name: str, command: list[str], **fields: Any) -> dict[str, Any]:
-    return containers.container(name, target.image("busybox"), command=command, **fields)
+    return manifests.container(name, target.image("busybox"), command=command, **fields)
 
 
 def run_to_success(api: client.ApiClient, namespace: str, manifest: dict[str, Any]) -> client.V1Pod:
     """Create the pod, wait for it to finish (3 minutes), and require that it Succeeded."""
     pods.create(api, namespace, manifest)
-    return containers.assert_succeeded(api, namespace, manifest["metadata"]["name"])
+    return pods.assert_succeeded(api, namespace, manifest["metadata"]["name"])
 
 
 def windows_node_for_host_process(api: client.ApiClient, namespace: str) -> str:
@@ -118,9 +119,9 @@ def windows_node_for_host_process(api: client.ApiClient, namespace: str) -> str:
 def host_name_pod(target: Target, node: str) -> dict[str, Any]:
     """The container's host name is the node's: it runs on the host, not in a container of its own."""
     check = f"& {{if ('{node}' -ine \"$(hostname)\") {{ exit -1 }}}}"
-    pod = containers.host_process_pod("host-process-test-pod", [
+    pod = manifests.host_process_pod("host-process-test-pod", [
         busybox(target, "computer-name-test", ["powershell.exe", "-Command", check])])
-    return containers.pin_to_node(target.place(pod), node)
+    return manifests.pin_to_node(target.place(pod), node)
 
 
 @windows_pods(lambda target: [host_name_pod(target, "win-0")], upstream=UPSTREAM + "97-140")
@@ -137,7 +138,7 @@ def init_containers_pod(target: Target) -> dict[str, Any]:
     filename = f"/testfile{uuid.uuid4()}.txt"
     configure = busybox(target, "configure-node", ["powershell", "-c", "Set-content", "-Path", filename, "-V", "test"])
     read = busybox(target, "read-configuration", ["powershell", "-c", "ls", filename])
-    return target.place(containers.host_process_pod("host-process-init-pods", [read], initContainers=[configure]))
+    return target.place(manifests.host_process_pod("host-process-init-pods", [read], initContainers=[configure]))
 
 
 @windows_pods(lambda target: [init_containers_pod(target)], upstream=UPSTREAM + "148-205")
@@ -153,11 +154,11 @@ def command_path_pods(target: Target) -> list[dict[str, Any]]:
     """One pod per batch of the command matrix, a container per case."""
     made = []
     for index, batch in enumerate(COMMAND_BATCHES):
-        cases = [containers.container(f"host-process-command-{index}-{number}", target.image("busybox"),
-                                      command=command, args=args, workingDir=working_dir)
+        cases = [manifests.container(f"host-process-command-{index}-{number}", target.image("busybox"),
+                                     command=command, args=args, workingDir=working_dir)
                  for number, (command, args, working_dir) in enumerate(batch)]
-        made.append(target.place(containers.host_process_pod(f"host-process-command-{index}", cases,
-                                                             user=containers.NT_AUTHORITY_LOCAL_SERVICE)))
+        made.append(target.place(manifests.host_process_pod(f"host-process-command-{index}", cases,
+                                                            user=manifests.NT_AUTHORITY_LOCAL_SERVICE)))
     return made
 
 
@@ -187,10 +188,10 @@ def volume_mounts_pod(target: Target, name: str) -> dict[str, Any]:
     }
     # Mounted at /etc/<kind>, which the container finds under $env:CONTAINER_SANDBOX_MOUNT_POINT.
     volumes = [{"name": f"{kind}-volume", **source} for kind, source in sources.items()]
-    mounts = [containers.volume_mount(f"{kind}-volume", f"/etc/{kind}") for kind in sources]
+    mounts = [manifests.volume_mount(f"{kind}-volume", f"/etc/{kind}") for kind in sources]
     validator = busybox(target, name, ["powershell.exe", "./etc/configmap/validationscript.ps1"],
-                        env=[containers.env_from_field("NODE_NAME_TEST", "spec.nodeName")], volumeMounts=mounts)
-    return target.place(containers.host_process_pod(name, [validator], volumes=volumes))
+                        env=[manifests.env_from_field("NODE_NAME_TEST", "spec.nodeName")], volumeMounts=mounts)
+    return target.place(manifests.host_process_pod(name, [validator], volumes=volumes))
 
 
 @windows_pods(lambda target: [volume_mounts_pod(target, "host-process-volume-mounts")],
@@ -225,14 +226,14 @@ def host_process_counts(api: client.ApiClient, node: str) -> dict[str, float]:
 def failing_start_pods(target: Target, node: str) -> list[dict[str, Any]]:
     """A pod whose init container fails to start, and one whose container does (an unknown user)."""
     bad_user = {"windowsOptions": {"runAsUserName": "bad-user-name"}}
-    failing_init = containers.host_process_pod(
+    failing_init = manifests.host_process_pod(
         "host-process-metrics-pod-failing-init-container",
         [busybox(target, "container", ["cmd.exe", "/c", "exit", "/b", "0"])],
         initContainers=[busybox(target, "failing-init-container", ["foobar.exe"], securityContext=bad_user)])
-    failing = containers.host_process_pod("host-process-metrics-pod-failing-container",
-                                          [busybox(target, "failing-container", ["foobar.exe"],
-                                                   securityContext=bad_user)])
-    return [containers.pin_to_node(target.place(m), node) for m in (failing_init, failing)]
+    failing = manifests.host_process_pod("host-process-metrics-pod-failing-container",
+                                         [busybox(target, "failing-container", ["foobar.exe"],
+                                                  securityContext=bad_user)])
+    return [manifests.pin_to_node(target.place(m), node) for m in (failing_init, failing)]
 
 
 @windows_pods(lambda target: failing_start_pods(target, "win-0"), upstream=UPSTREAM + "517-620")
@@ -246,7 +247,7 @@ def test_start_metrics(api: client.ApiClient, namespace: str, target: Target) ->
     before = host_process_counts(api, node)
     for manifest in failing_start_pods(target, node):
         pods.create(api, namespace, manifest)
-        containers.wait_for_finish(api, namespace, manifest["metadata"]["name"])
+        pods.wait_for_finish(api, namespace, manifest["metadata"]["name"])
     after = host_process_counts(api, node)
     unchanged = [key for key in before if not before[key] < after[key]]
     assert not unchanged, f"HostProcess container counts did not increase for {unchanged}: {before} -> {after}"
@@ -255,8 +256,8 @@ def test_start_metrics(api: client.ApiClient, namespace: str, target: Target) ->
 def stats_pod(target: Target, node: str) -> dict[str, Any]:
     sleeper = busybox(target, "host-process-stats",
                       ["powershell.exe", "-Command", "Write-Host 'Hello'; sleep -Seconds 600"])
-    pod = containers.host_process_pod("host-process-stats-pod", [sleeper], user=containers.NT_AUTHORITY_LOCAL_SERVICE)
-    return containers.pin_to_node(target.place(pod), node)
+    pod = manifests.host_process_pod("host-process-stats-pod", [sleeper], user=manifests.NT_AUTHORITY_LOCAL_SERVICE)
+    return manifests.pin_to_node(target.place(pod), node)
 
 
 @windows_pods(lambda target: [stats_pod(target, "win-0")], upstream=UPSTREAM + "623-672")
@@ -265,7 +266,7 @@ def stats_pod(target: Target, node: str) -> dict[str, Any]:
 def test_container_stats(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
     node = windows_node_for_host_process(api, namespace)
-    containers.start(api, namespace, stats_pod(target, node), state="Ready")
+    pods.start(api, namespace, stats_pod(target, node), state="Ready")
 
     def stats_are_sane() -> str:
         """ensurePodsStatsOnNode, until our container's stats are all there and positive."""
@@ -296,9 +297,9 @@ def in_cluster_client_pod(target: Target, node: str) -> dict[str, Any]:
     """agnhost inclusterclient on the host. agnhost has to be copied to agnhost.exe first (microsoft/hcsshim#1128
     and #1174); upstream names the image's directory c:\\hpc, which CONTAINER_SANDBOX_MOUNT_POINT is on
     containerd 1.7."""
-    agnhost = containers.container("hpc-agnhost", target.image("agnhost"),
-                                   command=containers.agnhost_on_host("inclusterclient"))
-    return containers.pin_to_node(target.place(containers.host_process_pod(IN_CLUSTER_POD, [agnhost])), node)
+    agnhost = manifests.container("hpc-agnhost", target.image("agnhost"),
+                                  command=manifests.agnhost_on_host("inclusterclient"))
+    return manifests.pin_to_node(target.place(manifests.host_process_pod(IN_CLUSTER_POD, [agnhost])), node)
 
 
 @windows_pods(lambda target: [in_cluster_client_pod(target, "win-0")], upstream=UPSTREAM + "675-732")
@@ -308,10 +309,10 @@ def in_cluster_client_pod(target: Target, node: str) -> dict[str, Any]:
 def test_in_cluster_config(api: client.ApiClient, namespace: str, target: Target) -> None:
     node = containerd_1_7_node(api, namespace, target)
     name = IN_CLUSTER_POD
-    containers.start(api, namespace, in_cluster_client_pod(target, node), state="Ready")
+    pods.start(api, namespace, in_cluster_client_pod(target, node), state="Ready")
     # inclusterclient calls /healthz every 30 s and logs only failures: a second call means the first returned.
-    logs = containers.wait_for_logs(api, namespace, name, "hpc-agnhost", what="two calls of /healthz",
-                                    matches=lambda text: text.count("calling /healthz") >= 2, timeout=180)
+    logs = container_output.wait_for_logs(api, namespace, name, "hpc-agnhost", what="two calls of /healthz",
+                                          matches=lambda text: text.count("calling /healthz") >= 2, timeout=180)
     assert "status=failed" not in logs, f"the app failed to query the API server:\n{logs}"
 
 
@@ -321,8 +322,8 @@ def local_group_pod(target: Target, node: str) -> dict[str, Any]:
     setup = busybox(target, "setup", ["cmd", "/C", "net", "localgroup", group, "/add"])
     whoami = busybox(target, "localgroup-container", ["cmd", "/C", "whoami"],
                      securityContext={"windowsOptions": {"runAsUserName": group}})
-    pod = containers.host_process_pod("host-process-localgroup-pod", [whoami], initContainers=[setup])
-    return containers.pin_to_node(target.place(pod), node)
+    pod = manifests.host_process_pod("host-process-localgroup-pod", [whoami], initContainers=[setup])
+    return manifests.pin_to_node(target.place(pod), node)
 
 
 @windows_pods(lambda target: [local_group_pod(target, "win-0")], upstream=UPSTREAM + "735-790")

@@ -13,7 +13,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
@@ -31,12 +31,12 @@ START_TIMEOUT = 180.0
 def hyperv_pods(target: Target, node: str) -> list[dict[str, Any]]:
     """The Hyper-V isolated pod, and the HostProcess pod that looks at the host for its utility VM."""
     image = target.image("busybox")
-    isolated = containers.pod("hyperv-test-pod", [containers.container("busybox-1", image, command=HELLO),
-                                                  containers.container("busybox-2", image, command=HELLO)],
-                              restartPolicy="Never", runtimeClassName=HYPERV_RUNTIME_CLASS)
-    validation = containers.host_process_pod("validation-pod", [
-        containers.container("container", image, command=["powershell.exe", "-Command", FIND_UTILITY_VM])])
-    return [containers.pin_to_node(target.place(m), node) for m in (isolated, validation)]
+    isolated = manifests.pod("hyperv-test-pod", [manifests.container("busybox-1", image, command=HELLO),
+                                                 manifests.container("busybox-2", image, command=HELLO)],
+                             restartPolicy="Never", runtimeClassName=HYPERV_RUNTIME_CLASS)
+    validation = manifests.host_process_pod("validation-pod", [
+        manifests.container("container", image, command=["powershell.exe", "-Command", FIND_UTILITY_VM])])
+    return [manifests.pin_to_node(target.place(m), node) for m in (isolated, validation)]
 
 
 @windows_pods(lambda target: hyperv_pods(target, "win-0"), upstream="test/e2e/windows/hyperv.go:47-140")
@@ -51,6 +51,6 @@ def test_hyperv_isolated_container(api: client.ApiClient, namespace: str, target
     nodes.skip_unless_containerd_1_7_or_later(node)
     namespaces.allow_privileged_pods(api, namespace)
     isolated, validation = hyperv_pods(target, objects.name_of(node))
-    containers.start(api, namespace, isolated, state="Ready", timeout=START_TIMEOUT)
+    pods.start(api, namespace, isolated, state="Ready", timeout=START_TIMEOUT)
     pods.create(api, namespace, validation)  # a HostProcess pod looks at the host for the utility VM
-    containers.assert_succeeded(api, namespace, "validation-pod", timeout=START_TIMEOUT)
+    pods.assert_succeeded(api, namespace, "validation-pod", timeout=START_TIMEOUT)

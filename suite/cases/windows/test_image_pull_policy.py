@@ -27,8 +27,8 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
 from winsuite.k8s import events
+from winsuite.k8s import manifests
 from winsuite.k8s import pods
 
 pull_policy = Describe(Area("sig-windows"), "Container Runtime", "image pull policy")
@@ -42,8 +42,8 @@ EVENT_TIMEOUT = 120.0
 
 def image_pull_pod(target: Target, name: str, image: str, policy: str) -> Manifest:
     """ImagePullTest's ConformanceContainer: one container with the policy, restartPolicy Never."""
-    container = containers.agnhost_container(image, "image-pull-test", imagePullPolicy=policy)
-    manifest = containers.pod(name, [container], restartPolicy="Never", terminationGracePeriodSeconds=0)
+    container = manifests.agnhost_container(image, "image-pull-test", imagePullPolicy=policy)
+    manifest = manifests.pod(name, [container], restartPolicy="Never", terminationGracePeriodSeconds=0)
     return target.place(manifest)
 
 
@@ -56,7 +56,7 @@ def next_to_present_image(manifest: Manifest) -> Manifest:
 
 def make_present(api: client.ApiClient, namespace: str, target: Target, image: str) -> None:
     """Run the image once (IfNotPresent: pulled if the node lacks it), so that a node surely has it."""
-    containers.start(api, namespace, pull_policy_pods(target, image, "IfNotPresent")[0])
+    pods.start(api, namespace, pull_policy_pods(target, image, "IfNotPresent")[0])
 
 
 def events_of(api: client.ApiClient, namespace: str, pod: str, reason: str) -> list[str]:
@@ -68,7 +68,7 @@ def assert_runs_present_image_without_pulling(api: client.ApiClient, namespace: 
                                               policy: str) -> None:
     image = target.image("agnhost")
     make_present(api, namespace, target, image)
-    containers.start(api, namespace, pull_policy_pods(target, image, policy)[1])
+    pods.start(api, namespace, pull_policy_pods(target, image, policy)[1])
     pulled = events.wait_for_event(api, namespace, involved=TESTED, reason="Pulled", timeout=EVENT_TIMEOUT)
     assert "already present on machine" in (pulled.message or ""), f"{policy}: {events.describe(pulled)}"
     assert not events_of(api, namespace, TESTED, "Pulling"), (
@@ -89,7 +89,7 @@ def pull_policy_pods(target: Target, image: str, policy: str) -> list[Manifest]:
 def test_always_pulls(api: client.ApiClient, namespace: str, target: Target) -> None:
     image = target.image("agnhost")
     make_present(api, namespace, target, image)
-    containers.start(api, namespace, pull_policy_pods(target, image, "Always")[1])
+    pods.start(api, namespace, pull_policy_pods(target, image, "Always")[1])
     events.wait_for_event(api, namespace, involved=TESTED, reason="Pulling", timeout=EVENT_TIMEOUT)
     pulled = events.wait_for_event(api, namespace, involved=TESTED, reason="Pulled", timeout=EVENT_TIMEOUT)
     assert "Successfully pulled" in (pulled.message or ""), f"Always: {events.describe(pulled)}"
@@ -126,7 +126,7 @@ def test_never_does_not_pull_absent_image(api: client.ApiClient, namespace: str,
         return any(w.reason == "ErrImageNeverPull" for w in waiting)
 
     pod = pods.wait_until(api, namespace, TESTED, "to wait with ErrImageNeverPull", never_pulled,
-                          timeout=containers.POD_START_TIMEOUT)
+                          timeout=pods.POD_START_TIMEOUT)
     phase = (pod.status or client.V1PodStatus()).phase
     assert phase == "Pending", f"expected pod phase Pending, got {phase}: {pods.describe(pod)}"
     refused = events.wait_for_event(api, namespace, involved=TESTED, reason="ErrImageNeverPull",

@@ -16,10 +16,11 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import no_pods
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
+from winsuite.k8s import pods
 
 COLLECTION = "Kubelet stats collection for Windows nodes"
 serial_stats = Describe(Area("sig-windows"), Feature("Windows"), "Kubelet-Stats", Serial).describe(COLLECTION)
@@ -37,13 +38,13 @@ def stats_test_pods(target: Target, count: int, node: str) -> list[dict[str, Any
     made = []
     for index in range(count):
         name = f"statscollectiontest-{uuid.uuid4()}"
-        sleeper = containers.container("stat-container", target.image("busybox"),
-                                       command=["powershell.exe", "-Command", "sleep -Seconds 600"])
-        init = containers.container("init-container", target.image("busybox"),
-                                    command=["powershell.exe", "-Command", "sleep -Seconds 1"])
+        sleeper = manifests.container("stat-container", target.image("busybox"),
+                                      command=["powershell.exe", "-Command", "sleep -Seconds 600"])
+        init = manifests.container("init-container", target.image("busybox"),
+                                   command=["powershell.exe", "-Command", "sleep -Seconds 1"])
         labels = {"name": name, "testapp": "stats-collection"}
-        manifest = containers.pod(f"{name}-{index}", [sleeper], labels=labels, initContainers=[init])
-        made.append(containers.pin_to_node(target.place(manifest), node))
+        manifest = manifests.pod(f"{name}-{index}", [sleeper], labels=labels, initContainers=[init])
+        made.append(manifests.pin_to_node(target.place(manifest), node))
     return made
 
 
@@ -69,7 +70,7 @@ def assert_stats_within_scrape_timeout(api: client.ApiClient, namespace: str, ta
     stats each time, and the average request takes at most 10 s."""
     nodes.skip_unless_target_os_is_windows(target.os)
     node = objects.name_of(nodes.find_windows_node(api))
-    containers.create_all(api, namespace, stats_test_pods(target, count, node), timeout=RUNNING_TIMEOUT)
+    pods.create_all(api, namespace, stats_test_pods(target, count, node), timeout=RUNNING_TIMEOUT)
     durations = []
     for iteration in range(iterations):
         if iteration:

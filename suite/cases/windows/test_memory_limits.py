@@ -18,9 +18,9 @@ from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import no_pods
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
 from winsuite.k8s import events
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
 from winsuite.k8s import pods
@@ -73,8 +73,8 @@ def tolerates(tolerations: list[dict[str, str]], node: client.V1Node) -> bool:
 
 
 def pause_pod(target: Target, name: str, memory: str) -> dict[str, Any]:
-    pause = containers.container(name, target.image("pause"), resources={"limits": {"memory": memory}})
-    return target.place(containers.pod(name, [pause]))
+    pause = manifests.container(name, target.image("pause"), resources={"limits": {"memory": memory}})
+    return target.place(manifests.pod(name, [pause]))
 
 
 @no_pods("compares a Windows node's allocatable memory with its kubelet's configuration")
@@ -104,13 +104,13 @@ def test_allocatable_is_capacity_minus_reservations(api: client.ApiClient, names
 def overprovisioning_pods(target: Target, free: dict[str, int]) -> list[dict[str, Any]]:
     """A pause pod per node, sized to what the node's pods leave free (less 100Mi), and the one that no
     longer fits."""
-    fill = [containers.pin_to_node(pause_pod(target, f"mem-test-{uuid.uuid4()}", str(limit)), node)
+    fill = [manifests.pin_to_node(pause_pod(target, f"mem-test-{uuid.uuid4()}", str(limit)), node)
             for node, limit in free.items()]
     return [*fill, pause_pod(target, FAILURE_POD, FAILURE_POD_MEMORY)]
 
 
 @windows_pods(lambda target: overprovisioning_pods(target.scheduling_only(), {"win-0": 8 * 2**30}),
-              upstream="test/e2e/windows/memory_limits.go:61-67,130-190")
+              upstream="test/e2e/windows/memory_limits.go:61-63,102-180")
 @memory_limits.it("attempt to deploy past allocatable memory limits",
                   "should fail deployments of pods once there isn't enough memory",
                   twin=TWIN + "attempt to deploy past allocatable memory limits should fail deployments of "

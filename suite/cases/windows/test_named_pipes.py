@@ -21,8 +21,8 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import namespaces
 from winsuite.k8s import netexec
 from winsuite.k8s import pods
@@ -56,8 +56,8 @@ def runtime_pipe_pod(target: Target, endpoint: str) -> tuple[dict[str, Any], lis
     else:
         volume = {"name": "runtime", "hostPath": {"path": path, "type": "Socket"}}
         mount, command, expected = LINUX_MOUNT, ["stat", "-c", "%F", LINUX_MOUNT], "socket"
-    manifest = containers.agnhost_pod(target.image("agnhost"), "runtime-pipe", volumes=[volume],
-                                      mounts=[containers.volume_mount("runtime", mount)])
+    manifest = manifests.agnhost_pod(target.image("agnhost"), "runtime-pipe", volumes=[volume],
+                                     mounts=[manifests.volume_mount("runtime", mount)])
     return target.place(manifest), command, mount, expected
 
 
@@ -76,7 +76,7 @@ def test_runtime_pipe_host_mount(api: client.ApiClient, namespace: str, target: 
     namespaces.allow_privileged_pods(api, namespace)  # hostPath volumes are outside the baseline level
     manifest, command, mount, expected = runtime_pipe_pod(target, endpoint)
     path = host_path(endpoint)
-    containers.start(api, namespace, manifest)
+    pods.start(api, namespace, manifest)
     result = pods.exec_(api, namespace, "runtime-pipe", command, container="agnhost-container")
     assert result.check().stdout.strip().startswith(expected), (
         f"{path} of the host is not {expected} at {mount} in the container: {result}")

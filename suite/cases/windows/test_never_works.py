@@ -27,8 +27,8 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
@@ -47,13 +47,13 @@ STATS_TIMEOUT = 150.0  # the kubelet measures volumes once a minute (volumeStats
 
 def memory_medium_pod(target: Target) -> dict[str, Any]:
     volume = {"name": MEMORY_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": SIZE_LIMIT}}
-    return target.place(containers.agnhost_pod(target.image("agnhost"), "memory-medium", volumes=[volume],
-                                               mounts=[containers.volume_mount(MEMORY_VOLUME, MEMORY_PATH)]))
+    return target.place(manifests.agnhost_pod(target.image("agnhost"), "memory-medium", volumes=[volume],
+                                              mounts=[manifests.volume_mount(MEMORY_VOLUME, MEMORY_PATH)]))
 
 
 def host_network_pod(target: Target) -> dict[str, Any]:
     """hostNetwork without HostProcess: Windows gives such a pod a network of its own."""
-    return target.place(containers.agnhost_pod(target.image("agnhost"), "host-network", hostNetwork=True))
+    return target.place(manifests.agnhost_pod(target.image("agnhost"), "host-network", hostNetwork=True))
 
 
 @windows_pods(lambda target: [memory_medium_pod(target)],
@@ -63,7 +63,7 @@ def host_network_pod(target: Target) -> dict[str, Any]:
           images=["agnhost"])
 def test_memory_medium_is_not_memory_backed(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
-    pod = containers.start(api, namespace, memory_medium_pod(target))
+    pod = pods.start(api, namespace, memory_medium_pod(target))
     probe = f"{MEMORY_PATH}\\probe.txt"
     written = pods.exec_(api, namespace, "memory-medium", ["cmd", "/c", f"echo written> {probe} && type {probe}"])
     assert "written" in written.check().stdout, f"the volume is not writable: {written}"
@@ -94,7 +94,7 @@ def test_memory_medium_is_not_memory_backed(api: client.ApiClient, namespace: st
 def test_host_network_without_host_process(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
     namespaces.allow_privileged_pods(api, namespace)  # hostNetwork is outside the baseline Pod Security level
-    pod = containers.start(api, namespace, host_network_pod(target))
+    pod = pods.start(api, namespace, host_network_pod(target))
     node = retry.call(client.CoreV1Api(api).read_node, (pod.spec or client.V1PodSpec(containers=[])).node_name)
     node_ip = nodes.internal_ip(node)
     assert node_ip, f"node {objects.name_of(node)} reports no InternalIP"

@@ -18,8 +18,8 @@ from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
@@ -47,12 +47,12 @@ RESTART = ["powershell.exe", "-Command", "$os = Get-WmiObject -Class win32_opera
 def grace_period_pod(target: Target, name: str, node: str, grace: int, critical: bool) -> dict[str, Any]:
     """getGracePeriodOverrideTestPod: agnhost netexec delaying its shutdown far beyond the grace period; a
     critical one is marked as a static pod of system-node-critical priority (kubelettypes.IsCriticalPod)."""
-    netexec = containers.container(name, target.image("agnhost"),
-                                   command=["/agnhost", "netexec", "--delay-shutdown", "9999"])
+    netexec = manifests.container(name, target.image("agnhost"),
+                                  command=["/agnhost", "netexec", "--delay-shutdown", "9999"])
     priority: dict[str, Any] = {"priorityClassName": CRITICAL} if critical else {}
-    pod = containers.pod(name, [netexec], terminationGracePeriodSeconds=grace,
-                         annotations={"kubernetes.io/config.source": "file"} if critical else None, **priority)
-    return containers.pin_to_node(target.place(pod), node)
+    pod = manifests.pod(name, [netexec], terminationGracePeriodSeconds=grace,
+                        annotations={"kubernetes.io/config.source": "file"} if critical else None, **priority)
+    return manifests.pin_to_node(target.place(pod), node)
 
 
 def is_critical(pod: client.V1Pod) -> bool:
@@ -73,7 +73,7 @@ def has_false_condition(pod: client.V1Pod) -> bool:
 
 def failed_but_ready(pod: client.V1Pod) -> str | None:
     """isPodReadyWithFailedStatus: a status that must never happen (kubernetes#108594)."""
-    return pods.describe(pod) if pods.phase_of(pod) == "Failed" and containers.is_ready(pod) else None
+    return pods.describe(pod) if pods.phase_of(pod) == "Failed" and pods.is_ready(pod) else None
 
 
 def list_period_pods(api: client.ApiClient, namespace: str, node: str, count: int) -> tuple[list[client.V1Pod], str]:
@@ -118,12 +118,12 @@ def shutdown_pods(target: Target, node: str) -> list[dict[str, Any]]:
              grace_period_pod(target, f"period-critical-5-{uuid.uuid4()}", node, 5, critical=True),
              grace_period_pod(target, f"period-critical-10-{uuid.uuid4()}", node, 10, critical=True)]
     delay = grace_period_pod(target, f"delay-shutdown-20-{uuid.uuid4()}", node, 20, critical=True)
-    restart = containers.host_process_pod("reboot-host-test-pod", [
-        containers.container("reboot-computer-test", target.image("agnhost"), command=RESTART)])
-    return [*batch, delay, containers.pin_to_node(target.place(restart), node)]
+    restart = manifests.host_process_pod("reboot-host-test-pod", [
+        manifests.container("reboot-computer-test", target.image("agnhost"), command=RESTART)])
+    return [*batch, delay, manifests.pin_to_node(target.place(restart), node)]
 
 
-@windows_pods(lambda target: shutdown_pods(target, "win-0"), upstream="test/e2e/windows/node_shutdown.go:52-260")
+@windows_pods(lambda target: shutdown_pods(target, "win-0"), upstream="test/e2e/windows/node_shutdown.go:52-232")
 @graceful_shutdown.it("should be able to gracefully shutdown pods with various grace periods",
                       twin="[sig-windows] [Feature:Windows] GracefulNodeShutdown [Serial] [Disruptive] [Slow] should "
                            "be able to gracefully shutdown pods with various grace periods",
@@ -135,19 +135,19 @@ def test_graceful_node_shutdown(api: client.ApiClient, namespace: str, target: T
     kubelet.skip_unless_graceful_node_shutdown(api, node)
     namespaces.allow_privileged_pods(api, namespace)
     *batch, delay, restart = shutdown_pods(target, node)
-    containers.create_all(api, namespace, batch)
+    pods.create_all(api, namespace, batch)
     listed, resource_version = list_period_pods(api, namespace, node, len(batch))
 
     # Watched from the batch's listing, without gaps, while the node shuts down (watchtools.Until).
     invalid = waits.BackgroundWatch(pods.core(api).list_namespaced_pod, resource_version, violates=failed_but_ready,
                                     namespace=namespace)
     with invalid:
-        not_ready = [pods.describe(p) for p in listed if pods.phase_of(p) != "Running" or not containers.is_ready(p)]
+        not_ready = [pods.describe(p) for p in listed if pods.phase_of(p) != "Running" or not pods.is_ready(p)]
         assert not not_ready, f"failed to start batch pods: {not_ready}"
         # Keeps the node busy until the critical pods have reached their end.
-        containers.start(api, namespace, delay, state="Ready")
+        pods.start(api, namespace, delay, state="Ready")
         pods.create(api, namespace, restart)
-        containers.assert_succeeded(api, namespace, "reboot-host-test-pod")
+        pods.assert_succeeded(api, namespace, "reboot-host-test-pod")
 
         eventually_about_pods(api, namespace, node, len(batch), "non-critical pods to shut down first",
                               shutdown_order, POD_STATUS_UPDATE_TIMEOUT)

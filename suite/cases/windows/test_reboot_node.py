@@ -21,8 +21,9 @@ from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import connectivity
-from winsuite.k8s import containers
+from winsuite.k8s import container_status
 from winsuite.k8s import kubelet
+from winsuite.k8s import manifests
 from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
@@ -98,12 +99,12 @@ def encoded_powershell(script: str) -> str:
 
 
 def host_pod(target: Target, name: str, container: str, command: list[str], node: str) -> dict[str, Any]:
-    agnhost = containers.container(container, target.image("agnhost"), command=command)
-    return containers.pin_to_node(target.place(containers.host_process_pod(name, [agnhost])), node)
+    agnhost = manifests.container(container, target.image("agnhost"), command=command)
+    return manifests.pin_to_node(target.place(manifests.host_process_pod(name, [agnhost])), node)
 
 
 def restart_count(pod: client.V1Pod) -> int:
-    return containers.restart_count(pod, "windows-container")
+    return container_status.restart_count(pod, "windows-container")
 
 
 def wait_for_reboot(api: client.ApiClient, node: str, boot_id: str) -> client.V1Node:
@@ -123,7 +124,7 @@ def clean_up_containers(api: client.ApiClient, namespace: str, target: Target, n
     boot_id = nodes.boot_id(nodes.read_node(api, node))
     pods.create(api, namespace, host_pod(target, "cleanup-pod", container,
                                          ["powershell.exe", "-encodedCommand", encoded_powershell(script)], node))
-    containers.wait_for_finish(api, namespace, "cleanup-pod", timeout=120)
+    pods.wait_for_finish(api, namespace, "cleanup-pod", timeout=120)
     pods.delete(api, namespace, "cleanup-pod")
     wait_for_reboot(api, node, boot_id)
 
@@ -137,14 +138,14 @@ def mark_node_used(api: client.ApiClient, node: str) -> None:
 def reboot_pods(target: Target, node: str) -> list[dict[str, Any]]:
     """The Windows web server (restarted by the reboot), the Linux nginx, the HostProcess pod that restarts
     the node and the one that checks it restarted."""
-    web = containers.network_test_pod(target.image("agnhost"), "windows", "test-webserver")
+    web = manifests.network_test_pod(target.image("agnhost"), "windows", "test-webserver")
     web["spec"]["restartPolicy"] = "Always"
-    nginx = containers.on_linux(containers.network_test_pod(target.image("nginx", os="linux"), "linux"))
+    nginx = manifests.on_linux(manifests.network_test_pod(target.image("nginx", os="linux"), "linux"))
     reboot = host_pod(target, "reboot-host-test-pod", "reboot-computer-test",
                       ["powershell.exe", "-Command", *RECORD_DATES, "shutdown.exe -r -t 30"], node)
     check = host_pod(target, "check-reboot-pod", "reboot-computer-check",
                      ["powershell.exe", "-Command", *CHECK_DATES], node)
-    return [containers.pin_to_node(target.place(web), node), nginx, reboot, check]
+    return [manifests.pin_to_node(target.place(web), node), nginx, reboot, check]
 
 
 @windows_pods(lambda target: reboot_pods(target, "win-0"), upstream="test/e2e/windows/reboot_node.go:55-250")
@@ -170,8 +171,8 @@ def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo
     boot_id = int(nodes.boot_id(node_object))
 
     web, nginx, reboot, check = reboot_pods(target, node)
-    agn_pod = containers.start(api, namespace, web, state="Ready")
-    nginx_pod = containers.start(api, namespace, nginx, state="Ready")
+    agn_pod = pods.start(api, namespace, web, state="Ready")
+    nginx_pod = pods.start(api, namespace, nginx, state="Ready")
     linux, windows_name = objects.name_of(nginx_pod), objects.name_of(agn_pod)
     connectivity.assert_consistent_connectivity(api, namespace, linux, container="linux-container",
                                            command=connectivity.linux_check("8.8.8.8", 53),
@@ -185,7 +186,7 @@ def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo
     initial = restart_count(agn_pod)
 
     pods.create(api, namespace, reboot)
-    containers.assert_succeeded(api, namespace, "reboot-host-test-pod")
+    pods.assert_succeeded(api, namespace, "reboot-host-test-pod")
     # The web server's container restarts with the host.
     pods.wait_until(api, namespace, windows_name, "to restart after the reboot",
                     lambda p: restart_count(p) > initial, timeout=REBOOT_TIMEOUT)
@@ -202,4 +203,4 @@ def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo
                                            max_tries=connectivity.INTERNAL_MAX_TRIES)
 
     pods.create(api, namespace, check)
-    containers.assert_succeeded(api, namespace, "check-reboot-pod")
+    pods.assert_succeeded(api, namespace, "check-reboot-pod")

@@ -13,8 +13,9 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import container_output
 from winsuite.k8s import events
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
 from winsuite.k8s import pods
@@ -38,11 +39,11 @@ UNSUPPORTED_FIELDS_POD = "run-ignore-unsupported-fields"
 def run_as_username_pod(target: Target, username: str | None) -> dict[str, Any]:
     """runAsUserNamePod: the NonRoot image prints %username%, with the name at pod and container level."""
     options = {"runAsUserName": username} if username else {}
-    printer = containers.container(RUN_AS_CONTAINER, target.image("nonroot"), command=PRINT_USER,
-                                   securityContext={"windowsOptions": dict(options)})
+    printer = manifests.container(RUN_AS_CONTAINER, target.image("nonroot"), command=PRINT_USER,
+                                  securityContext={"windowsOptions": dict(options)})
     name = f"run-as-username-{uuid.uuid4()}"
-    return target.place(containers.pod(name, [printer], securityContext={"windowsOptions": dict(options)},
-                                       restartPolicy="Never"))
+    return target.place(manifests.pod(name, [printer], securityContext={"windowsOptions": dict(options)},
+                                      restartPolicy="Never"))
 
 
 def without_os_field(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -65,7 +66,7 @@ def error_event_or_success(api: client.ApiClient, namespace: str, name: str) -> 
         raise AssertionError("; ".join(events.describe(e) for e in seen) or "no events")
 
     waits.poll(f"an error event or a started container of pod {name}", check,
-               timeout=containers.POD_START_TIMEOUT)
+               timeout=pods.POD_START_TIMEOUT)
     return found[0]
 
 
@@ -76,9 +77,9 @@ def error_event_or_success(api: client.ApiClient, namespace: str, name: str) -> 
                      category="Extend.ActiveDirectory", needs=NEEDS, images=["nonroot"])
 def test_run_as_username(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
-    containers.expect_output(api, namespace, run_as_username_pod(target, None), ["ContainerUser"])
-    containers.expect_output(api, namespace, run_as_username_pod(target, "ContainerAdministrator"),
-                             ["ContainerAdministrator"])
+    container_output.expect_output(api, namespace, run_as_username_pod(target, None), ["ContainerUser"])
+    container_output.expect_output(api, namespace, run_as_username_pod(target, "ContainerAdministrator"),
+                                   ["ContainerAdministrator"])
 
 
 @windows_pods(lambda target: [run_as_username_pod(target, "FooLish")], upstream=UPSTREAM + "61-106")
@@ -104,7 +105,7 @@ def test_unknown_username_at_pod_level(api: client.ApiClient, namespace: str, ta
         return detail
 
     waits.poll(f"pod {name} to fail for its unknown user name", failed,
-               timeout=containers.POD_START_TIMEOUT)
+               timeout=pods.POD_START_TIMEOUT)
 
 
 def unknown_container_user_pod(target: Target) -> dict[str, Any]:
@@ -123,7 +124,7 @@ def test_unknown_username_at_container_level(api: client.ApiClient, namespace: s
     manifest = unknown_container_user_pod(target)
     name = manifest["metadata"]["name"]
     pods.create(api, namespace, manifest)
-    failed = pods.wait_for_pod(api, namespace, name, state="Failed", timeout=containers.POD_START_TIMEOUT)
+    failed = pods.wait_for_pod(api, namespace, name, state="Failed", timeout=pods.POD_START_TIMEOUT)
     assert not (failed.status and failed.status.reason), f"unexpected pod reason: {pods.describe(failed)}"
     reason = pods.terminated_reasons(failed).get(RUN_AS_CONTAINER)
     assert reason in COULD_NOT_START, (
@@ -135,8 +136,8 @@ def override_pod(target: Target) -> dict[str, Any]:
     """The container's user name overrides the pod's; a second container keeps the pod's."""
     manifest = run_as_username_pod(target, "ContainerAdministrator")
     manifest["spec"]["containers"][0]["securityContext"]["windowsOptions"]["runAsUserName"] = "ContainerUser"
-    manifest["spec"]["containers"].append(containers.container(SECOND_CONTAINER, target.image("nonroot"),
-                                                               command=PRINT_USER))
+    manifest["spec"]["containers"].append(manifests.container(SECOND_CONTAINER, target.image("nonroot"),
+                                                              command=PRINT_USER))
     return manifest
 
 
@@ -147,18 +148,18 @@ def override_pod(target: Target) -> dict[str, Any]:
 def test_container_username_overrides_pod_username(api: client.ApiClient, namespace: str,
                                                    target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
-    containers.expect_output(api, namespace, override_pod(target),
-                             {RUN_AS_CONTAINER: ["ContainerUser"], SECOND_CONTAINER: ["ContainerAdministrator"]})
+    container_output.expect_output(api, namespace, override_pod(target),
+                                   {RUN_AS_CONTAINER: ["ContainerUser"], SECOND_CONTAINER: ["ContainerAdministrator"]})
 
 
 def selinux_pod(target: Target) -> dict[str, Any]:
     selinux = {"level": "s0:c24,c9"}
     container_security = {"seLinuxOptions": selinux,
                           "windowsOptions": {"runAsUserName": "ContainerAdministrator"}}
-    agnhost = containers.container("windows-container", target.image("agnhost"),
-                                   args=["test-webserver-with-selinux"], ports=[{"containerPort": 80}],
-                                   securityContext=container_security)
-    manifest = containers.pod(f"pod-{uuid.uuid4()}", [agnhost], securityContext={"seLinuxOptions": selinux})
+    agnhost = manifests.container("windows-container", target.image("agnhost"),
+                                  args=["test-webserver-with-selinux"], ports=[{"containerPort": 80}],
+                                  securityContext=container_security)
+    manifest = manifests.pod(f"pod-{uuid.uuid4()}", [agnhost], securityContext={"seLinuxOptions": selinux})
     return without_os_field(target.place(manifest))
 
 
@@ -170,7 +171,7 @@ def test_linux_security_context_is_ignored(api: client.ApiClient, namespace: str
     """It is enough that the pod comes up: before kubernetes#93475 SELinux options kept it from starting."""
     nodes.skip_unless_target_os_is_windows(target.os)
     manifest = pods.create(api, namespace, selinux_pod(target))
-    pods.wait_for_pod(api, namespace, objects.name_of(manifest), state="Running", timeout=containers.POD_START_TIMEOUT)
+    pods.wait_for_pod(api, namespace, objects.name_of(manifest), state="Running", timeout=pods.POD_START_TIMEOUT)
 
 
 @windows_pods(lambda target: [non_root_pod(target, "ContainerAdministrator")], upstream=UPSTREAM + "163-179")
@@ -184,7 +185,7 @@ def test_run_as_non_root_rejects_container_administrator(api: client.ApiClient, 
     assert_non_root_policy_rejects(api, namespace, target, "ContainerAdministrator")
 
 
-@windows_pods(lambda target: [non_root_pod(target, "CONTAINERADMINISTRATOR")], upstream=UPSTREAM + "181-202")
+@windows_pods(lambda target: [non_root_pod(target, "CONTAINERADMINISTRATOR")], upstream=UPSTREAM + "181-197")
 @security_context.it("should not be able to create pods with containers running as CONTAINERADMINISTRATOR "
                      "when runAsNonRoot is true",
                      twin=TWIN + "should not be able to create pods with containers running as "
@@ -214,9 +215,9 @@ def assert_non_root_policy_rejects(api: client.ApiClient, namespace: str, target
 
 
 def unsupported_fields_pod(target: Target) -> dict[str, Any]:
-    pause = containers.container("test-container", target.image("pause"))
+    pause = manifests.container("test-container", target.image("pause"))
     security = {"runAsUser": 999, "runAsGroup": 999, "runAsNonRoot": True}
-    manifest = containers.pod(UNSUPPORTED_FIELDS_POD, [pause], securityContext=security, restartPolicy="Never")
+    manifest = manifests.pod(UNSUPPORTED_FIELDS_POD, [pause], securityContext=security, restartPolicy="Never")
     return without_os_field(target.place(manifest))
 
 
@@ -229,6 +230,6 @@ def test_unsupported_fields_are_ignored(api: client.ApiClient, namespace: str, t
     nodes.skip_unless_target_os_is_windows(target.os)
     name = UNSUPPORTED_FIELDS_POD
     pods.create(api, namespace, unsupported_fields_pod(target))
-    pods.wait_for_pod(api, namespace, name, state="Running", timeout=containers.POD_START_TIMEOUT)
-    containers.wait_for_logs(api, namespace, name, "test-container", what="any output (or none)",
-                             matches=lambda _: True, timeout=120)
+    pods.wait_for_pod(api, namespace, name, state="Running", timeout=pods.POD_START_TIMEOUT)
+    container_output.wait_for_logs(api, namespace, name, "test-container", what="any output (or none)",
+                                   matches=lambda _: True, timeout=120)

@@ -14,9 +14,11 @@ from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import connectivity
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import nodes
 from winsuite.k8s import objects
+from winsuite.k8s import pods
+from winsuite.k8s import probes
 from winsuite.k8s import retry
 from winsuite.k8s import workloads
 
@@ -32,9 +34,9 @@ def create_node_port_service(api: client.ApiClient, namespace: str, labels: dict
 
 def backends_deployment(target: Target, labels: dict[str, str]) -> dict[str, Any]:
     """jig.Run's Deployment: one agnhost netexec replica, Ready on /hostName."""
-    netexec = containers.container("netexec", target.image("agnhost"),
-                                   args=["netexec", "--http-port=80", "--udp-port=80"],
-                                   readinessProbe=containers.http_probe("/hostName", 80, periodSeconds=3))
+    netexec = manifests.container("netexec", target.image("agnhost"),
+                                  args=["netexec", "--http-port=80", "--udp-port=80"],
+                                  readinessProbe=probes.http_probe("/hostName", 80, periodSeconds=3))
     deployment = workloads.deployment(SERVICE, 1, labels, [netexec])
     # So as not to race with kube-proxy when scaling.
     deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 3
@@ -42,17 +44,17 @@ def backends_deployment(target: Target, labels: dict[str, str]) -> dict[str, Any
 
 
 def windows_tester_pod(target: Target) -> dict[str, Any]:
-    return target.place(containers.network_test_pod(target.image("agnhost"), "windows"))
+    return target.place(manifests.network_test_pod(target.image("agnhost"), "windows"))
 
 
 def linux_tester_pod(target: Target) -> dict[str, Any]:
-    return containers.on_linux(containers.network_test_pod(target.image("nginx", os="linux"), "linux"))
+    return manifests.on_linux(manifests.network_test_pod(target.image("nginx", os="linux"), "linux"))
 
 
 def run_windows_backends(api: client.ApiClient, namespace: str, target: Target, labels: dict[str, str]) -> None:
     """jig.Run with upstream's Windows nodeSelector tweak: one agnhost netexec replica, Ready on /hostName."""
     retry.call(workloads.apps(api).create_namespaced_deployment, namespace, backends_deployment(target, labels))
-    workloads.wait_for_deployment_complete(api, namespace, SERVICE, timeout=containers.POD_START_TIMEOUT)
+    workloads.wait_for_deployment_complete(api, namespace, SERVICE, timeout=pods.POD_START_TIMEOUT)
 
 
 def node_port_of(service: client.V1Service) -> int:
@@ -83,7 +85,7 @@ def url(ip: str, port: int) -> str:
 
 def windows_client(api: client.ApiClient, namespace: str, target: Target) -> str:
     """The Windows testing pod (createTestPod with agnhost), checked to carry the Windows nodeSelector."""
-    tester = containers.start(api, namespace, windows_tester_pod(target), state="Ready")
+    tester = pods.start(api, namespace, windows_tester_pod(target), state="Ready")
     selector = (tester.spec.node_selector if tester.spec else None) or {}
     # Admission controllers may sometimes do the wrong thing.
     assert selector.get(OS_LABEL) == "windows", f"pod.spec.nodeSelector: {selector}"
@@ -91,7 +93,7 @@ def windows_client(api: client.ApiClient, namespace: str, target: Target) -> str
 
 
 @windows_pods(lambda target: [backends_deployment(target, connectivity.jig_labels(SERVICE)),
-                             windows_tester_pod(target)], upstream="test/e2e/windows/service.go:52-97")
+                             windows_tester_pod(target)], upstream="test/e2e/windows/service.go:52-92")
 @service_tests.it("should be able to create a functioning NodePort service for Windows",
                   twin="[sig-windows] Services should be able to create a functioning NodePort service for Windows",
                   category="Core.Network", needs=[Capability.WINDOWS_KERNEL, Capability.NODE_PORTS],
@@ -116,7 +118,7 @@ def test_node_port_service_for_windows(api: client.ApiClient, namespace: str, ta
 
 @windows_pods(lambda target: [backends_deployment(target, connectivity.jig_labels(SERVICE)), windows_tester_pod(target),
                              linux_tester_pod(target)],
-              upstream="no twin: KEP-116 (NodePort on Linux and Windows node IPs), pods of service.go:52-97")
+              upstream="no twin: KEP-116 (NodePort on Linux and Windows node IPs), pods of service.go:52-92")
 @service_tests.it("should be reachable through a NodePort on both Linux and Windows node IPs",
                   category="Core.Network", images=["agnhost", "nginx"],
                   needs=[Capability.LINUX_AND_WINDOWS_CONTAINERS, Capability.NODE_PORTS])
@@ -134,7 +136,7 @@ def test_node_port_on_linux_and_windows_node_ips(api: client.ApiClient, namespac
         addresses[os_name] = ips[0]
     run_windows_backends(api, namespace, target, labels)
     windows_tester = windows_client(api, namespace, target)
-    linux_tester = containers.start(api, namespace, linux_tester_pod(target), state="Ready")
+    linux_tester = pods.start(api, namespace, linux_tester_pod(target), state="Ready")
     for ip in addresses.values():
         connectivity.assert_consistent_connectivity(
             api, namespace, windows_tester, container="windows-container",

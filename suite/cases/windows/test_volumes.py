@@ -14,7 +14,7 @@ from winsuite.authoring.naming import Feature
 from winsuite.authoring.target import Target
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.authoring.windows_pods import windows_pods
-from winsuite.k8s import containers
+from winsuite.k8s import manifests
 from winsuite.k8s import namespaces
 from winsuite.k8s import nodes
 from winsuite.k8s import pods
@@ -35,10 +35,10 @@ HOST_MAP = {"hostPath": {"path": HOST_MAP_PATH, "type": "DirectoryOrCreate"}}
 
 def pod_with_read_only_volume(target: Target, source: dict[str, Any], path: str) -> dict[str, Any]:
     """testPodWithROVolume: a pause container with the volume mounted read-only."""
-    pause = containers.container(CONTAINER, target.image("pause"),
-                                 volumeMounts=[containers.volume_mount(VOLUME, path, read_only=True)])
-    manifest = containers.pod(f"pod-{uuid.uuid4()}", [pause], restartPolicy="Never",
-                              volumes=[{"name": VOLUME, **source}])
+    pause = manifests.container(CONTAINER, target.image("pause"),
+                                volumeMounts=[manifests.volume_mount(VOLUME, path, read_only=True)])
+    manifest = manifests.pod(f"pod-{uuid.uuid4()}", [pause], restartPolicy="Never",
+                             volumes=[{"name": VOLUME, **source}])
     return target.place(manifest)
 
 
@@ -48,7 +48,7 @@ def create_on_windows(api: client.ApiClient, namespace: str, manifest: dict[str,
     # Admission controllers may sometimes do the wrong thing.
     selector = (created.spec.node_selector if created.spec else None) or {}
     assert selector.get(OS_LABEL) == "windows", f"pod.spec.nodeSelector: {selector}"
-    pods.wait_for_pod(api, namespace, name, state="Ready", timeout=containers.POD_START_TIMEOUT)
+    pods.wait_for_pod(api, namespace, name, state="Ready", timeout=pods.POD_START_TIMEOUT)
     return str(name)
 
 
@@ -71,8 +71,8 @@ def assert_write_denied(api: client.ApiClient, namespace: str, pod: str, path: s
 def read_write_pod(target: Target, source: dict[str, Any], path: str) -> dict[str, Any]:
     """doReadWriteReadOnlyTest's pod: a sibling container mounts the volume read-write."""
     manifest = pod_with_read_only_volume(target, source, path)
-    manifest["spec"]["containers"].append(containers.container(
-        CONTAINER + "-rw", target.image("pause"), volumeMounts=[containers.volume_mount(VOLUME, path)]))
+    manifest["spec"]["containers"].append(manifests.container(
+        CONTAINER + "-rw", target.image("pause"), volumeMounts=[manifests.volume_mount(VOLUME, path)]))
     return manifest
 
 

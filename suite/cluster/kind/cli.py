@@ -19,7 +19,7 @@ from winsuite.cluster.local.logs import tail
 from winsuite.cluster.local.progress import Reporter
 from winsuite.cluster.local.progress import elapsed
 from winsuite.errors import UsageError
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 
 def find(report: Reporter, bin_dir: Path | None = None, *, build: bool = True) -> Path | None:

@@ -40,8 +40,9 @@ from winsuite.cluster.local.config import ClusterConfig
 from winsuite.cluster.local.locks import file_lock
 from winsuite.cluster.local.progress import Reporter
 from winsuite.cluster.local.progress import elapsed
+from winsuite.cluster.readiness import wait_for_controllers
 from winsuite.errors import UsageError
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 CREATE_WAIT = "4m"  # kind's own wait for the control plane's node to be Ready
 CREATE_TIMEOUT = 900.0
@@ -107,6 +108,8 @@ def _create(kind: Path, engine: ContainerEngine, layout: KindLayout, image: str,
         save(layout, state)
         _import_test_images(engine, layout, report, bin_dir)
         readiness.wait(engine, layout, state, READY_TIMEOUT)
+        took = wait_for_controllers(kube.api(layout.kubeconfig).api_client, report)
+        report(f"  controllers working after {took:.1f}s")
     except BaseException:
         kept = _failed_logs(kind, engine, layout)
         report(f"kind cluster {layout.name} failed to start; removing it (what the node printed: {kept})")

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from winsuite.given_paths import Found
+from winsuite.given_paths import probe
+from winsuite.inputs.pins import Pins
 from winsuite.paths import cache_dir
-from winsuite.policy.pins import Pins
 
 BIN_DIR_ENV = "WINSUITE_BIN_DIR"
+OWN_GO_DIR = Path(__file__).resolve().parent  # winsuite's own Go programs: one directory each, beside this file
+SERVICELB = "servicelb"
 
 
 class Group(enum.Enum):
@@ -27,6 +32,7 @@ class Recipe(enum.Enum):
     GO_BUILD = "go build in a wrapper module"
     GO_TEST = "go test -c in a wrapper module"
     GO_INSTALL = "go install module@version"
+    GO_BUILD_OWN = "go build of winsuite's own Go program against the pinned Kubernetes modules"
     MODULE_FILES = "files copied from the module"
     C_STATIC = "gcc -static of a C file in the module"
 
@@ -55,12 +61,24 @@ class Artifact:
     build_tags: tuple[str, ...] = ()
 
 
+def own_source_digest(program: str) -> str:
+    """The content of one of winsuite's own Go programs, as 12 hex digits: a change of it is a new build."""
+    digest = hashlib.sha256()
+    for path in sorted((OWN_GO_DIR / program).glob("*.go")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def sources(pins: Pins) -> dict[str, Source]:
     return {
         "kubernetes": Source("kubernetes", "k8s.io/kubernetes", pins.kubernetes),
         "etcd": Source("etcd", "go.etcd.io/etcd/server/v3", pins.etcd),
         "kwok": Source("kwok", "sigs.k8s.io/kwok", pins.kwok),
         "coredns": Source("coredns", "github.com/coredns/coredns", pins.coredns),
+        "metrics-server": Source("metrics-server", "sigs.k8s.io/metrics-server", pins.metrics_server),
+        # winsuite's own program, keyed by the pinned Kubernetes and its source's content.
+        "winsuite-servicelb": Source("winsuite-servicelb", "k8s.io/kubernetes",
+                                     f"{pins.kubernetes}-{own_source_digest(SERVICELB)}"),
         "kind": Source("kind", "sigs.k8s.io/kind", pins.kind),
         "containerd": Source("containerd", "github.com/containerd/containerd/v2", pins.containerd),
         "crictl": Source("crictl", "sigs.k8s.io/cri-tools", pins.crictl),
@@ -117,7 +135,14 @@ def catalog(pins: Pins) -> tuple[Artifact, ...]:
         # The certificates upstream's agnhost image carries at /localhost.crt and /localhost.key.
         Artifact("agnhost-certificates", node, k8s, Recipe.MODULE_FILES, "test/images/agnhost/porter"),
         Artifact("pause", node, k8s, Recipe.C_STATIC, "build/pause/linux/pause.c"),
+        # Upstream's resource-consumer image (the HPA tests' load): its server and the CPU burner it runs.
+        Artifact("resource-consumer", node, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/test/images/resource-consumer"),
+        Artifact("consume-cpu", node, k8s, Recipe.GO_BUILD,
+                 "k8s.io/kubernetes/test/images/resource-consumer/consume-cpu"),
         Artifact("coredns", node, src["coredns"], Recipe.GO_BUILD, "github.com/coredns/coredns"),
+        Artifact("metrics-server", node, src["metrics-server"], Recipe.GO_INSTALL,
+                 "sigs.k8s.io/metrics-server/cmd/metrics-server"),
+        Artifact("winsuite-servicelb", node, src["winsuite-servicelb"], Recipe.GO_BUILD_OWN, SERVICELB),
         Artifact("e2e.test", Group.E2E, k8s, Recipe.GO_TEST, "k8s.io/kubernetes/test/e2e"),
         *_kind_node(src),
     )
@@ -141,9 +166,10 @@ def cached_path(artifact: Artifact) -> Path:
 def locate(artifact: Artifact, bin_dir: Path | None) -> Path | None:
     """A usable copy: the given bin directory first (used as is), then the cache."""
     for candidate in ([bin_dir / artifact.name] if bin_dir else []) + [cached_path(artifact)]:
+        found = probe(candidate, "prebuilt binary (--bin-dir)" if candidate.parent == bin_dir else "cached binary")
         if artifact.recipe is Recipe.MODULE_FILES:
-            if candidate.is_dir():
+            if found is Found.DIRECTORY:
                 return candidate
-        elif candidate.is_file() and os.access(candidate, os.X_OK):
+        elif found is Found.FILE and os.access(candidate, os.X_OK):
             return candidate
     return None

@@ -9,11 +9,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from winsuite.cluster.local.artifacts import OWN_GO_DIR
 from winsuite.cluster.local.artifacts import Artifact
 from winsuite.cluster.local.artifacts import Recipe
 from winsuite.cluster.local.artifacts import Source
 from winsuite.cluster.local.artifacts import cached_path
 from winsuite.cluster.local.artifacts import locate
+from winsuite.cluster.local.artifacts import sources
 from winsuite.cluster.local.gomodule import parse_mod
 from winsuite.cluster.local.gomodule import render_wrapper
 from winsuite.cluster.local.gomodule import version_ldflags
@@ -26,8 +28,8 @@ from winsuite.cluster.local.toolchain import Module
 from winsuite.cluster.local.toolchain import download_module
 from winsuite.cluster.local.toolchain import find_go
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import Pins
 from winsuite.paths import cache_dir
-from winsuite.policy.pins import Pins
 
 STRIP = "-s -w"
 
@@ -110,6 +112,8 @@ class Builder:
             ]
             run_step(argv, label=label, log=log, report=self.report, cwd=scratch, env=gobin)
             return scratch / artifact.target.rsplit("/", 1)[-1]
+        if artifact.recipe is Recipe.GO_BUILD_OWN:
+            return self._build_own(artifact, out, label, log)
         wrapper = self._wrapper(artifact.source)
         verb = ["test", "-c"] if artifact.recipe is Recipe.GO_TEST else ["build"]
         argv = [
@@ -123,6 +127,23 @@ class Builder:
             artifact.target,
         ]
         run_step(argv, label=label, log=log, report=self.report, cwd=wrapper, env=go.env())
+        return out
+
+    def _build_own(self, artifact: Artifact, out: Path, label: str, log: Path) -> Path:
+        """One of winsuite's own Go programs, in a module of its own that resolves the Kubernetes modules as the
+        Kubernetes wrapper does (the same versions, so the build reuses their compiled packages)."""
+        go = self._toolchain()
+        kubernetes = sources(self.pins)["kubernetes"]
+        module = cache_dir() / "build" / artifact.source.cache_name
+        shutil.rmtree(module, ignore_errors=True)
+        (module / artifact.target).mkdir(parents=True)
+        wrapped = parse_mod(self._module(kubernetes).gomod.read_text())
+        module_path = f"winsuite.local/build/{artifact.name}"
+        (module / "go.mod").write_text(render_wrapper(module_path, kubernetes.module, kubernetes.version, wrapped))
+        for source in sorted((OWN_GO_DIR / artifact.target).glob("*.go")):
+            shutil.copyfile(source, module / artifact.target / source.name)
+        argv = [go.executable, "build", "-trimpath", "-ldflags", STRIP, "-o", str(out), f"./{artifact.target}"]
+        run_step(argv, label=label, log=log, report=self.report, cwd=module, env=go.env())
         return out
 
     def _ldflags(self, artifact: Artifact) -> str:

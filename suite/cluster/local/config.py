@@ -14,6 +14,10 @@ CLUSTER_CIDR = "10.244.0.0/16"
 BRIDGE = "cni0"
 NODE_POD_CIDR = "10.244.0.0/24"
 BRIDGE_IP = "10.244.0.1"
+# Pods get addresses up to POD_RANGE_END; LoadBalancer Services get the rest of the bridge's subnet, put on the
+# bridge by the cluster's LoadBalancer controller (the node answers for them, kube-proxy forwards them).
+POD_RANGE_END = "10.244.0.239"
+LOAD_BALANCER_RANGE = ("10.244.0.240", "10.244.0.254")
 # Pod IPs kwok reports for pods on simulated nodes (nothing is configured with them).
 SIMULATED_POD_CIDR = "10.0.0.0/16"
 LOOPBACK = "127.0.0.1"
@@ -38,6 +42,7 @@ REAL_NODE_PORTS = {
     "coredns-ready": 10253,
 }
 KUBELET_PORT = 10250  # on the bridge address, which only this cluster uses
+METRICS_SERVER_PORT = 4443  # likewise (the aggregated metrics API's backend)
 
 
 @dataclasses.dataclass(frozen=True)

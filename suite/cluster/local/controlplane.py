@@ -10,6 +10,7 @@ from winsuite.cluster.local.config import CLUSTER_CIDR
 from winsuite.cluster.local.config import CLUSTER_DOMAIN
 from winsuite.cluster.local.config import LOOPBACK
 from winsuite.cluster.local.config import SERVICE_CIDR
+from winsuite.cluster.local.credentials import FRONT_PROXY_CLIENT
 from winsuite.cluster.local.health import http_probe
 from winsuite.cluster.local.health import wait_until
 from winsuite.cluster.local.pki import SERVICE_ACCOUNT_KEY
@@ -78,6 +79,16 @@ def apiserver_argv(cp: ControlPlane) -> list[str]:
         f"--kubelet-client-certificate={cp.pki('apiserver-kubelet-client.crt')}",
         f"--kubelet-client-key={cp.pki('apiserver-kubelet-client.key')}",
         "--kubelet-preferred-address-types=InternalIP,Hostname",
+        # The aggregation layer (metrics.k8s.io from metrics-server): who the API server is towards an aggregated
+        # API, and that it calls the APIService's endpoint directly rather than through its Service's VIP.
+        f"--requestheader-client-ca-file={cp.pki('ca.crt')}",
+        f"--requestheader-allowed-names={FRONT_PROXY_CLIENT}",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        f"--proxy-client-cert-file={cp.pki(FRONT_PROXY_CLIENT + '.crt')}",
+        f"--proxy-client-key-file={cp.pki(FRONT_PROXY_CLIENT + '.key')}",
+        "--enable-aggregator-routing=true",
     ]
     if not cp.real_node:
         # A loopback advertise address is not a valid endpoint for the `kubernetes` Service; with no pod

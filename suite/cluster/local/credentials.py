@@ -12,6 +12,7 @@ from winsuite.cluster.local.pki import serving_cert
 from winsuite.cluster.local.state import Layout
 
 MASTERS = "system:masters"
+FRONT_PROXY_CLIENT = "front-proxy-client"
 
 
 def specs(real_node: bool) -> list[CertSpec]:
@@ -25,12 +26,16 @@ def specs(real_node: bool) -> list[CertSpec]:
         serving_cert("kube-controller-manager-serving"),
         serving_cert("kube-scheduler-serving"),
         serving_cert("kwok-serving"),
+        # The API server's identity towards aggregated APIs (metrics-server), as --requestheader-allowed-names.
+        client_cert(FRONT_PROXY_CLIENT, FRONT_PROXY_CLIENT),
     ]
     if real_node:
         certs += [
             client_cert("kubelet", f"system:node:{REAL_NODE_NAME}", "system:nodes"),
             serving_cert("kubelet-serving", ips=(BRIDGE_IP,)),
             client_cert("kube-proxy", "system:kube-proxy"),
+            # The aggregator checks an APIService's backend by its Service's name, not the address it dials.
+            serving_cert("metrics-server-serving", ips=(BRIDGE_IP,), dns=("metrics-server.kube-system.svc",)),
         ]
     return certs
 

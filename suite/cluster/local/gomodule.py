@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from winsuite.versions import parse_tolerant
+from winsuite.versions import staging_version
+
 # k8s.io/kubernetes requires each staging module at v0.0.0 and maps it to ./staging with a replace that only
 # applies in its own repository; a wrapper module must point those at their published v0.X.Y tags.
 _STAGING_REQUIRE = re.compile(r"^\s*(k8s\.io/[a-z0-9-]+) v0\.0\.0(?:\s*//.*)?$", re.MULTILINE)
@@ -35,14 +38,6 @@ def parse_mod(text: str) -> ModFile:
     return ModFile(go=go.group(1), godebug=tuple(godebug), staging=tuple(_STAGING_REQUIRE.findall(text)))
 
 
-def staging_version(kubernetes_version: str) -> str:
-    """Staging modules are tagged v0.X.Y for Kubernetes v1.X.Y."""
-    major, rest = kubernetes_version.lstrip("v").split(".", 1)
-    if major != "1":
-        raise ValueError(f"not a Kubernetes v1 version: {kubernetes_version}")
-    return f"v0.{rest}"
-
-
 def render_wrapper(module: str, require: str, version: str, wrapped: ModFile) -> str:
     """A go.mod that requires `require@version`, pins its staging modules and keeps its go/godebug lines."""
     lines = [f"module {module}", "", f"go {wrapped.go}", ""]
@@ -60,11 +55,11 @@ def render_wrapper(module: str, require: str, version: str, wrapped: ModFile) ->
 
 def version_ldflags(kubernetes_version: str) -> list[str]:
     """-X flags as hack/lib/version.sh sets them, so /version and `kubectl version` report the pin."""
-    major, minor = kubernetes_version.lstrip("v").split(".")[:2]
+    version = parse_tolerant(kubernetes_version)
     values = {
         "gitVersion": kubernetes_version,
-        "gitMajor": major,
-        "gitMinor": minor,
+        "gitMajor": str(version.major),
+        "gitMinor": str(version.minor),
         "gitTreeState": "clean",
         "gitCommit": "0" * 40,
         "buildDate": "1970-01-01T00:00:00Z",

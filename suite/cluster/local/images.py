@@ -17,11 +17,11 @@ from winsuite.cluster.local.ociimage import inputs_digest
 from winsuite.cluster.local.ociimage import write_archive
 from winsuite.cluster.local.progress import Reporter
 from winsuite.errors import DataError
+from winsuite.inputs.images import ImageCatalog
+from winsuite.inputs.images import load_image_catalog
+from winsuite.inputs.images import load_repo_list
 from winsuite.paths import cache_dir
 from winsuite.paths import test_images_dir
-from winsuite.policy.images import ImageCatalog
-from winsuite.policy.images import load_image_catalog
-from winsuite.policy.images import load_repo_list
 
 ENTRY_KINDS = {"dir": set(), "file": {"host", "built", "text"}, "symlink": {"target"}, "applets": set()}
 LOADER = "/lib64/ld-linux-x86-64.so.2"  # the x86-64 dynamic loader, where every x86-64 Linux has it
@@ -133,6 +133,11 @@ def host_files() -> list[Path]:
 
 def sandbox_image_name() -> str:
     return names(load_recipes().sandbox(), load_image_catalog())[0]
+
+
+def image_name(image_id: str) -> str:
+    """The name the real node has an embedded image under (as the embedded repo list resolves it)."""
+    return names(load_recipes().images[image_id], load_image_catalog())[0]
 
 
 def _applets(busybox: Path) -> list[str]:

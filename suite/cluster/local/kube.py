@@ -14,6 +14,7 @@ from kubernetes import config as kube_config
 from kubernetes import watch
 
 from winsuite.cluster.local.errors import ComponentFailed
+from winsuite.k8s.not_found import ignore_not_found
 
 # These two modules of the client have no type hints; calls go through Any rather than per-line ignores.
 _watch: Any = watch
@@ -73,6 +74,24 @@ def create_namespaced(core: client.CoreV1Api, objects: Iterable[dict[str, Any]])
         _ignore_conflict(creators[obj["kind"]], obj["metadata"]["namespace"], obj)
 
 
+def create_api_service(api_client: client.ApiClient, obj: dict[str, Any]) -> None:
+    _ignore_conflict(client.ApiregistrationV1Api(api_client).create_api_service, obj)
+
+
+def wait_api_service_available(api_client: client.ApiClient, name: str, timeout: float) -> None:
+    """Watch the APIService until its Available condition is True (the aggregator reached its backend)."""
+    registration = client.ApiregistrationV1Api(api_client)
+
+    def available(items: list[Any]) -> bool:
+        return any(c.type == "Available" and c.status == "True"
+                   for item in items for c in (item.status.conditions or []) if item.metadata.name == name)
+
+    if not _watch_until(registration.list_api_service, timeout, available, field_selector=f"metadata.name={name}"):
+        conditions = registration.read_api_service(name, _request_timeout=REQUEST_TIMEOUT).status.conditions
+        raise ComponentFailed(f"APIService {name} not Available after {timeout:.0f}s: "
+                              + "; ".join(f"{c.type}={c.status} ({c.reason}: {c.message})" for c in conditions or []))
+
+
 def _ready(node: Any) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or []))
 
@@ -126,11 +145,8 @@ def delete_pods_on_node(core: client.CoreV1Api, node_name: str, timeout: float) 
     listing: Any = core.list_pod_for_all_namespaces(field_selector=selector, _request_timeout=REQUEST_TIMEOUT)
     remaining = {(pod.metadata.namespace, pod.metadata.name) for pod in listing.items}
     for namespace, name in remaining:
-        try:
+        with ignore_not_found():
             core.delete_namespaced_pod(name, namespace, grace_period_seconds=1, _request_timeout=REQUEST_TIMEOUT)
-        except client.ApiException as err:
-            if err.status != 404:
-                raise
     deadline = time.monotonic() + timeout
     version: str = listing.metadata.resource_version
     while remaining and time.monotonic() < deadline:

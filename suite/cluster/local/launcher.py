@@ -7,6 +7,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from winsuite.cluster import readiness
 from winsuite.cluster.local import controlplane
 from winsuite.cluster.local import credentials
 from winsuite.cluster.local import kube
@@ -43,7 +44,7 @@ from winsuite.cluster.local.state import ClusterState
 from winsuite.cluster.local.state import Layout
 from winsuite.cluster.local.state import load
 from winsuite.cluster.local.state import save
-from winsuite.policy.pins import load_pins
+from winsuite.inputs.pins import load_pins
 
 NODES_READY_TIMEOUT = 120.0
 
@@ -214,6 +215,14 @@ def _run_components(
     took = kube.wait_nodes_ready(core, state.nodes, NODES_READY_TIMEOUT)
     kube.wait_service_account(core, "default", NODES_READY_TIMEOUT)
     report(f"  {len(state.nodes)} nodes Ready after {took:.1f}s")
+    if real:
+        node = realnode.RealNode(layout, bins, state.ports)
+        realnode.confirm_container_stats(node, report)
+        realnode.confirm_add_ons(node, state.processes, report)
+    # After the add-ons: while an aggregated API (metrics.k8s.io) is not Available, the namespace controller
+    # cannot finish any deletion ("Discovery failed for some groups").
+    took = readiness.wait_for_controllers(core.api_client, report)
+    report(f"  controllers working after {took:.1f}s")
 
 
 def down(name: str, report: Reporter) -> bool:

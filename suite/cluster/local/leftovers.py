@@ -11,6 +11,7 @@ from winsuite.cluster.local.config import BRIDGE
 from winsuite.cluster.local.config import BRIDGE_IP
 from winsuite.cluster.local.config import KUBELET_PORT
 from winsuite.cluster.local.config import LOOPBACK
+from winsuite.cluster.local.config import METRICS_SERVER_PORT
 from winsuite.cluster.local.processes import alive
 from winsuite.cluster.local.processes import pids_with_argument
 from winsuite.cluster.local.realnode import hostdirs
@@ -74,7 +75,8 @@ def _our_ports(state: ClusterState) -> dict[tuple[str, int], str]:
     ports = {(LOOPBACK, port): name for name, port in state.ports.items() if name != "kube-apiserver"}
     ports[(apiserver_host, state.ports["kube-apiserver"])] = "kube-apiserver"
     if state.real_node:
-        ports |= {(BRIDGE_IP, KUBELET_PORT): "kubelet", (BRIDGE_IP, 53): "coredns"}
+        ports |= {(BRIDGE_IP, KUBELET_PORT): "kubelet", (BRIDGE_IP, 53): "coredns",
+                  (BRIDGE_IP, METRICS_SERVER_PORT): "metrics-server"}
     return ports
 
 
@@ -90,11 +92,12 @@ def _kubepods_cgroups() -> list[str]:
 def after_down(layout: Layout, state: ClusterState) -> list[str]:
     """Everything of `state`'s cluster still present on the host (empty when the teardown was complete)."""
     found = [f"process {proc.name} (pid {proc.pid}) still runs" for proc in state.processes if alive(proc)]
-    found += [f"process {pid} still refers to {layout.root}" for pid in pids_with_argument(str(layout.root))]
+    # Paths under the root, with the separator: cluster "winsuite" is not "winsuite-test".
+    found += [f"process {pid} still refers to {layout.root}" for pid in pids_with_argument(f"{layout.root}{os.sep}")]
     # A port is ours only if the process holding it belongs to this cluster (another may reuse it).
     open_ports = listeners()
     for (address, port), name in sorted(_our_ports(state).items()):
-        holders = [pid for pid in open_ports.get((address, port), ()) if str(layout.root) in _cmdline(pid)]
+        holders = [pid for pid in open_ports.get((address, port), ()) if f"{layout.root}{os.sep}" in _cmdline(pid)]
         found += [f"port {address}:{port} ({name}) still held by pid {pid}" for pid in holders]
     found += [f"still mounted: {point}" for point in _mounts_under(layout.root)]
     before = state.real_node

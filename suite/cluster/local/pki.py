@@ -48,8 +48,8 @@ def apiserver_cert(extra_ips: tuple[str, ...]) -> CertSpec:
     return CertSpec("apiserver", "kube-apiserver", dns=("localhost", *service), ips=ips, server=True)
 
 
-def serving_cert(name: str, ips: tuple[str, ...] = (LOOPBACK,)) -> CertSpec:
-    return CertSpec(name, name, dns=("localhost",), ips=ips, server=True)
+def serving_cert(name: str, ips: tuple[str, ...] = (LOOPBACK,), dns: tuple[str, ...] = ()) -> CertSpec:
+    return CertSpec(name, name, dns=("localhost", *dns), ips=ips, server=True)
 
 
 def client_cert(name: str, user: str, *groups: str) -> CertSpec:
@@ -141,9 +141,3 @@ def ensure(pki: Path, cluster: str, specs: list[CertSpec]) -> None:
         if not (pki / f"{spec.name}.crt").exists():
             _issue(pki, spec, ca, ca_key)
 
-
-def sans(cert_path: Path) -> tuple[list[str], list[str]]:
-    """(DNS names, IP addresses) of a certificate, for checks and tests."""
-    cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
-    ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    return ext.get_values_for_type(x509.DNSName), [str(ip) for ip in ext.get_values_for_type(x509.IPAddress)]

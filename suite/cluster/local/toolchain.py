@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from winsuite.errors import UsageError
+from winsuite.versions import go_version
 
 # Errors of `go mod download` that mean the proxy was not reached at all (rather than refusing a version).
 _UNREACHABLE_MARKERS = (
@@ -46,10 +47,6 @@ class Module:
     gomod: Path
 
 
-def _version_tuple(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.removeprefix("go").split(".")[:3] if part.isdigit())
-
-
 def find_go(minimum: str) -> Go:
     """The `go` on PATH if it is at least `minimum`; otherwise one line saying what to install."""
     executable = shutil.which("go")
@@ -64,12 +61,20 @@ def find_go(minimum: str) -> Go:
         raise UsageError(f"`{executable} env` failed: {proc.stderr.strip()}; reinstall Go >= {minimum}")
     values = json.loads(proc.stdout)
     version = str(values["GOVERSION"]).removeprefix("go")
-    if _version_tuple(version) < _version_tuple(minimum):
+    if not _is_at_least(version, minimum):
         raise UsageError(
             f"{executable} is Go {version}; the pinned Kubernetes needs Go >= {minimum} (suite/pins.yaml): "
             f"install a newer Go {PREBUILT_HINT}"
         )
     return Go(executable, version, str(values["GOPROXY"]))
+
+
+def _is_at_least(version: str, minimum: str) -> bool:
+    """A development build ("devel …") counts as too old: its version says nothing."""
+    try:
+        return go_version(version) >= go_version(minimum)
+    except ValueError:
+        return False
 
 
 def download_module(go: Go, path: str, version: str, workdir: Path) -> Module:

@@ -1,4 +1,4 @@
-"""What every engine's phase offers the controller: its place in the run, progress, interruption."""
+"""What every engine's phase offers the runner: its place in the run, progress, interruption."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Protocol
 
-from winsuite.run.results.model import Attempt
+from winsuite.results.model import Attempt
 from winsuite_reports.conventions import junit_name
 
 

@@ -23,18 +23,19 @@ from typing import IO
 from typing import Any
 from typing import TextIO
 
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
+from winsuite.results.prow import diagnostics_dir_name
 from winsuite.run.engines.base import PhaseSpec
+from winsuite.run.engines.ginkgo_report import UPSTREAM
 from winsuite.run.engines.ginkgo_report import ReportError
 from winsuite.run.engines.ginkgo_report import attempts_of
 from winsuite.run.engines.ginkgo_report import captured_output
 from winsuite.run.engines.ginkgo_report import never_started
 from winsuite.run.engines.ginkgo_report import spec_name
 from winsuite.run.engines.ginkgo_report import spec_reports
+from winsuite.run.engines.ginkgo_report import suite_setup_failure
 from winsuite.run.engines.upstream_toolchain import Toolchain
-from winsuite.run.results.model import ENGINE_PROPERTY
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
-from winsuite.run.results.prow import diagnostics_dir_name
 from winsuite_reports.conventions import SUITE_NAME
 
 # Linux limits one command-line argument to 128 KiB: a longer focus is split over several ginkgo runs.
@@ -49,7 +50,7 @@ class UpstreamSettings:
     kubeconfig: Path | None  # None: in-cluster
     context: str | None
     node_os: str
-    repo_list: str | None  # KUBE_TEST_REPO_LIST: a file or URL
+    repo_list: str | None  # KUBE_TEST_REPO_LIST: the run's repo list, as a file of the build
     non_blocking_taints: tuple[str, ...]
     flake_attempts: int
     # ginkgo has no per-spec timeout flag (specs carry their own): a spec running longer than this gets
@@ -228,7 +229,7 @@ class UpstreamPhase:
             except queue.Empty:
                 return
             self.reported[name] = outcome
-            yield Attempt(name, NODEID, outcome, duration=seconds, properties={ENGINE_PROPERTY: "upstream"}), True
+            yield Attempt(name, NODEID, outcome, duration=seconds, properties=UPSTREAM), True
 
     # -- results --------------------------------------------------------------------------------------------
     def close(self) -> list[Attempt]:
@@ -242,6 +243,10 @@ class UpstreamPhase:
                 problems.append(f"{path.name} was not written")
                 continue
             try:
+                setup = suite_setup_failure(path)
+                if setup:  # no spec ran: each is a failure of the suite's setup, not a skip
+                    return [Attempt(name, NODEID, Outcome.FAILED, message=setup, details=setup, properties=UPSTREAM,
+                                    failed_during="BeforeSuite") for name in self.names]
                 for report in spec_reports(path):
                     name = spec_name(report)
                     if name in wanted and name not in rows and not never_started(report):
@@ -254,11 +259,11 @@ class UpstreamPhase:
             if name in self.reported:  # done, but its details are lost with a killed ginkgo
                 rows[name] = [Attempt(name, NODEID, self.reported[name], message=(
                     "" if self.reported[name] is Outcome.PASSED else "failed; details lost: " + "; ".join(problems)),
-                    properties={ENGINE_PROPERTY: "upstream"})]
+                    properties=UPSTREAM)]
             elif problems or self.interrupted_with:
                 reason = self.interrupted_with or "; ".join(problems)
                 rows[name] = [Attempt(name, NODEID, Outcome.INTERRUPTED, message=f"interrupted: {reason}",
-                                      properties={ENGINE_PROPERTY: "upstream", "interrupted": "true"})]
+                                      properties=dataclasses.replace(UPSTREAM, interrupted=True))]
         return [attempt for name in self.names for attempt in rows.get(name, [])]
 
     def _with_diagnostics(self, attempts: list[Attempt], report: dict[str, Any]) -> list[Attempt]:
@@ -273,4 +278,5 @@ class UpstreamPhase:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "e2e.log").write_text(f"{last.details}\n\n{output}", encoding="utf-8")
         link = f"{os.path.relpath(directory, self.artifacts.parent)}/"
-        return [*attempts[:-1], dataclasses.replace(last, properties={**last.properties, "diagnostics": link})]
+        return [*attempts[:-1], dataclasses.replace(
+            last, properties=dataclasses.replace(last.properties, diagnostics=link))]

@@ -6,15 +6,19 @@ failures as AdditionalFailures, in order, before the final outcome.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from winsuite.run.results.junit import short
-from winsuite.run.results.model import ENGINE_PROPERTY
-from winsuite.run.results.model import Attempt
-from winsuite.run.results.model import Outcome
+from winsuite.inputs.engines import Engine
+from winsuite.results.junit import short
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
+from winsuite_reports.conventions import RowProperties
 
 # ginkgo's spec states -> winsuite outcomes (types.SpecState).
 _OUTCOMES = {
@@ -30,6 +34,11 @@ _OUTCOMES = {
 # What ginkgo says of specs it never started because the suite was interrupted or aborted.
 _NOT_STARTED = ("interrupt", "abort")
 
+UPSTREAM = RowProperties(engine=Engine.UPSTREAM)  # what every row of an upstream spec carries
+_NAMESPACE_NAMED = re.compile(
+    r'(?:Destroying namespace|Collecting events from namespace) "?([a-z0-9][-a-z0-9]{0,62})"?')
+_SUITE_SETUP = ("BeforeSuite", "SynchronizedBeforeSuite")
+
 
 class ReportError(ValueError):
     """A JSON report that is not ginkgo's (or a torn one from a killed run)."""
@@ -41,14 +50,18 @@ def spec_name(report: dict[str, Any]) -> str:
     return " ".join([*texts, str(report.get("LeafNodeText") or "")]).strip()
 
 
-def spec_reports(path: Path) -> Iterator[dict[str, Any]]:
+def _suites(path: Path) -> list[Any]:
     try:
         suites = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ReportError(f"cannot read ginkgo's report {path}: {err}") from err
     if not isinstance(suites, list):
         raise ReportError(f"{path}: not a ginkgo JSON report (expected a list of suites)")
-    for suite in suites:
+    return suites
+
+
+def spec_reports(path: Path) -> Iterator[dict[str, Any]]:
+    for suite in _suites(path):
         for report in (suite or {}).get("SpecReports") or []:
             if report.get("LeafNodeType") == "It":
                 yield report
@@ -76,22 +89,48 @@ def attempts_of(report: dict[str, Any], nodeid: str) -> list[Attempt]:
     duration = float(report.get("RunTime") or 0) / 1e9  # nanoseconds
     attempts_made = max(int(report.get("NumAttempts") or 1), 1)
     retried = [f for f in report.get("AdditionalFailures") or [] if f.get("State") != "passed"][: attempts_made - 1]
+    namespaces, started = spec_namespaces(report), _seconds(report.get("StartTime"))
     rows = []
     for number, earlier in enumerate(retried, 1):
         earlier_message, earlier_details = _message(earlier.get("Failure"))
         rows.append(Attempt(name, nodeid, Outcome.FAILED, attempt=number, message=earlier_message,
-                            details=earlier_details, properties={ENGINE_PROPERTY: "upstream",
-                                                                 "attempt": str(number)}))
+                            details=earlier_details, properties=UPSTREAM, namespaces=namespaces, started=started))
     number = len(retried) + 1
-    properties = {ENGINE_PROPERTY: "upstream", "attempt": str(number)}
+    properties = dataclasses.replace(UPSTREAM, interrupted=outcome is Outcome.INTERRUPTED,
+                                     timed_out=state == "timedout")
     if outcome is Outcome.INTERRUPTED:
-        properties["interrupted"] = "true"
         message = f"interrupted: {message}" if message else "interrupted"
-    if state == "timedout":
-        properties["timed-out"] = "true"
     rows.append(Attempt(name, nodeid, outcome, attempt=number, duration=duration, message=message,
-                        details=details, properties=properties))
+                        details=details, properties=properties, namespaces=namespaces, started=started))
     return rows
+
+
+def spec_namespaces(report: dict[str, Any]) -> tuple[str, ...]:
+    """The namespaces the e2e framework made for a spec, as it names them when it destroys them (a `By` step of
+    every spec with a namespace, test/e2e/framework/framework.go) or dumps them after a failure (debug/dump.go)."""
+    texts = [str(event.get("Message") or "") for event in report.get("SpecEvents") or []]
+    texts.append(captured_output(report))
+    found = [match for text in texts for match in _NAMESPACE_NAMED.findall(text)]
+    return tuple(dict.fromkeys(found))
+
+
+def suite_setup_failure(path: Path) -> str | None:
+    """What ginkgo's BeforeSuite or SynchronizedBeforeSuite failed with, when it failed (then no spec ran)."""
+    for suite in _suites(path):
+        for report in (suite or {}).get("SpecReports") or []:
+            if report.get("LeafNodeType") in _SUITE_SETUP and report.get("State") not in ("passed", "skipped"):
+                message, _ = _message(report.get("Failure"))
+                return f"ginkgo's {report.get('LeafNodeType')} {report.get('State')}: {message}"
+    return None
+
+
+def _seconds(timestamp: Any) -> float:
+    """Seconds since the epoch of a time ginkgo wrote (RFC 3339), 0 when there is none (Go's zero time)."""
+    try:
+        seconds = datetime.datetime.fromisoformat(str(timestamp)).timestamp()
+    except ValueError:
+        return 0.0
+    return max(seconds, 0.0)
 
 
 def never_started(report: dict[str, Any]) -> bool:

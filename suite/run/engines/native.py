@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import signal
@@ -12,13 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from winsuite.policy import options
+from winsuite.results.events import INTERRUPT_REASON_FILE
+from winsuite.results.events import Event
+from winsuite.results.events import EventKind
+from winsuite.results.events import events_name
+from winsuite.results.model import Attempt
 from winsuite.run.engines.base import PhaseSpec
-from winsuite.run.results.events import INTERRUPT_REASON_FILE
-from winsuite.run.results.events import Event
-from winsuite.run.results.events import EventKind
-from winsuite.run.results.events import events_name
-from winsuite.run.results.model import Attempt
 
 # How long a phase may take to write its results after being interrupted, before it is killed.
 INTERRUPT_GRACE_SECONDS = 45.0
@@ -95,34 +93,14 @@ class PhaseProcess:
             os.killpg(self.process.pid, signum)
 
 
-def pytest_argv(spec: PhaseSpec, *, results_dir: Path, diagnostics_dir: Path, build_dir: Path, run_id: str,
-                discovery: Path, durations_file: Path, job_flags: list[str], extra: list[str],
-                cases: str) -> list[str]:
+def pytest_argv(spec: PhaseSpec, *, run_file: Path, cases: str, extra: tuple[str, ...]) -> list[str]:
+    """The phase's pytest: the run it belongs to (the resolved document), and which of its phases this is."""
     argv = [
         sys.executable, "-m", "winsuite.run.engines.pytest_process", "--pyargs", cases,
         # hypothesis (a dev extra of winsuite) would import itself for its report header alone: 0.2 s a process.
         "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-o", "addopts=", "-v", "--tb=short", "--color=no",
-        "-rfEs",
-        "--phase", spec.name, "--run-id", run_id, "--results-dir", str(results_dir),
-        "--diagnostics-dir", str(diagnostics_dir), "--build-dir", str(build_dir),
-        "--junit-name", spec.junit_name, "--discovery", str(discovery), "--durations-file", str(durations_file),
+        "-rfEs", "--run-file", str(run_file), "--phase", spec.name,
     ]
     if spec.workers > 1:
         argv += ["-n", str(spec.workers)]
-    return argv + job_flags + extra
-
-
-def job_flags(args: argparse.Namespace) -> list[str]:
-    """The run options as given on the command line, for the phases to resolve the same job."""
-    flags: list[str] = []
-    for option in (options.Option("--job", ""), *options.RUN_OPTIONS):
-        value = getattr(args, option.dest, None)
-        if value in (None, False, []):
-            continue
-        if option.action == "store_true":
-            flags.append(option.flag)
-        elif option.action == "append":
-            flags += [f"{option.flag}={v}" for v in value]
-        else:
-            flags.append(f"{option.flag}={value}")
-    return flags
+    return argv + list(extra)

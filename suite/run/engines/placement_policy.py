@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from winsuite.authoring.targeting import Placement
 from winsuite.k8s import retry
 from winsuite.k8s.namespaces import E2E_FRAMEWORK_LABEL
 from winsuite.k8s.namespaces import RUN_ID_LABEL
+from winsuite.k8s.not_found import ignore_not_found
 
 GROUP = "admissionregistration.k8s.io"
 VERSION = "v1"
@@ -88,12 +88,10 @@ def binding(run_id: str) -> dict[str, object]:
 def install(api: client.ApiClient, run_id: str, placement: Placement) -> bool:
     """Create the policy and its binding; False where the API server has no MutatingAdmissionPolicy."""
     objects = client.CustomObjectsApi(api)
-    try:
+    with ignore_not_found() as answer:
         retry.call(objects.create_cluster_custom_object, GROUP, VERSION, POLICIES, policy(run_id, placement))
-    except ApiException as err:
-        if err.status == 404:
-            return False
-        raise
+    if answer.not_found:
+        return False
     retry.call(objects.create_cluster_custom_object, GROUP, VERSION, BINDINGS, binding(run_id))
     return True
 
@@ -102,8 +100,5 @@ def remove(api: client.ApiClient, run_id: str) -> None:
     """Delete the binding, then the policy (either may be gone already)."""
     objects = client.CustomObjectsApi(api)
     for plural in (BINDINGS, POLICIES):
-        try:
+        with ignore_not_found():
             retry.call(objects.delete_cluster_custom_object, GROUP, VERSION, plural, name_of(run_id))
-        except ApiException as err:
-            if err.status != 404:
-                raise

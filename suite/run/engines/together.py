@@ -1,4 +1,4 @@
-"""Both engines' parts of a phase running at the same time, followed by the controller as one phase."""
+"""Both engines' parts of a phase running at the same time, followed by the runner as one phase."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import itertools
 import time
 from collections.abc import Iterator
 
+from winsuite.results.model import Attempt
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.base import RunningPhase
-from winsuite.run.results.model import Attempt
 
 
 def split_workers(parallelism: int, native: int, upstream: int) -> tuple[int, int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
+import dataclasses
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -11,28 +11,27 @@ from typing import TextIO
 from kubernetes import client
 
 from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
-from winsuite.cluster.local.artifacts import catalog as build_catalog
-from winsuite.cluster.local.artifacts import locate
 from winsuite.errors import UsageError
 from winsuite.k8s.namespaces import delete_e2e_namespaces
 from winsuite.k8s.namespaces import e2e_namespaces
 from winsuite.plugin.session import RunSession
-from winsuite.policy.pins import load_pins
+from winsuite.policy.catalog import tags_of_name
+from winsuite.policy.plan import Plan
 from winsuite.policy.plan import load_plan
 from winsuite.policy.run_config import RunConfig
-from winsuite.policy.upstream_names import minor_of
 from winsuite.policy.upstream_names import names_for_minor
 from winsuite.policy.upstream_names import parse_list_tests
+from winsuite.results.model import Attempt
 from winsuite.run.engines import placement_policy
 from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.ginkgo_phase import UpstreamPhase
 from winsuite.run.engines.ginkgo_phase import UpstreamSettings
 from winsuite.run.engines.upstream_toolchain import Toolchain
 from winsuite.run.engines.upstream_toolchain import resolve
-from winsuite.run.plan import with_plan_properties
-from winsuite.run.results.model import Attempt
+from winsuite.versions import minor_of
 
 # Taints that never block e2e.test's "all nodes schedulable" wait: upstream's default, plus the simulated nodes'.
+REPO_LIST_FILE = "repo-list.yaml"  # in the build's artifacts
 NON_BLOCKING_TAINTS = ("node-role.kubernetes.io/control-plane", SIMULATED_NODE_TAINT_KEY)
 
 
@@ -87,12 +86,22 @@ class UpstreamEngine:
         settings = UpstreamSettings(
             kubeconfig=None if job.cluster.type == "in-cluster" else connection.kubeconfig,
             context=connection.context, node_os=self.run.target_os,
-            repo_list=job.repo_list, non_blocking_taints=taints, flake_attempts=job.flake_attempts,
-            test_timeout=job.test_timeout, kubectl=kubectl_path(),
+            repo_list=self._repo_list_file(), non_blocking_taints=taints, flake_attempts=job.flake_attempts,
+            test_timeout=job.test_timeout, kubectl=session.facts.kubectl or None,
         )
         self.say(f"upstream engine: {len(names)} spec(s) of e2e.test with ginkgo --procs={spec.workers}")
         return UpstreamPhase(spec, names, self.toolchain(session.facts.server_version), settings, self.artifacts,
                              self.log, deadline)
+
+    def _repo_list_file(self) -> str | None:
+        """The run's repo list as it was read when the run was resolved, for e2e.test (KUBE_TEST_REPO_LIST): a file
+        of the build, so e2e.test reads the very list the run resolved (a URL is not fetched again)."""
+        if not self.run.job.repo_list:
+            return None
+        path = self.artifacts / REPO_LIST_FILE
+        if not path.exists():
+            path.write_text(self.run.repo_list.text, encoding="utf-8")
+        return str(path)
 
     def rows(self, attempts: list[Attempt]) -> list[Attempt]:
         return with_plan_properties(attempts, self._plan)
@@ -109,11 +118,15 @@ class UpstreamEngine:
         return delete_e2e_namespaces(api, self.namespaces_before, timeout)
 
 
-def kubectl_path() -> str | None:
-    """kubectl for the specs that run it: the one on PATH, else the pinned one winsuite built."""
-    found = shutil.which("kubectl")
-    if found:
-        return found
-    built = next(a for a in build_catalog(load_pins()) if a.name == "kubectl")
-    path = locate(built, None)
-    return str(path) if path else None
+def with_plan_properties(attempts: list[Attempt], plan: Plan) -> list[Attempt]:
+    """Upstream rows carry what native rows carry: tags, and the plan's items and tier for the spec."""
+    rows = []
+    for attempt in attempts:
+        items = plan.items_of_test(attempt.name)
+        known = attempt.properties
+        properties = dataclasses.replace(
+            known, tags=known.tags or tuple(t.value for t in tags_of_name(attempt.name)),
+            plan_items=known.plan_items or tuple(i.id for i in items),
+            tier=known.tier or (items[0].tier if items else ""))
+        rows.append(dataclasses.replace(attempt, properties=properties))
+    return rows

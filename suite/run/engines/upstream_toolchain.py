@@ -17,13 +17,13 @@ from winsuite.cluster.local.build import Builder
 from winsuite.cluster.local.toolchain import download_module
 from winsuite.cluster.local.toolchain import find_go
 from winsuite.errors import UsageError
+from winsuite.inputs.pins import load_pins
 from winsuite.paths import cache_dir
-from winsuite.policy.pins import load_pins
+from winsuite.versions import is_release_tag
 
 GINKGO_MODULE = "github.com/onsi/ginkgo/v2"
 GINKGO_ENV = "WINSUITE_GINKGO"  # a ginkgo CLI to use instead of the one installed into the cache
 _GINKGO_REQUIRE = re.compile(rf"^\s*(?:require\s+)?{re.escape(GINKGO_MODULE)} (v\S+)", re.MULTILINE)
-_VERSION = re.compile(r"^v\d+\.\d+\.\d+\S*$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +41,7 @@ def e2e_test_version(e2e_test: Path) -> str:
     except OSError as err:
         raise UsageError(f"--e2e-test {e2e_test}: cannot run it: {err.strerror or err}") from err
     version = (done.stdout.strip().splitlines() or [""])[-1].strip()
-    if done.returncode != 0 or not _VERSION.match(version):
+    if done.returncode != 0 or not is_release_tag(version):
         raise UsageError(f"--e2e-test {e2e_test}: not an e2e.test binary (`--version` said {version!r})")
     return version
 

@@ -17,6 +17,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import ProtocolError
 from urllib3.exceptions import ReadTimeoutError
 
+from winsuite.k8s.not_found import not_found
 from winsuite.run.incluster.objects import RunObjects
 from winsuite.run.incluster.objects import shard_pods
 
@@ -95,7 +96,7 @@ class ShardLog(threading.Thread):
                         self.out.put((self.index, line.decode("utf-8", "replace")))
                 response.release_conn()
             except ApiException as err:
-                if err.status == 404:
+                if not_found(err):
                     return f"its pod {pod} was deleted"
                 raise
             except (ReadTimeoutError, ProtocolError):  # silent for a while, or a dropped connection: open it again
@@ -123,7 +124,7 @@ def _how_it_ended(core: client.CoreV1Api, name: str, namespace: str) -> str:
         try:
             pod = core.read_namespaced_pod(name, namespace)
         except ApiException as err:
-            if err.status == 404:
+            if not_found(err):
                 return f"its pod {name} was deleted"
             raise
         state = _container_state(pod)

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from winsuite.cluster.kubectl import pinned_kubectl
 from winsuite.cluster.local.realnode.containerd import Containerd
 from winsuite.cluster.local.realnode.containerd import image_names
 from winsuite.cluster.local.realnode.containerd import import_images
 from winsuite.cluster.local.state import Layout
 from winsuite.errors import UsageError
-from winsuite.policy.pins import load_pins
-from winsuite.run.engines.upstream import kubectl_path
+from winsuite.inputs.pins import load_pins
 from winsuite.run.engines.upstream_toolchain import resolve
 from winsuite.run.incluster.image import build
 
@@ -20,10 +20,10 @@ from winsuite.run.incluster.image import build
 def binaries(report: Callable[[str], None]) -> dict[str, Path]:
     """The pinned e2e.test and its ginkgo (built into the cache when missing), and the pinned kubectl."""
     toolchain = resolve(None, load_pins().kubernetes, report)
-    kubectl = kubectl_path()
+    kubectl = pinned_kubectl()
     if kubectl is None:
-        raise UsageError("no kubectl for the image: run `winsuite cluster build`")
-    return {"e2e.test": toolchain.e2e_test, "ginkgo": toolchain.ginkgo, "kubectl": Path(kubectl)}
+        raise UsageError("no pinned kubectl for the image: run `winsuite cluster build`")
+    return {"e2e.test": toolchain.e2e_test, "ginkgo": toolchain.ginkgo, "kubectl": kubectl}
 
 
 def build_image(report: Callable[[str], None]) -> tuple[str, Path]:

@@ -15,6 +15,7 @@ from kubernetes.client.exceptions import ApiException
 
 from winsuite.k8s import retry
 from winsuite.k8s.namespaces import RUN_ID_LABEL
+from winsuite.k8s.not_found import ignore_not_found
 
 CONFIG_DIR = "/etc/winsuite"
 RESULTS_DIR = "/results"
@@ -118,13 +119,9 @@ def shard_pods(api: client.ApiClient, objects: RunObjects) -> dict[int, client.V
 
 
 def job_exists(api: client.ApiClient, objects: RunObjects) -> bool:
-    try:
+    with ignore_not_found() as answer:
         retry.call(client.BatchV1Api(api).read_namespaced_job, JOB_NAME, objects.namespace)
-    except ApiException as err:
-        if err.status == 404:
-            return False
-        raise
-    return True
+    return not answer.not_found
 
 
 def stop_job(api: client.ApiClient, objects: RunObjects) -> None:
@@ -144,23 +141,11 @@ def delete(api: client.ApiClient, objects: RunObjects) -> list[str]:
     )
     for kind, step in steps:
         try:
-            step()
+            with ignore_not_found():
+                step()
         except ApiException as err:
-            if err.status != 404:
-                problems.append(f"{kind}: {err.status} {err.reason}")
+            problems.append(f"{kind}: {err.status} {err.reason}")
     return problems
-
-
-def leftovers(api: client.ApiClient, objects: RunObjects) -> list[str]:
-    """What of the run is still in the cluster (a namespace being deleted counts until it is gone)."""
-    found = []
-    with contextlib.suppress(ApiException):
-        client.CoreV1Api(api).read_namespace(objects.namespace)
-        found.append(f"namespace {objects.namespace}")
-    with contextlib.suppress(ApiException):
-        client.RbacAuthorizationV1Api(api).read_cluster_role_binding(objects.binding)
-        found.append(f"clusterrolebinding {objects.binding}")
-    return found
 
 
 def delete_run_bindings(api: client.ApiClient, run_id: str | None = None, dry_run: bool = False,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from winsuite.results.model import Attempt
 from winsuite.run.progress import Progress
-from winsuite.run.results.model import Attempt
 
 
 class ShardProgress(Progress):

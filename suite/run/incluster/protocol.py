@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 from typing import TextIO
 
-from winsuite.run.results.events import ProtocolError
-from winsuite.run.results.model import Attempt
+from winsuite.results.events import ProtocolError
+from winsuite.results.model import Attempt
 
 PREFIX = "@winsuite "
 CHUNK_BYTES = 48 * 1024  # of the tar, per line (64 KiB of base64)

@@ -1,16 +1,16 @@
-"""What a run inside the cluster keeps in its build directory, so `winsuite attach BUILD` can take it over."""
+"""What a run inside the cluster keeps in its build directory besides its run document, so `winsuite attach BUILD`
+can take it over: the image, the shards as planned, and when it started."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
 
-from winsuite.cluster.base import ClusterSpec
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
-from winsuite.run.results.junit import write_atomically
+from winsuite.inputs import document_codec
+from winsuite.results.junit import write_atomically
 from winsuite_reports.prow import MalformedJson
 from winsuite_reports.prow import read_json_object
 
@@ -19,21 +19,15 @@ STATE_FILE = "in-cluster.json"
 
 @dataclasses.dataclass(frozen=True)
 class InClusterState:
-    run_id: str
-    job: str
     image: str
-    cluster: ClusterSpec
-    shards: list[list[str]]  # the tests of each shard, by full name
-    serial: list[str]  # the tests of the serial phase (their rows go to junit_02.xml)
-    upstream: list[str]  # the tests the upstream engine runs (the rest are native)
+    shards: tuple[tuple[str, ...], ...]  # the tests of each shard, by full name
+    serial: tuple[str, ...]  # the tests of the serial phase (their rows go to junit_02.xml)
+    upstream: tuple[str, ...]  # the tests the upstream engine runs (the rest are native)
     started: float
-    run_timeout: float
-    job_dir: str | None  # <results root>/<job>, where latest-build.txt and the dashboard go
-    expected: list[float]  # seconds each shard was expected to take (the planner's)
-    node_logs: str = "on-failure"  # --collect-node-logs: collected here, once the shards are done
+    expected: tuple[float, ...]  # seconds each shard was expected to take (the planner's)
 
     def save(self, build_dir: Path) -> None:
-        data = dataclasses.asdict(self)
+        data = document_codec.encode(self)
         write_atomically(build_dir / STATE_FILE, (json.dumps(data, indent=1) + "\n").encode())
 
     @staticmethod
@@ -48,11 +42,9 @@ class InClusterState:
         except MalformedJson as err:
             raise DataError(path, "", str(err)) from None
         try:
-            fields: dict[str, Any] = dict(raw)
-            fields["cluster"] = ClusterSpec(**fields["cluster"])
-            state = InClusterState(**fields)
-        except (TypeError, KeyError) as err:
-            raise DataError(path, "", f"not the state of an in-cluster run: {err}") from None
-        if not all(isinstance(s, list) for s in state.shards) or not state.shards:
+            state: InClusterState = document_codec.decode(InClusterState, raw)
+        except document_codec.DocumentError as err:
+            raise DataError(path, err.field, f"not the state of an in-cluster run: {err.problem}") from None
+        if not state.shards:
             raise DataError(path, "shards", "expected a list of lists of test names")
         return state

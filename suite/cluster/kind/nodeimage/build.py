@@ -28,7 +28,7 @@ from winsuite.cluster.local.ociimage import inputs_digest
 from winsuite.cluster.local.progress import Reporter
 from winsuite.cluster.local.progress import elapsed
 from winsuite.errors import UsageError
-from winsuite.policy.pins import Pins
+from winsuite.inputs.pins import Pins
 
 INPUTS_LABEL = "winsuite.io/node-image-inputs"
 DNS_TAG_LABEL = "winsuite.io/dns-image-tag"

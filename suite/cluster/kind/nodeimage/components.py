@@ -20,7 +20,7 @@ from winsuite.cluster.local.ociimage import ImageSpec
 from winsuite.cluster.local.ociimage import Layer
 from winsuite.cluster.local.progress import Reporter
 from winsuite.errors import UsageError
-from winsuite.policy.pins import Pins
+from winsuite.inputs.pins import Pins
 
 CONTROL_PLANE = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 # kube-proxy's iptables, from the node's root file system: the legacy backend, which kind's entrypoint selects for

@@ -14,6 +14,7 @@ from winsuite.cluster.local.config import CLUSTER_DOMAIN
 from winsuite.cluster.local.config import KUBELET_PORT
 from winsuite.cluster.local.config import LOOPBACK
 from winsuite.cluster.local.config import NODE_POD_CIDR
+from winsuite.cluster.local.realnode.containerd import NAMESPACE as CONTAINERD_NAMESPACE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,5 +88,10 @@ def argv(kubelet: Path, paths: KubeletPaths, kubeconfig: Path, node_name: str) -
         f"--node-ip={BRIDGE_IP}",
         f"--root-dir={paths.root}",
         f"--cert-dir={paths.home / 'pki'}",
+        # cAdvisor (inside the kubelet) reads container stats from containerd on its own default socket,
+        # /run/containerd/containerd.sock, not from containerRuntimeEndpoint: without these two flags it sees the
+        # pods' cgroups but no container, and every container's CPU and memory in the stats summary is 0.
+        f"--containerd={paths.socket}",
+        f"--containerd-namespace={CONTAINERD_NAMESPACE}",
         "--v=2",
     ]

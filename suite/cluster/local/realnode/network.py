@@ -9,6 +9,7 @@ from typing import Any
 from winsuite.cluster.local.config import BRIDGE
 from winsuite.cluster.local.config import BRIDGE_IP
 from winsuite.cluster.local.config import NODE_POD_CIDR
+from winsuite.cluster.local.config import POD_RANGE_END
 from winsuite.cluster.local.realnode import iptables
 
 # Set for the pod network: routing between pods and Service VIPs on the bridge, and conntrack of bridged
@@ -64,7 +65,7 @@ def conflist(ipam_dir: Path) -> dict[str, Any]:
                 "hairpinMode": True,
                 "ipam": {
                     "type": "host-local",
-                    "ranges": [[{"subnet": NODE_POD_CIDR, "gateway": BRIDGE_IP}]],
+                    "ranges": [[{"subnet": NODE_POD_CIDR, "gateway": BRIDGE_IP, "rangeEnd": POD_RANGE_END}]],
                     "routes": [{"dst": "0.0.0.0/0"}],
                     "dataDir": str(ipam_dir),
                 },

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
 
+from winsuite.cluster import load_balancer
 from winsuite.cluster.local import images
 from winsuite.cluster.local import kube
 from winsuite.cluster.local.config import REAL_NODE_NAME
+from winsuite.cluster.local.health import crashed
 from winsuite.cluster.local.health import http_probe
 from winsuite.cluster.local.health import wait_until
 from winsuite.cluster.local.processes import Process
@@ -23,12 +27,16 @@ from winsuite.cluster.local.realnode import hostdirs
 from winsuite.cluster.local.realnode import iptables
 from winsuite.cluster.local.realnode import kubelet
 from winsuite.cluster.local.realnode import kubeproxy
+from winsuite.cluster.local.realnode import metrics_server
 from winsuite.cluster.local.realnode import network
 from winsuite.cluster.local.realnode import nodelogs
+from winsuite.cluster.local.realnode import servicelb
+from winsuite.cluster.local.realnode import stats_probe
 from winsuite.cluster.local.state import Layout
 from winsuite.cluster.local.state import RealNodeState
 
 READY_TIMEOUT = 60.0
+METRICS_READY_TIMEOUT = 120.0  # metrics-server is ready after its first scrape of the kubelet (15 s resolution)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,3 +128,40 @@ def start(node: RealNode, report: Reporter, started: list[Process]) -> None:
     took = wait_until(dns, http_probe(ready_url, "OK"), what=f"ready at {ready_url}", timeout=READY_TIMEOUT)
     kube.wait_service_endpoints(core.api_client, coredns.NAMESPACE, coredns.SERVICE, READY_TIMEOUT)
     report(f"  kubelet, kube-proxy and CoreDNS started; CoreDNS ready after {took:.1f}s")
+
+    started.append(spawn(servicelb.NAME, servicelb.argv(node.bins[servicelb.NAME], node.layout.kubeconfig,
+                                                        node.layout.name), node.layout.log(servicelb.NAME)))
+    started.append(spawn(metrics_server.NAME, metrics_server.argv(node.bins[metrics_server.NAME],
+                                                                  node.layout.kubeconfig, node.layout.pki),
+                         node.layout.log(metrics_server.NAME)))
+    kube.create_namespaced(core, [metrics_server.service(), metrics_server.endpoints()])
+    ca_bundle = base64.b64encode((node.layout.pki / "ca.crt").read_bytes()).decode()
+    kube.create_api_service(core.api_client, metrics_server.api_service(ca_bundle))
+
+
+def confirm_container_stats(node: RealNode, report: Reporter) -> None:
+    """Ready means the node's containers are measured: the kubelet's summary has a probe container's figures."""
+    core = kube.api(node.layout.kubeconfig)
+    kube.wait_service_account(core, stats_probe.NAMESPACE, READY_TIMEOUT)
+    took = stats_probe.wait_for_container_stats(
+        core, node.name, images.image_name("busybox"), node.layout.log("kubelet")
+    )
+    report(f"  container CPU and memory in the kubelet's stats summary after {took:.1f}s")
+
+
+def confirm_add_ons(node: RealNode, started: list[Process], report: Reporter) -> None:
+    """Ready means the add-ons work: the metrics API answers through the aggregator, and a LoadBalancer Service
+    gets an address."""
+    core = kube.api(node.layout.kubeconfig)
+    server = next(proc for proc in started if proc.name == metrics_server.NAME)
+    begun = time.monotonic()
+    wait_until(server, http_probe(metrics_server.ready_url(), "ok", node.layout.pki / "ca.crt"),
+               what=f"ready at {metrics_server.ready_url()}", timeout=METRICS_READY_TIMEOUT)
+    kube.wait_api_service_available(core.api_client, metrics_server.API_SERVICE, METRICS_READY_TIMEOUT)
+    report(f"  metrics API ({metrics_server.API_SERVICE}) Available after {time.monotonic() - begun:.1f}s")
+    begun = time.monotonic()
+    evidence, missing = load_balancer.probe(core, load_balancer.PROBE_TIMEOUT)
+    if not evidence:
+        balancer = next(proc for proc in started if proc.name == servicelb.NAME)
+        raise crashed(balancer, f"gives LoadBalancer Services no address: {missing}")
+    report(f"  LoadBalancer Services served: {evidence} after {time.monotonic() - begun:.1f}s")

@@ -1,0 +1,63 @@
+"""Benchmark: `winsuite report` of one build whose JUnit file holds 100,000 testcases; prints the time to load,
+analyse and render it (no report cache, as a first report does), CPU time beside wall time, and the file's size.
+
+Goal (exit code 1 when missed): the whole report (load + analysis + render of the dashboard) in <= 2.0 s. The
+testcases are shaped like a big job's: mostly passed, some failed with a message, some skipped with a reason.
+CPU time is printed too: on a shared machine the wall time counts what others ran meanwhile.
+
+    python -m bench.junit_large [--tests 100000] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from winsuite_reports.analysis import ReportOptions
+from winsuite_reports.analysis import build_report
+from winsuite_reports.render import write_dashboard
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import write_build
+
+GOAL_SECONDS = 2.0
+STARTED = 1_790_000_000
+
+
+def cells(tests: int) -> dict[str, str]:
+    """Cell codes of one build: 1 in 50 failed, 1 in 20 skipped, the rest passed."""
+    return {f"[sig-node] Area {i % 40} should behave as case {i} on the target OS [Conformance]":
+            "F" if i % 50 == 0 else "S" if i % 20 == 0 else "P" for i in range(tests)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", type=int, default=100_000)
+    parser.add_argument("--keep", type=Path, help="write the build and the pages here (default: a temp dir)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        base = args.keep or Path(scratch)
+        results = base / "results"
+        build = write_build(results / "ci-winsuite-large", STARTED, cells(args.tests))
+        junit = next((results / "ci-winsuite-large" / build).rglob("junit_*.xml"))
+        print(f"{args.tests} testcases in one JUnit file of {junit.stat().st_size / 1e6:.1f} MB")
+        wall, cpu = time.perf_counter(), time.process_time()
+        history = load_history(results, now=STARTED + 3600, cache=False)
+        loaded = time.perf_counter()
+        report = build_report(history, ReportOptions(), now=STARTED + 3600)
+        analysed = time.perf_counter()
+        write_dashboard(report, base / "dashboard")
+        done, cpu_done = time.perf_counter(), time.process_time()
+    total = done - wall
+    print(f"load {loaded - wall:5.2f} s   analysis {analysed - loaded:5.2f} s   render {done - analysed:5.2f} s   "
+          f"total {total:5.2f} s   (CPU {cpu_done - cpu:5.2f} s)")
+    met = total <= GOAL_SECONDS
+    print(f"goal: a {args.tests}-testcase JUnit file reported in <= {GOAL_SECONDS:.1f} s: "
+          f"{'met' if met else 'MISSED'} ({total:.2f} s)")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""A job's failures clustered as go.k8s.io/triage clusters them, in the order they happened, so that a new build only
+adds its own failures to the clusters a report kept (reports.derived).
+
+Triage clusters each test's failures (cluster_local), then merges those clusters across tests (cluster_global): a
+failure joins the first cluster of its test whose text it matches (reports.triage.find_match), else starts one,
+which joins the first global cluster its text matches, else starts one. Triage takes the biggest clusters first; here
+failures are taken oldest build first (rows by name within a build), which gives the same clusters whether a history
+is read at once or build by build. A cluster's key is the normalised text of the failure that started it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import NamedTuple
+
+from winsuite_reports.evidence import Failure
+from winsuite_reports.prow import ParsedBuild
+from winsuite_reports.triage import find_match
+
+
+class Occurrence(NamedTuple):
+    """One failure of one build, in the cluster it joined (a tuple: a long history stores and reads thousands)."""
+
+    build: str
+    row: str
+    cluster: int  # index into Clustering.keys
+    failure_class: str
+    evidence: str
+    flaky: bool
+    infra: bool
+
+
+@dataclass
+class Clustering:
+    """A job's clusters and every failure in them, oldest first."""
+
+    keys: list[str] = field(default_factory=list)  # each cluster's key, in the order the clusters started
+    samples: list[str] = field(default_factory=list)  # each cluster's first failure's whole text
+    local: dict[str, dict[str, int]] = field(default_factory=dict)  # row -> its clusters' keys -> cluster
+    # row -> every normalised text of its failures -> the cluster it joined: a text met again goes where it went
+    placed: dict[str, dict[str, int]] = field(default_factory=dict)
+    occurrences: list[Occurrence] = field(default_factory=list)
+    builds: list[str] = field(default_factory=list)  # the builds read, oldest first
+    _index: dict[str, int] = field(default_factory=dict, repr=False)  # key -> cluster
+
+    def add_build(self, build: str, failures: Sequence[Failure]) -> None:
+        self.builds.append(build)
+        for failure in failures:
+            cluster = self._cluster_of(failure)
+            self.occurrences.append(Occurrence(build, failure.row, cluster, failure.failure_class, failure.evidence,
+                                               failure.flaky, failure.infra))
+
+    def _cluster_of(self, failure: Failure) -> int:
+        placed = self.placed.setdefault(failure.row, {})
+        found = placed.get(failure.normalized)
+        if found is not None:
+            return found
+        local = self.local.setdefault(failure.row, {})
+        match = find_match(failure.normalized, local)
+        if match is not None:
+            cluster = local[match]
+        else:
+            cluster = local[failure.normalized] = self._global_cluster(failure)
+        placed[failure.normalized] = cluster
+        return cluster
+
+    def _global_cluster(self, failure: Failure) -> int:
+        key = failure.normalized
+        found = self._index.get(key)
+        if found is None:
+            match = find_match(key, self.keys)
+            if match is not None:
+                found = self._index[match]
+            else:
+                found = self._index[key] = len(self.keys)
+                self.keys.append(key)
+                self.samples.append(failure.text)
+        return found
+
+
+class FailureClustering:
+    """The Derivation of a job's Clustering (reports.derived)."""
+
+    kind = "failures"
+
+    def made(self, builds: Sequence[ParsedBuild]) -> Clustering:
+        clustering = Clustering()
+        for build in reversed(builds):
+            clustering.add_build(build.id, build.evidence.failures)
+        return clustering
+
+    def extended(self, state: Clustering, width: int, new: Sequence[ParsedBuild], keep: int) -> Clustering | None:
+        if keep < width:  # the oldest builds are gone: their failures may have started clusters others joined
+            return None
+        for build in reversed(new):
+            state.add_build(build.id, build.evidence.failures)
+        return state
+
+    def dumps(self, state: Clustering) -> str:
+        return json.dumps({"keys": state.keys, "samples": state.samples, "local": state.local, "placed": state.placed,
+                           "builds": state.builds, "occurrences": state.occurrences}, separators=(",", ":"),
+                          ensure_ascii=False)
+
+    def loads(self, text: str) -> Clustering:
+        data = json.loads(text)
+        keys = [str(key) for key in data["keys"]]
+        local, placed = _text_maps(data["local"]), _text_maps(data["placed"])
+        occurrences = list(map(Occurrence._make, data["occurrences"]))  # a list of the wrong length: TypeError
+        clusters = [o.cluster for o in occurrences] + [c for texts in (*local.values(), *placed.values())
+                                                        for c in texts.values()]
+        if len(data["samples"]) != len(keys) or not all(
+                type(cluster) is int and 0 <= cluster < len(keys) for cluster in clusters):
+            raise ValueError("stored clusters do not fit their keys")
+        return Clustering(keys, [str(sample) for sample in data["samples"]], local, placed, occurrences,
+                          [str(build) for build in data["builds"]], _index={key: i for i, key in enumerate(keys)})
+
+
+def _text_maps(data: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    return {str(row): {str(text): int(cluster) for text, cluster in texts.items()} for row, texts in data.items()}

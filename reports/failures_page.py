@@ -1,0 +1,46 @@
+"""What the Failures pages' template is given: their clusters, and each cluster's tests with the builds they failed in
+made as markup here (a page links thousands of builds: a template loop over them costs several times as much)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Sequence
+
+from markupsafe import Markup
+from markupsafe import escape
+
+from winsuite_reports.clusters import Cluster
+
+SHOWN_BUILDS = 10  # builds listed per test and job of a cluster before "and N more"
+BuildLink = Callable[[str, str], str]  # (job, build id) -> the build directory's href from the page
+
+
+def page_context(clusters: Sequence[Cluster], link: BuildLink, *, across_jobs: bool) -> dict[str, object]:
+    """The template's context: `clusters`, `link` (memoised) and `tests_of(cluster)`."""
+    hrefs: dict[tuple[str, str], str] = {}
+
+    def linked(job: str, build: str) -> str:
+        href = hrefs.get((job, build))
+        if href is None:
+            href = hrefs[job, build] = link(job, build)
+        return href
+
+    def tests_of(cluster: Cluster) -> Markup:
+        return tests_markup(cluster, linked, across_jobs=across_jobs)
+
+    return {"clusters": clusters, "link": linked, "tests_of": tests_of}
+
+
+def tests_markup(cluster: Cluster, link: BuildLink, *, across_jobs: bool) -> Markup:
+    """The cluster's tests, each with its failures' count and, per job, the newest builds it failed in."""
+    items = []
+    for row in cluster.rows:
+        per_job = []
+        for job, builds in row.jobs:
+            shown = " ".join(f'<a href="{escape(link(job, build))}/">{escape(build)}</a>'
+                             for build in builds[:SHOWN_BUILDS])
+            more = len(builds) - SHOWN_BUILDS
+            per_job.append((f"{escape(job)} " if across_jobs else "") + shown
+                           + (f' <span class="muted">and {more} more</span>' if more > 0 else ""))
+        items.append(f'<li>{escape(row.row)} <span class="muted">({row.count})</span>: {" · ".join(per_job)}</li>')
+    return Markup("<ul>\n" + "\n".join(items) + "\n</ul>")

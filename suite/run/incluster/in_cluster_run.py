@@ -1,0 +1,275 @@
+"""`winsuite run --in-cluster`: the run's shards as the pods of an Indexed Job, followed from here, made one build.
+
+Start: plan the shards, create the run's namespace, service account, binding, ConfigMap and Job (objects.py). Follow:
+every shard's log (follow.py), rows shown and written as they arrive, each shard's build received whole at its end.
+Finish: a shard whose pod died becomes a build of the rows it sent plus an interrupted row for each test it did not
+finish; the shard builds are merged into this run's build (shard_merge.py); everything of the run is deleted.
+`--detach` stops after the start; `winsuite attach BUILD` does the rest from the run document and state kept in
+the build. Signals, the run timeout and the end of the build are the same as for a run here (supervisor.py,
+finisher.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import queue
+import tempfile
+import time
+from pathlib import Path
+
+from winsuite.authoring.facts import ClusterFacts
+from winsuite.cluster.connect import Connection
+from winsuite.errors import ExitCode
+from winsuite.errors import one_line
+from winsuite.inputs.engines import Engine
+from winsuite.k8s import run_leases
+from winsuite.k8s.namespaces import delete_run_namespaces
+from winsuite.policy.run_config import RunConfig
+from winsuite.results import junit
+from winsuite.results import prow
+from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
+from winsuite.results.prow import DISCOVERY_FILE
+from winsuite.run.console import Console
+from winsuite.run.finisher import Finisher
+from winsuite.run.incluster import protocol
+from winsuite.run.incluster.follow import Ended
+from winsuite.run.incluster.follow import ShardLog
+from winsuite.run.incluster.objects import RunObjects
+from winsuite.run.incluster.objects import delete
+from winsuite.run.incluster.objects import stop_job
+from winsuite.run.incluster.progress import ShardProgress
+from winsuite.run.incluster.state import InClusterState
+from winsuite.run.shard_merge import ShardBuild
+from winsuite.run.shard_merge import merged_result
+from winsuite.run.shard_merge import read_shard_build
+from winsuite.run.shard_merge import write_merged
+from winsuite.run.supervisor import Supervisor
+from winsuite_reports.conventions import FINISHED
+from winsuite_reports.conventions import STARTED
+from winsuite_reports.conventions import FailureClass
+from winsuite_reports.conventions import RowProperties
+from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.conventions import junit_name
+from winsuite_reports.prow import MalformedJson
+from winsuite_reports.prow import read_json_object
+
+STOP_GRACE_SECONDS = 20.0  # after SIGINT/SIGTERM: how long shards get to send what they finished
+
+
+class Shard:
+    """One shard as the run sees it: its tests, the rows it sent, its build once received."""
+
+    def __init__(self, number: int, tests: list[str]) -> None:
+        self.number = number
+        self.tests = tests
+        self.rows: list[Attempt] = []
+        self.phase_of_row: list[int] = []
+        self.finished_tests: set[str] = set()  # tests whose last attempt arrived
+        self.build = protocol.BuildReceiver()
+        self.log: list[str] = []
+        self.ended: Ended | None = None
+
+
+class InClusterRun:
+    def __init__(self, run: RunConfig, state: InClusterState, connection: Connection) -> None:
+        self.run = run
+        self.state = state
+        self.output = run.layout
+        self.connection = connection
+        self.objects = RunObjects(run.run_id)
+        self.shards = [Shard(i + 1, list(tests)) for i, tests in enumerate(state.shards)]
+        self.console = Console()
+        self.supervisor = Supervisor(state.started, run.job.run_timeout, self.console.say)
+
+    # -- following ------------------------------------------------------------------------------------------
+    def follow(self) -> ExitCode:
+        """Follow every shard to its end (or to a signal, or the run timeout), then finish the run."""
+        self.console.open_log(self.output.build_log)
+        with self.supervisor:
+            self._follow_shards()
+        return self.finish()
+
+    def _follow_shards(self) -> None:
+        lines: queue.Queue[tuple[int, str | Ended]] = queue.Queue()
+        readers = [ShardLog(self.connection.api, self.objects, s.number - 1, lines) for s in self.shards]
+        total = sum(len(s.tests) for s in self.shards)
+        progress = ShardProgress(total, {s.number: len(s.tests) for s in self.shards})
+        progress.set_phase(f"{len(self.shards)} shard(s) in namespace {self.objects.namespace}: {total} tests")
+        for reader in readers:
+            reader.start()
+        stop_asked: float | None = None
+        try:
+            while any(s.ended is None for s in self.shards):
+                try:
+                    index, item = lines.get(timeout=0.5)
+                except queue.Empty:
+                    progress.refresh()
+                else:
+                    self._take(self.shards[index], item, progress)
+                self.supervisor.check_deadline()
+                abort = self.supervisor.abort_reason
+                if abort and stop_asked is None:
+                    self.console.say(f"\nwinsuite: {abort}; stopping the shards")
+                    stop_job(self.connection.api, self.objects)
+                    stop_asked = time.monotonic()
+                if stop_asked is not None and (self.supervisor.stop_now
+                                               or time.monotonic() - stop_asked > STOP_GRACE_SECONDS):
+                    for shard in self.shards:
+                        shard.ended = shard.ended or Ended(f"stopped: {abort}")
+        finally:
+            for reader in readers:
+                reader.stopping.set()
+        progress.close()
+
+    def _take(self, shard: Shard, item: str | Ended, progress: ShardProgress) -> None:
+        if isinstance(item, Ended):
+            shard.ended = item
+            state = "finished" if shard.build.complete else f"lost: {item.why or shard.build.problem}"
+            progress.line(f"shard {shard.number}/{len(self.shards)} {state}")
+            return
+        message = protocol.parse(item)
+        if message is None:
+            shard.log.append(item)
+        elif message.kind is protocol.Kind.ROW:
+            attempt, final = message.attempt, bool(message.fields.get("final"))
+            earlier_failed = any(r.name == attempt.name and r.outcome is Outcome.FAILED for r in shard.rows)
+            shard.rows.append(attempt)
+            shard.phase_of_row.append(int(message.fields.get("phase", 1)))
+            if final:
+                shard.finished_tests.add(attempt.name)
+            progress.record_shard(shard.number, attempt, final, earlier_failed)
+            self._write_rows_so_far()
+        else:
+            shard.build.add(message)
+
+    def _write_rows_so_far(self) -> None:
+        """The rows received so far, per phase, so the build is readable while the run goes on."""
+        for phase in (1, 2):
+            rows = [r for s in self.shards for r, p in zip(s.rows, s.phase_of_row, strict=True) if p == phase]
+            if rows:
+                junit.write(self.output.artifacts / junit_name(phase), rows)
+
+    # -- finishing ------------------------------------------------------------------------------------------
+    def finish(self) -> ExitCode:
+        """The shards' builds merged into the run's build, then the end every run has (finisher.py)."""
+        abort = self.supervisor.abort_reason
+        finisher = Finisher(self.run, self.console, self.supervisor)
+        with tempfile.TemporaryDirectory(prefix="winsuite-shards-") as scratch:
+            builds = [self._shard_build(shard, Path(scratch)) for shard in self.shards]
+            metadata: dict[str, object] = {**self._started_metadata(), "in-cluster": {
+                "namespace": self.objects.namespace, "image": self.state.image, "shards": len(self.shards),
+                "expected-seconds": list(self.state.expected)}}
+            rows = write_merged(builds, self.output.build_dir, metadata=metadata, started=self.state.started,
+                                result="ABORTED" if abort else None, shard_dirs_kept=False)
+            merged = "ABORTED" if abort else merged_result(builds)
+            facts = next((ClusterFacts.load(p) for b in builds
+                          if (p := artifacts_dir(b.directory) / DISCOVERY_FILE).is_file()), None)
+        for shard in self.shards:
+            _write_text(self.output.artifacts / "shards" / f"{shard.number:02d}" / "pod-log.txt", shard.log)
+        finisher.end_on_cluster(self.connection, facts, rows, self._cleanup)
+        finished = read_json_object(self.output.build_dir / FINISHED).get("metadata")
+        return finisher.finish(rows, connection=self.connection, facts=None, result=merged,
+                               metadata=dict(finished) if isinstance(finished, dict) else metadata)
+
+    def _started_metadata(self) -> dict[str, object]:
+        """What the run's started.json said when the Job was made (job, run id, node OS): the merged build keeps it
+        whatever the shards sent (a shard that never started sent nothing)."""
+        try:
+            metadata = read_json_object(self.output.build_dir / STARTED).get("metadata")
+        except (OSError, MalformedJson):
+            return {}
+        return dict(metadata) if isinstance(metadata, dict) else {}
+
+    def _shard_build(self, shard: Shard, scratch: Path) -> ShardBuild:
+        """The shard's own build when it arrived whole, else one made of the rows it sent, the rest interrupted."""
+        directory = scratch / f"shard-{shard.number}"
+        abort = self.supervisor.abort_reason
+        why = shard.ended.why if shard.ended else "it never ended"
+        lost = f"shard {shard.number}/{len(self.shards)} lost: {why}" if why and not abort else ""
+        if shard.build.complete:
+            shard.build.extract(directory)
+            build = read_shard_build(directory)
+            if lost:  # its pod was stopped from outside the run (deleted, evicted): what it cut off says so
+                self._fail(build, lost)
+                for cut in build.phases.values():
+                    cut[:] = [dataclasses.replace(row, message=f"{lost} ({row.message})")
+                              if row.outcome is Outcome.INTERRUPTED else row for row in cut]
+            self._add_unreported(build, shard, lost)
+            return build
+        reason = f"shard {shard.number}/{len(self.shards)} lost: {why or shard.build.problem or 'no build sent'}"
+        if abort:
+            reason = f"interrupted: {abort}"
+        sent = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream),
+                                      self._cut_by())
+        metadata = {"job": self.run.job.name, prow.SHARD_METADATA: f"{shard.number}/{len(self.shards)}"}
+        prow.write_started(directory, self.state.started, metadata)
+        for phase in (1, 2):
+            phase_rows = [row for row, p in sent if p == phase]
+            if phase_rows:
+                junit.write(artifacts_dir(directory) / junit_name(phase), phase_rows)
+        result = "ABORTED" if abort else "FAILURE"
+        prow.write_finished(directory, passed=False, result=result, metadata={**metadata, "error": reason})
+        return read_shard_build(directory)
+
+    def _add_unreported(self, build: ShardBuild, shard: Shard, lost: str) -> None:
+        """A test of the shard's plan that its build has no row for is an interrupted row, never silently missing."""
+        reported = {row.name for row in build.attempts}
+        missing = [name for name in shard.tests if name not in reported]
+        if not missing:
+            return
+        reason = lost or f"shard {shard.number}/{len(self.shards)} did not report it (see its build log)"
+        for name in missing:
+            phase = junit_name(2 if name in self.state.serial else 1)
+            engine = Engine.UPSTREAM if name in self.state.upstream else Engine.NATIVE
+            build.phases.setdefault(phase, []).append(_interrupted(name, 1, reason, engine, self._cut_by()))
+        self._fail(build, f"{len(missing)} test(s) of its plan without a row")
+
+    def _cut_by(self) -> FailureClass:
+        return FailureClass.TIMEOUT if self.supervisor.timed_out else FailureClass.INFRASTRUCTURE
+
+    @staticmethod
+    def _fail(build: ShardBuild, why: str) -> None:
+        build.finished = dict(build.finished or {}, result="FAILURE", passed=False)
+        metadata = build.finished.get("metadata")
+        build.finished["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), "error": why}
+
+    def _cleanup(self) -> None:
+        api = self.connection.api
+        problems = delete(api, self.objects)
+        for shard in self.shards:
+            try:
+                delete_run_namespaces(api, run_id=self.objects.shard_run_id(shard.number))
+            except Exception as err:  # listed for `winsuite cleanup`
+                problems.append(f"namespaces of shard {shard.number}: {one_line(str(err), 160)}")
+        run_leases.withdraw(api, self.run.run_id)
+        for problem in problems:
+            self.console.say(f"winsuite: warning: not deleted: {problem}; `winsuite cleanup --run-id "
+                             f"{self.run.run_id}`", warning=True)
+        self.console.say(f"deleted the run's Job, namespace {self.objects.namespace}, service account and binding")
+
+
+def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str], upstream: set[str],
+                           cut_by: FailureClass) -> list[tuple[Attempt, int]]:
+    """The rows a lost shard sent, and an interrupted row for each of its tests without a final one."""
+    rows = list(zip(shard.rows, shard.phase_of_row, strict=True))
+    for name in shard.tests:
+        if name not in shard.finished_tests:
+            attempt = 1 + sum(r.name == name for r in shard.rows)
+            engine = Engine.UPSTREAM if name in upstream else Engine.NATIVE
+            rows.append((_interrupted(name, attempt, reason, engine, cut_by), 2 if name in serial else 1))
+    return rows
+
+
+def _interrupted(name: str, attempt: int, reason: str, engine: Engine, cut_by: FailureClass) -> Attempt:
+    """A test a shard did not finish: cut off by the run timeout (timeout) or by its pod or a signal stopping it
+    (infrastructure), the reason its evidence."""
+    return Attempt(name, "", Outcome.INTERRUPTED, attempt=attempt, message=f"{cut_by}: {reason}",
+                   properties=RowProperties(engine=engine, interrupted=True, failure_class=cut_by,
+                                            failure_evidence=reason))
+
+
+def _write_text(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+

@@ -1,0 +1,160 @@
+"""Every verdict with its evidence, on the embedded cluster with its real node: where each row's pods ran, a pod on
+the wrong OS failing its test, and each failure class decided by what the run observed (images that do not pull,
+an assertion, a timeout, the node that went away), for native tests and upstream specs; flakes under the no-flake
+policy."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from tests.integration.runner_support import PROJECT_ROOT
+from tests.integration.runner_support import RUNNER_CASES
+from tests.integration.runner_support import WINSUITE
+from tests.integration.runner_support import Build
+from tests.integration.runner_support import only_build
+from tests.integration.runner_support import start
+from tests.tools.embedded_cluster import EmbeddedCluster
+from winsuite.cluster.local.config import REAL_NODE_NAME
+from winsuite.errors import ExitCode
+
+pytestmark = [pytest.mark.cluster, pytest.mark.real_node]
+
+EVIDENCE_CASES = "tests.evidence_cases"
+NOWHERE = "127.0.0.1:1/missing"  # nothing listens: every pull fails at once
+REPO_LIST_KEYS = ("promoterE2eRegistry", "gcRegistry", "gcEtcdRegistry", "buildImageRegistry",
+                  "sigStorageRegistry", "dockerLibraryRegistry")
+HOST_IP = "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]"
+
+
+def run(cluster: EmbeddedCluster, root: Path, *extra: str, timeout: float = 900) -> tuple[int, str, Build]:
+    done = subprocess.run([*WINSUITE, "run", "--kubeconfig", str(cluster.kubeconfig), "--results-root", str(root),
+                           "-n", "2", *extra], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+    return done.returncode, done.stdout + done.stderr, only_build(root)
+
+
+def rows_by_name(build: Build) -> dict[str, list[dict[str, str]]]:
+    found: dict[str, list[dict[str, str]]] = {}
+    for junit in ("junit_01.xml", "junit_02.xml"):
+        if (build.path / "artifacts" / junit).exists():
+            for row in build.rows(junit):
+                found.setdefault(row.name.removeprefix("[It] "), []).append(
+                    {"status": row.status, "message": row.message, **row.properties})
+    return found
+
+
+@pytest.fixture
+def nowhere(tmp_path: Path) -> Path:
+    repo_list = tmp_path / "repo-list.yaml"
+    repo_list.write_text("".join(f"{key}: {NOWHERE}\n" for key in REPO_LIST_KEYS))
+    return repo_list
+
+
+def test_rows_name_the_real_node_and_the_summary_counts_where_tests_ran(real_node: EmbeddedCluster,
+                                                                        tmp_path: Path) -> None:
+    code, output, build = run(real_node, tmp_path, "--node-os", "linux", "--focus",
+                              r"\[sig-node\] Pods should get a host IP|\[sig-node\] ConfigMap should be consumable via "
+                              r"environment variable \[NodeConformance\]")
+    assert code == ExitCode.OK, output
+    rows = rows_by_name(build)
+    assert len(rows) == 2 and all(r[-1]["ran-on"].startswith(f"{REAL_NODE_NAME} (linux, containerd://")
+                                  for r in rows.values()), rows
+    assert build.finished["metadata"]["ran-on"] == {"linux": 2}
+    assert "Ran on: linux: 2 test(s)" in output
+
+
+def test_a_pod_on_the_wrong_os_fails_its_test_naming_the_node(real_node: EmbeddedCluster, tmp_path: Path) -> None:
+    code, output, build = run(real_node, tmp_path / "windows", "--cases", EVIDENCE_CASES, "--node-os", "windows",
+                              "--focus", "runs a pod without the target's placement")
+    assert code == ExitCode.TESTS_FAILED, output
+    (row,) = rows_by_name(build).values()
+    assert row[-1]["status"] == "failed" and row[-1]["failure-class"] == "infrastructure", row
+    assert row[-1]["message"].startswith("infrastructure: placement: the run targets windows"), row
+    assert f"{REAL_NODE_NAME} (linux" in row[-1]["message"], row
+    assert build.finished["metadata"]["failure-classes"] == {"infrastructure": 1}
+    code, output, build = run(real_node, tmp_path / "linux", "--cases", EVIDENCE_CASES, "--node-os", "linux",
+                              "--focus", "runs a pod without the target's placement")
+    assert code == ExitCode.OK, output  # the same pod, on the OS the run targets
+
+
+def test_images_that_do_not_pull_are_infrastructure_with_the_pull_as_evidence(real_node: EmbeddedCluster,
+                                                                              tmp_path: Path, nowhere: Path) -> None:
+    code, output, build = run(real_node, tmp_path / "native", "--node-os", "linux", "--repo-list", str(nowhere),
+                              "--focus", r"Pods should get a host IP", "--engine", "native", "--test-timeout", "90s")
+    assert code == ExitCode.TESTS_FAILED, output
+    code, output, upstream = run(real_node, tmp_path / "upstream", "--node-os", "linux", "--repo-list", str(nowhere),
+                                 "--focus", r"Pods should get a host IP", "--engine", "upstream")
+    assert code == ExitCode.TESTS_FAILED, output
+    for engine, result in (("native", build), ("upstream", upstream)):
+        row = rows_by_name(result)[HOST_IP][-1]
+        assert row["status"] == "failed" and row["failure-class"] == "infrastructure", (engine, row)
+        assert row["failure-evidence"].startswith("image pull failed: pod "), (engine, row)
+        assert NOWHERE in row["failure-evidence"] and row["message"].startswith("infrastructure: "), (engine, row)
+        assert result.finished["metadata"]["failure-classes"] == {"infrastructure": 1}, engine
+
+
+def test_an_assertion_is_test_and_a_cut_off_wait_is_timeout(cluster: EmbeddedCluster, tmp_path: Path) -> None:
+    code, output, build = run(cluster, tmp_path, "--cases", RUNNER_CASES, "--focus", "fails with|waits for a pod that",
+                              "--test-timeout", "20s")
+    assert code == ExitCode.TESTS_FAILED, output
+    rows = rows_by_name(build)
+    failed = next(r[-1] for name, r in rows.items() if "fails with" in name)
+    waited = next(r[-1] for name, r in rows.items() if "waits for a pod" in name)
+    assert failed["failure-class"] == "test" and failed["message"].startswith("test: "), failed
+    assert waited["failure-class"] == "timeout" and "per-test timeout" in waited["failure-evidence"], waited
+    assert "Failures by class: 1 timeout, 1 test" in output or "Failures by class: 1 test, 1 timeout" in output
+
+
+def test_a_flake_is_flaky_and_fails_a_job_that_wants_no_flakes(cluster: EmbeddedCluster, tmp_path: Path) -> None:
+    code, output, build = run(cluster, tmp_path / "allowed", "--cases", RUNNER_CASES, "--focus", "flakes:",
+                              "--flake-attempts", "2")
+    assert code == ExitCode.OK and build.finished["metadata"]["flaky"] == 1, output
+    assert "FLAKY" in output and build.finished["result"] == "SUCCESS"
+    code, output, build = run(cluster, tmp_path / "policy", "--cases", RUNNER_CASES, "--focus", "flakes:",
+                              "--flake-attempts", "2", "--fail-on-flaky")
+    assert code == ExitCode.TESTS_FAILED, output
+    assert build.finished["result"] == "FAILURE" and "passed only on a retry" in build.finished["metadata"][
+        "flaky-policy"]
+
+
+@pytest.fixture
+def stoppable_kubelet(disrupted_cluster: EmbeddedCluster) -> Iterator[int]:
+    """The real node's kubelet pid; whatever happens, it runs again and the node is Ready before the next test."""
+    process = disrupted_cluster.target.state().process("kubelet")
+    assert process is not None
+    yield process.pid
+    os.kill(process.pid, signal.SIGCONT)
+    core = client.CoreV1Api(disrupted_cluster.api)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        conditions = core.read_node(REAL_NODE_NAME).status.conditions or []
+        if any(c.type == "Ready" and c.status == "True" for c in conditions):
+            return
+        time.sleep(2)
+    raise AssertionError(f"{REAL_NODE_NAME} did not become Ready again after its kubelet went on")
+
+
+def test_a_node_lost_mid_test_is_infrastructure(disrupted_cluster: EmbeddedCluster, stoppable_kubelet: int,
+                                               tmp_path: Path) -> None:
+    process = start(disrupted_cluster, tmp_path, "--cases", EVIDENCE_CASES, "--node-os", "linux", "--focus",
+                    "keeps its pod Ready", "--test-timeout", "5m")
+    core = client.CoreV1Api(disrupted_cluster.api)
+    deadline = time.monotonic() + 300
+    while not any(p.status.phase == "Running" for p in core.list_pod_for_all_namespaces(
+            field_selector="metadata.name=ready").items):
+        assert time.monotonic() < deadline and process.poll() is None, "the test's pod never ran"
+        time.sleep(1)
+    os.kill(stoppable_kubelet, signal.SIGSTOP)  # the node goes NotReady once its grace period is over
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == ExitCode.TESTS_FAILED, output
+    (row,) = rows_by_name(only_build(tmp_path)).values()
+    assert row[-1]["failure-class"] == "infrastructure", row
+    assert row[-1]["failure-evidence"].startswith(f"node {REAL_NODE_NAME} went "), row
