@@ -7,7 +7,11 @@ import filecmp
 import json
 import random
 import re
+import signal
+import subprocess
+import time
 import types
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -100,3 +104,19 @@ def check_stopped_mid_report(returncode: int, err: str, output: Path, tree: Path
     builds = sum(1 for path in (tree / first).iterdir() if path.is_dir())
     assert 0 < shown.get(first, 0) < builds
     assert shown.get(first, 0) + not_read - 1 == builds, (shown, named.group(1))
+
+
+def stop_store_mid_report(report: subprocess.Popen[str], partway: Callable[[], bool],
+                          stop_store: Callable[[], None]) -> tuple[int, str]:
+    """Stops the store once `partway()` says the report has read some of it, with the report frozen meanwhile (on a
+    fast machine it could otherwise finish before the store is gone). The report's exit code and stderr."""
+    deadline = time.monotonic() + 120
+    while not partway() and report.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    report.send_signal(signal.SIGSTOP)
+    try:
+        stop_store()
+    finally:
+        report.send_signal(signal.SIGCONT)
+    _, err = report.communicate(timeout=300)
+    return report.returncode, err

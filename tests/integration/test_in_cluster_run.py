@@ -121,7 +121,7 @@ def test_a_shard_killed_mid_run_fails_the_build_with_its_unfinished_tests_interr
     rows = verdicts(build)
     interrupted = [r for r in build.rows() if r.properties.get("interrupted") == "true"]
     assert interrupted, text[-3000:]
-    assert all("shard 1/2 lost" in r.message for r in interrupted)
+    assert all("shard 1/2 lost" in r.message for r in interrupted), [(r.name, r.message) for r in interrupted]
     assert len(rows) == 11  # every test of the focus has its row: none is silently missing
     assert "shard 1/2 lost" in text
     # A failed run brings the nodes' logs of its window, fetched from here (the shards collect none).

@@ -68,11 +68,11 @@ def test_the_wheel_carries_the_data_and_only_its_own_import_names(wheel: Path) -
     tops = {n.split("/")[0] for n in names if not n.startswith("winsuite-")}
     assert tops == {"winsuite", "winsuite_reports"}
     for required in ("winsuite/pins.yaml", "winsuite/registry.yaml", "winsuite/plan/adapted.yaml",
-                     "winsuite/inputs/jobs/embedded.yaml", "winsuite/inputs/jobs/exclusions/will-never-work.yaml",
+                     "winsuite/data/jobs/embedded.yaml", "winsuite/data/jobs/exclusions/will-never-work.yaml",
                      "winsuite/data/test_images/catalog.yaml", "winsuite/data/test_images/repo-lists/embedded.yaml",
                      "winsuite_reports/templates/index.html.j2", "winsuite/cases/adapted/test_pods.py"):
         assert required in names
-    assert any(n.startswith("winsuite/inputs/jobs/upstream-names/") for n in names)
+    assert any(n.startswith("winsuite/data/jobs/upstream-names/") for n in names)
 
 
 def test_plan_and_list_work_from_another_directory(installed: Path, users_repository: Path) -> None:

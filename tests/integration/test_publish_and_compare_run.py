@@ -49,9 +49,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
                "AWS_REGION": "us-east-1", "NO_GCE_CHECK": "true", **gcs.client_env()}
 
 
-def run(cluster: EmbeddedCluster, root: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
-    argv = [*WINSUITE, "run", "--kubeconfig", str(cluster.kubeconfig), "--results-root", str(root),
-            "--node-os", "linux", "--repo-list", str(images.repo_list_file()), "-n", "2", "--job", "embedded-linux",
+def run(cluster: dict[str, Path], root: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+    argv = [*WINSUITE, "run", "--kubeconfig", str(cluster["kubeconfig"]), "--results-root", str(root),
+            "--node-os", "linux", "--repo-list", str(cluster["repo-list"]), "-n", "2", "--job", "embedded-linux",
             "--focus", FOCUS, *extra]
     done = subprocess.run(argv, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=1800,
                           check=False)
@@ -64,9 +64,11 @@ def test_a_real_run_published_to_both_stores_reports_the_same_rows_and_compares_
     capsys: pytest.CaptureFixture[str]
 ) -> None:
     env = {**os.environ, **stores}  # the runs use winsuite's cache (e2e.test), the reports a mirror of their own
+    # Both paths live in winsuite's cache: resolved before the reports' cache replaces it in this process.
+    cluster = {"kubeconfig": real_node.kubeconfig, "repo-list": images.repo_list_file()}
     for name, value in {**stores, "WINSUITE_CACHE_DIR": str(tmp_path / "cache")}.items():
         monkeypatch.setenv(name, value)
-    native = run(real_node, tmp_path / "native", env, "--engine", "native", "--publish", "s3://ci-logs/logs")
+    native = run(cluster, tmp_path / "native", env, "--engine", "native", "--publish", "s3://ci-logs/logs")
     assert "winsuite publish: s3://ci-logs/logs/" in native.stdout, native.stdout + native.stderr
     build = only_build(tmp_path / "native").path
     published = subprocess.run([*WINSUITE, "publish", str(build), "gs://ci-logs/logs"], env=env, capture_output=True,
@@ -80,7 +82,7 @@ def test_a_real_run_published_to_both_stores_reports_the_same_rows_and_compares_
     assert differences(tmp_path / "local", tmp_path / "s3") == []
     assert differences(tmp_path / "local", tmp_path / "gcs") == []
 
-    run(real_node, tmp_path / "upstream", env, "--engine", "upstream")
+    run(cluster, tmp_path / "upstream", env, "--engine", "upstream")
     upstream = only_build(tmp_path / "upstream").path
     capsys.readouterr()
     s3_build = f"s3://ci-logs/logs/{build.parent.name}/{build.name}"

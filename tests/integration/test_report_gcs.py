@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from tests.integration.remote_results import check_stopped_mid_report
 from tests.integration.remote_results import differences
 from tests.integration.remote_results import new_build
 from tests.integration.remote_results import report
+from tests.integration.remote_results import stop_store_mid_report
 from tests.integration.remote_results import write_history
 from tests.tools import gcs_server
 from tests.tools.go_programs import GoMissing
@@ -106,11 +106,11 @@ def test_a_server_stopped_mid_report_leaves_the_builds_read_and_names_the_rest(
         argv = [sys.executable, "-m", "winsuite.cli", "report", "--results", f"gs://{BUCKET}/logs",
                 "--output", str(tmp_path / "out")]
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < deadline:  # stopped once 150 files are in the mirror
-            if sum(1 for p in cache.rglob("*.json") if p.is_file()) >= 150:
-                break
-            time.sleep(0.05)
-        doomed.process.kill()
-        _, err = proc.communicate(timeout=300)
-    check_stopped_mid_report(proc.returncode, err, tmp_path / "out", tree)
+
+        def stop() -> None:
+            doomed.process.kill()
+            doomed.process.wait()
+
+        code, err = stop_store_mid_report(  # stopped once 150 files are in the mirror
+            proc, lambda: sum(1 for p in cache.rglob("*.json") if p.is_file()) >= 150, stop)
+    check_stopped_mid_report(code, err, tmp_path / "out", tree)

@@ -21,6 +21,7 @@ from tests.integration.remote_results import check_stopped_mid_report
 from tests.integration.remote_results import differences
 from tests.integration.remote_results import new_build
 from tests.integration.remote_results import report
+from tests.integration.remote_results import stop_store_mid_report
 from tests.integration.remote_results import write_history
 from tests.tools import s3_server
 from winsuite.errors import ExitCode
@@ -126,12 +127,13 @@ def test_a_server_stopped_mid_report_leaves_the_builds_read_and_names_the_rest(
         argv = [sys.executable, "-m", "winsuite.cli", "report", "--results", f"s3://{BUCKET}/logs",
                 "--output", str(tmp_path / "out")]
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 120
-        while doomed.requests()["s3_GetObject"] < 150 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        doomed.process.send_signal(signal.SIGKILL)
-        _, err = proc.communicate(timeout=300)
-    check_stopped_mid_report(proc.returncode, err, tmp_path / "out", tree)
+
+        def stop() -> None:
+            doomed.process.send_signal(signal.SIGKILL)
+            doomed.process.wait()
+
+        code, err = stop_store_mid_report(proc, lambda: doomed.requests()["s3_GetObject"] >= 150, stop)
+    check_stopped_mid_report(code, err, tmp_path / "out", tree)
 
 
 def test_throttling_is_retried_with_backoff(

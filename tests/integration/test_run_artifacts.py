@@ -40,7 +40,10 @@ def test_a_failing_run_exits_non_zero_and_says_failure(run: tuple[Build, int, st
     assert finished["passed"] is False and finished["result"] == "FAILURE"
     metadata = finished["metadata"]
     assert metadata["kubernetes-version"] == load_pins().kubernetes
-    assert metadata["windows-builds"] == "10.0.17763,10.0.20348"
+    # Each Windows build with its update revision (the nodes' kernelVersion), as TestGrid's header row shows it.
+    builds = metadata["windows-builds"].split(",")
+    assert [b.rsplit(".", 1)[0] for b in builds] == ["10.0.17763", "10.0.20348"]
+    assert all(b.count(".") == 3 for b in builds)
     assert metadata["node-os"] == "windows" and metadata["job"] == "winsuite-embedded"
     assert {n["name"] for n in metadata["discovery"]["nodes"]} >= {"win2019-0", "win2022-0"}
     for name in ("started.json", "build-log.txt", "artifacts/metadata.json", "artifacts/junit_01.xml",
