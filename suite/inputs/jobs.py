@@ -20,8 +20,8 @@ from winsuite.errors import shown
 from winsuite.given_paths import Found
 from winsuite.given_paths import probe
 from winsuite.inputs import strict_yaml
-from winsuite.inputs.cluster_spec import ClusterSpec
 from winsuite.inputs.cluster_spec import MADE_CLUSTER_TYPES
+from winsuite.inputs.cluster_spec import ClusterSpec
 from winsuite.inputs.cluster_spec import ClusterType
 from winsuite.inputs.engines import EngineChoice
 from winsuite.inputs.label_filter import LabelFilterError

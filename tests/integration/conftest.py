@@ -11,10 +11,11 @@ from collections.abc import Iterator
 import pytest
 
 from tests.integration.kind_support import KindCluster
+from tests.integration.kind_support import embedded_running
+from tests.tools.embedded_cluster import EmbeddedCluster
 from tests.tools.host_state import HostState
 from winsuite.cluster.kind import KindTarget
 from winsuite.cluster.kind.state import load as load_kind
-from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local import LocalCluster
 from winsuite.cluster.local import kube
 from winsuite.cluster.local.artifacts import BIN_DIR_ENV
@@ -85,7 +86,7 @@ def kind_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KindClust
     missing = _missing_prerequisite()
     if missing:
         pytest.skip(missing)
-    before = HostState.now()
+    before, embedded_before = HostState.now(), embedded_running()
     target = KindTarget(name=os.environ.get(KIND_CLUSTER_ENV, DEFAULT_KIND_CLUSTER))
     try:
         target.connect()
@@ -95,7 +96,7 @@ def kind_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KindClust
         pytest.skip(str(err))
     try:
         target.wait_ready(READY_TIMEOUT)
-        yield KindCluster(target, target.started, before)
+        yield KindCluster(target, target.started, before, embedded_before)
     finally:
         if load_kind(target.layout) is not None:  # logs first: deletion removes them
             target.collect_logs(tmp_path_factory.getbasetemp() / "kind-cluster-logs")

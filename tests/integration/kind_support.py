@@ -12,7 +12,9 @@ from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
 from tests.tools.host_state import HostState
 from winsuite.cluster.kind import KindTarget
+from winsuite.cluster.local.state import Layout
 from winsuite.errors import ExitCode
+from winsuite.paths import cache_dir
 
 RUN_TIMEOUT = 1800
 
@@ -24,6 +26,7 @@ class KindCluster:
     target: KindTarget
     started_by_session: bool
     host_before: HostState
+    embedded_before: bool  # whether an embedded cluster was running when host_before was taken
 
     @property
     def name(self) -> str:
@@ -32,6 +35,11 @@ class KindCluster:
     @property
     def kubeconfig(self) -> Path:
         return self.target.kubeconfig_path()
+
+
+def embedded_running() -> bool:
+    """Whether an embedded cluster runs on this machine now (its state file exists from `up` to `down`)."""
+    return any(Layout(path.name).state_file.exists() for path in (cache_dir() / "clusters").glob("*"))
 
 
 def run(cluster_args: list[str], root: Path, *extra: str) -> Build:

@@ -15,12 +15,12 @@ from tests.integration.kind_support import on_kind
 from tests.integration.kind_support import run
 from tests.integration.runner_support import Build
 from tests.integration.runner_support import verdicts
+from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.kind import engine as engines
 from winsuite.cluster.kind.nodeimage.build import INPUTS_LABEL
 from winsuite.cluster.kind.nodeimage.build import image_labels
 from winsuite.cluster.kubeconfig import api_client
 from winsuite.cluster.kubeconfig import server_version
-from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local.simnodes import FAKE_TAINT
 from winsuite.cluster.local.simnodes import WINDOWS_TAINT
 from winsuite.inputs.pins import load_pins
