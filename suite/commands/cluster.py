@@ -88,7 +88,7 @@ def register(subparsers: Subparsers) -> None:
 
 def _name(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default=DEFAULT_NAME, help="cluster name (default: %(default)s)")
-    parser.add_argument("--type", choices=MADE_CLUSTER_TYPES, default=ClusterType.EMBEDDED,
+    parser.add_argument("--type", choices=tuple(map(str, MADE_CLUSTER_TYPES)), default=ClusterType.EMBEDDED,
                         help="the embedded cluster, or a kind cluster (default: %(default)s)")
 
 

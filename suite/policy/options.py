@@ -95,7 +95,7 @@ def add_to_argparse(parser: argparse.ArgumentParser | Any, options: tuple[Option
         if option.action == "append":
             kwargs["default"] = None
         if option.choices:
-            kwargs["choices"] = option.choices
+            kwargs["choices"] = tuple(map(str, option.choices))  # an enum member is shown by its value
         if option.action != "store_true":
             kwargs["metavar"] = option.metavar or option.flag.lstrip("-").upper().replace("-", "_")
         parser.addoption(option.flag, **kwargs) if hasattr(parser, "addoption") else parser.add_argument(
