@@ -23,6 +23,7 @@ from winsuite.authoring.targeting import Placement
 from winsuite.errors import DataError
 from winsuite.given_paths import unwritable
 from winsuite.inputs import document_codec
+from winsuite.inputs.engines import EngineChoice
 from winsuite.inputs.images import ImageCatalog
 from winsuite.inputs.images import RepoList
 from winsuite.inputs.images import load_image_catalog
@@ -122,6 +123,15 @@ class RunConfig:
     @property
     def target_os(self) -> NodeOS:
         return self.job.node_os
+
+    @property
+    def with_upstream(self) -> bool:
+        """Whether upstream specs join the run: always beside winsuite's own catalog (unless the job is native only);
+        a package of other tests (--cases) runs alone unless the run asks for both engines, whose ports are then
+        cross-checked with their upstream twins."""
+        if self.job.engine == EngineChoice.NATIVE:
+            return False
+        return self.cases == CASES_PACKAGE or self.job.engine == EngineChoice.BOTH
 
     @functools.cached_property
     def policy(self) -> Policy:

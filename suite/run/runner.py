@@ -17,7 +17,6 @@ from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.inputs.engines import Engine
 from winsuite.inputs.engines import EngineChoice
-from winsuite.paths import CASES_PACKAGE
 from winsuite.plugin.session import RunSession
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import collect
@@ -138,9 +137,7 @@ class Runner:
     def _plan(self, session: RunSession, upstream: UpstreamEngine) -> dict[str, PhasePlan]:
         """How many tests each phase will report (skips included), known before any phase starts; the run
         narrowed to its ops-readiness cases or its shard first, and written down as every phase will see it."""
-        # Upstream specs join winsuite's own catalog; a package of other tests (--cases) runs alone.
-        with_upstream = self.run.cases == CASES_PACKAGE and self.run.job.engine != EngineChoice.NATIVE
-        names = upstream.names(session.facts.server_version) if with_upstream else []
+        names = upstream.names(session.facts.server_version) if self.run.with_upstream else []
         natives = collect(self.run.cases)
         if self.ops is not None:
             self._narrow_to_ops_cases([e.spec.full_name for e in natives] + names, session)

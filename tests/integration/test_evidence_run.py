@@ -101,6 +101,21 @@ def test_images_that_do_not_pull_are_infrastructure_with_the_pull_as_evidence(re
         assert result.finished["metadata"]["failure-classes"] == {"infrastructure": 1}, engine
 
 
+def test_a_port_that_skips_where_upstream_runs_fails_the_engines_agree_row(real_node: EmbeddedCluster,
+                                                                           tmp_path: Path) -> None:
+    """--engine both with tests/evidence_cases' port of the host-IP spec, which needs a GPU Windows node: on the
+    embedded cluster the port skips, upstream's spec runs and passes, and the cross-check says so."""
+    code, output, build = run(real_node, tmp_path, "--cases", EVIDENCE_CASES, "--node-os", "linux", "--engine", "both",
+                              "--focus", r"Pods should get a host IP")
+    assert code == ExitCode.TESTS_FAILED, output
+    rows = rows_by_name(build)
+    (check,) = [r[-1] for name, r in rows.items() if name.startswith("[winsuite] engines agree: ")]
+    assert check["status"] == "failed", check
+    assert "native skipped (requires a Windows node with a DirectX GPU device plugin" in check["message"], check
+    assert "upstream passed" in check["message"], check
+    assert sorted(r["status"] for r in rows[HOST_IP]) == ["passed", "skipped"], rows
+
+
 def test_an_assertion_is_test_and_a_cut_off_wait_is_timeout(cluster: EmbeddedCluster, tmp_path: Path) -> None:
     code, output, build = run(cluster, tmp_path, "--cases", RUNNER_CASES, "--focus", "fails with|waits for a pod that",
                               "--test-timeout", "20s")

@@ -193,15 +193,14 @@ class InClusterRun:
             if lost:  # its pod was stopped from outside the run (deleted, evicted): what it cut off says so
                 self._fail(build, lost)
                 for cut in build.phases.values():
-                    cut[:] = [dataclasses.replace(row, message=f"{lost} ({row.message})")
-                              if row.outcome is Outcome.INTERRUPTED else row for row in cut]
+                    cut[:] = [_lost_with(row, lost, self._cut_by()) for row in cut]
             self._add_unreported(build, shard, lost)
             return build
         reason = f"shard {shard.number}/{len(self.shards)} lost: {why or shard.build.problem or 'no build sent'}"
         if abort:
             reason = f"interrupted: {abort}"
         sent = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream),
-                                      self._cut_by())
+                                      self._cut_by(), lost=not abort)
         metadata = {"job": self.run.job.name, prow.SHARD_METADATA: f"{shard.number}/{len(self.shards)}"}
         prow.write_started(directory, self.state.started, metadata)
         for phase in (1, 2):
@@ -250,15 +249,27 @@ class InClusterRun:
 
 
 def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str], upstream: set[str],
-                           cut_by: FailureClass) -> list[tuple[Attempt, int]]:
-    """The rows a lost shard sent, and an interrupted row for each of its tests without a final one."""
+                           cut_by: FailureClass, lost: bool) -> list[tuple[Attempt, int]]:
+    """The rows a shard that sent no whole build sent, and an interrupted row for each of its tests without a final
+    one; `lost` when its pod was stopped from outside the run (its own interrupted rows then carry that reason)."""
     rows = list(zip(shard.rows, shard.phase_of_row, strict=True))
+    if lost:
+        rows = [(_lost_with(row, reason, cut_by), phase) for row, phase in rows]
     for name in shard.tests:
         if name not in shard.finished_tests:
             attempt = 1 + sum(r.name == name for r in shard.rows)
             engine = Engine.UPSTREAM if name in upstream else Engine.NATIVE
             rows.append((_interrupted(name, attempt, reason, engine, cut_by), 2 if name in serial else 1))
     return rows
+
+
+def _lost_with(row: Attempt, reason: str, cut_by: FailureClass) -> Attempt:
+    """A row the shard itself marked interrupted (its signal handler's "SIGTERM received") when the run knows what
+    stopped the shard: that reason is its evidence and class, the shard's own message kept after it."""
+    if row.outcome is not Outcome.INTERRUPTED:
+        return row
+    properties = dataclasses.replace(row.properties, failure_class=cut_by, failure_evidence=reason)
+    return dataclasses.replace(row, message=f"{cut_by}: {reason} ({row.message})", properties=properties)
 
 
 def _interrupted(name: str, attempt: int, reason: str, engine: Engine, cut_by: FailureClass) -> Attempt:

@@ -18,10 +18,8 @@ from winsuite.inputs.cluster_spec import MADE_CLUSTER_TYPES
 from winsuite.inputs.cluster_spec import ClusterSpec
 from winsuite.inputs.cluster_spec import ClusterType
 from winsuite.inputs.engines import Engine
-from winsuite.inputs.engines import EngineChoice
 from winsuite.inputs.run_modes import NodeLogMode
 from winsuite.k8s import run_leases
-from winsuite.paths import CASES_PACKAGE
 from winsuite.policy.catalog import collect
 from winsuite.policy.catalog import engine_catalog
 from winsuite.policy.run_config import RUN_FILE
@@ -120,7 +118,7 @@ def _image(image: str | None, run: RunConfig) -> tuple[str, str]:
 
 def _plan(run: RunConfig, facts: ClusterFacts, count: int, *, image: str) -> tuple[InClusterState, list[Shard]]:
     names: list[str] = []
-    if run.cases == CASES_PACKAGE and run.job.engine != EngineChoice.NATIVE:
+    if run.with_upstream:
         with run.layout.build_log.open("a", encoding="utf-8") as log:
             names = UpstreamEngine(run, run.layout.artifacts, log, print).names(facts.server_version)
     catalog = engine_catalog(collect(run.cases), names, run.job.engine)
