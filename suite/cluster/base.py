@@ -51,7 +51,7 @@ def _embedded(spec: ClusterSpec) -> ClusterTarget:
 def _kind(spec: ClusterSpec) -> ClusterTarget:
     from winsuite.cluster.kind import KindTarget
 
-    return KindTarget(spec.name)
+    return KindTarget(spec.name, image=spec.kind_image)
 
 
 def _kubeconfig(spec: ClusterSpec) -> ClusterTarget:

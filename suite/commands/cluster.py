@@ -1,8 +1,9 @@
-"""`winsuite cluster`: build, start, inspect and stop the embedded cluster."""
+"""`winsuite cluster`: build, start, inspect and stop the embedded cluster (or, with --type kind, a kind cluster)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 from pathlib import Path
@@ -20,16 +21,19 @@ from winsuite.cluster.local.realnode import prereqs
 from winsuite.cluster.local.state import Layout
 from winsuite.cluster.local.status import inspect
 from winsuite.cluster.local.status import render
+from winsuite.commands import cluster_kind
 from winsuite.commands._types import Subparsers
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
+from winsuite.inputs.cluster_spec import MADE_CLUSTER_TYPES
+from winsuite.inputs.cluster_spec import ClusterType
 from winsuite.inputs.pins import load_pins
 
 DEFAULT_NAME = "winsuite"
 
 
 def register(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser("cluster", help="build, start, inspect and stop the embedded cluster")
+    parser = subparsers.add_parser("cluster", help="build, start, inspect and stop the embedded (or a kind) cluster")
     commands = parser.add_subparsers(dest="cluster_command", required=True, metavar="ACTION")
 
     build = commands.add_parser(
@@ -38,11 +42,15 @@ def register(subparsers: Subparsers) -> None:
     _bin_dir(build)
     build.add_argument("--e2e-test", action="store_true", help="also build upstream e2e.test (for bench/)")
     build.add_argument("--no-real-node", action="store_true", help="only the control plane, etcd and kwok")
+    build.add_argument("--kind", action="store_true",
+                       help="also the kind node image for the pinned Kubernetes, imported into the container engine")
     build.set_defaults(handler=_build)
 
     up = commands.add_parser("up", help="start the cluster (or reuse it when it is running)")
     _name(up)
     _bin_dir(up)
+    up.add_argument("--kind-image", metavar="REF",
+                    help="with --type kind: this node image instead of the one `cluster build --kind` makes")
     up.add_argument(
         "--real-node",
         action=argparse.BooleanOptionalAction,
@@ -80,6 +88,8 @@ def register(subparsers: Subparsers) -> None:
 
 def _name(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default=DEFAULT_NAME, help="cluster name (default: %(default)s)")
+    parser.add_argument("--type", choices=tuple(map(str, MADE_CLUSTER_TYPES)), default=ClusterType.EMBEDDED,
+                        help="the embedded cluster, or a kind cluster (default: %(default)s)")
 
 
 def _bin_dir(parser: argparse.ArgumentParser) -> None:
@@ -96,9 +106,12 @@ def _build(args: argparse.Namespace) -> int:
     groups = [Group.CONTROL_PLANE]
     groups += [] if args.no_real_node else [Group.REAL_NODE]
     groups += [Group.E2E] if args.e2e_test else []
-    paths = Builder(pins, stderr_reporter, args.bin_dir or bin_dir_from_env()).ensure(select(pins, groups))
+    args.bin_dir = args.bin_dir or bin_dir_from_env()
+    paths = Builder(pins, stderr_reporter, args.bin_dir).ensure(select(pins, groups))
     for name, path in paths.items():
         print(f"{name}\t{path}")
+    if args.kind:
+        cluster_kind.build(args)
     return int(ExitCode.OK)
 
 
@@ -109,7 +122,10 @@ def _up(args: argparse.Namespace) -> int:
         raise UsageError(f"--linux-nodes {args.linux_nodes}: expected 0 or more")
     builds = tuple(build.strip() for build in args.windows_builds.split(",") if build.strip())
     config = ClusterConfig(windows_builds=builds, linux_simulated=args.linux_nodes, real_node=args.real_node)
-    launcher.up(args.name, config, stderr_reporter, args.bin_dir or bin_dir_from_env())
+    args.bin_dir = args.bin_dir or bin_dir_from_env()
+    if args.type == ClusterType.KIND:
+        return cluster_kind.up(args, dataclasses.replace(config, real_node=False))
+    launcher.up(args.name, config, stderr_reporter, args.bin_dir)
     print(Layout(args.name).kubeconfig)
     return int(ExitCode.OK)
 
@@ -117,12 +133,16 @@ def _up(args: argparse.Namespace) -> int:
 def _down(args: argparse.Namespace) -> int:
     from winsuite.cluster.local import launcher
 
+    if args.type == ClusterType.KIND:
+        return cluster_kind.down(args)
     if not launcher.down(args.name, stderr_reporter):
         stderr_reporter(f"no cluster named {args.name} (nothing to stop)")
     return int(ExitCode.OK)
 
 
 def _status(args: argparse.Namespace) -> int:
+    if args.type == ClusterType.KIND:
+        return cluster_kind.status(args)
     status = inspect(args.name)
     print("\n".join(render(status)))
     return int(ExitCode.OK if status.running else ExitCode.CLUSTER_UNREACHABLE)
@@ -136,11 +156,15 @@ def _running_layout(name: str) -> Layout:
 
 
 def _kubeconfig(args: argparse.Namespace) -> int:
+    if args.type == ClusterType.KIND:
+        return cluster_kind.kubeconfig(args)
     print(_running_layout(args.name).kubeconfig)
     return int(ExitCode.OK)
 
 
 def _logs(args: argparse.Namespace) -> int:
+    if args.type == ClusterType.KIND:
+        return cluster_kind.logs(args)
     layout = _running_layout(args.name)
     if args.component is None:
         for log in sorted(layout.logs.glob("*.log")):
@@ -155,6 +179,8 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 def _kubectl(args: argparse.Namespace) -> int:
+    if args.type == ClusterType.KIND:
+        return cluster_kind.kubectl(args)
     layout = _running_layout(args.name)
     state = inspect(args.name).state
     kubectl = state.bins.get("kubectl") if state else None

@@ -15,6 +15,10 @@ class ClusterType(enum.StrEnum):
     IN_CLUSTER = "in-cluster"
 
 
+# The clusters winsuite makes itself: what `--cluster-type` and WINSUITE_CLUSTER_TYPE may choose.
+MADE_CLUSTER_TYPES = (ClusterType.EMBEDDED, ClusterType.KIND)
+
+
 @dataclasses.dataclass(frozen=True)
 class ClusterSpec:
     """A job's `cluster:` block."""
@@ -24,3 +28,4 @@ class ClusterSpec:
     kubeconfig: str | None = None
     context: str | None = None
     real_node: bool = True  # embedded: join the real Linux node where the machine allows it
+    kind_image: str | None = None  # kind: a node image to use instead of the one winsuite builds

@@ -20,6 +20,7 @@ from winsuite.errors import shown
 from winsuite.given_paths import Found
 from winsuite.given_paths import probe
 from winsuite.inputs import strict_yaml
+from winsuite.inputs.cluster_spec import MADE_CLUSTER_TYPES
 from winsuite.inputs.cluster_spec import ClusterSpec
 from winsuite.inputs.cluster_spec import ClusterType
 from winsuite.inputs.engines import EngineChoice
@@ -205,10 +206,12 @@ def _mapping(value: Any, path: str, field: str, readers: Mapping[str, Reader]) -
 def _cluster(value: Any, path: str, field: str) -> ClusterSpec:
     raw = _mapping(value, path, field, {
         "type": _member_of(ClusterType), "name": _string, "kubeconfig": _path,
-        "context": _string, "realNode": _boolean,
+        "context": _string, "realNode": _boolean, "kindImage": _string,
     })
     if "realNode" in raw:
         raw["real_node"] = raw.pop("realNode")
+    if "kindImage" in raw:
+        raw["kind_image"] = raw.pop("kindImage")
     return ClusterSpec(**raw)
 
 
@@ -311,6 +314,7 @@ ENVIRONMENT: dict[str, str] = {
     "ARTIFACTS": "artifacts",  # what prow sets for a job's artifacts directory
     "WINSUITE_ENGINE": "engine",
     "WINSUITE_E2E_TEST": "e2e_test",
+    "WINSUITE_CLUSTER_TYPE": "cluster.type",
 }
 
 
@@ -320,6 +324,8 @@ def _coerce(field: str, value: Any, where: str) -> Any:
         return _member_of(NodeOS)(value, where, field)
     if field == "engine":
         return _member_of(EngineChoice)(value, where, field)
+    if field == "cluster.type":
+        return ClusterType(_one_of(MADE_CLUSTER_TYPES)(value, where, field))
     if field == "label_filter":
         return _label_filter(value, where, "--label-filter")
     if field in ("parallelism", "flake_attempts"):

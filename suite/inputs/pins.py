@@ -20,6 +20,11 @@ class Pins:
     coredns: str
     metrics_server: str
     go: str
+    kind: str
+    containerd: str
+    crictl: str
+    cni_plugins: str
+    node_debian: str
     kind_node_image: str
 
 
@@ -34,6 +39,11 @@ def load_pins() -> Pins:
             coredns=str(raw["coredns"]),
             metrics_server=str(raw["metricsServer"]),
             go=str(raw["go"]),
+            kind=str(raw["kind"]),
+            containerd=str(raw["containerd"]),
+            crictl=str(raw["crictl"]),
+            cni_plugins=str(raw["cniPlugins"]),
+            node_debian=str(raw["nodeDebian"]),
             kind_node_image=str(raw["kindNodeImage"]),
         )
     except KeyError as missing:

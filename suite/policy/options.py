@@ -9,6 +9,7 @@ from typing import Any
 
 from winsuite.authoring.targeting import NodeOS
 from winsuite.errors import UsageError
+from winsuite.inputs.cluster_spec import MADE_CLUSTER_TYPES
 from winsuite.inputs.cluster_spec import ClusterType
 from winsuite.inputs.engines import EngineChoice
 from winsuite.inputs.jobs import parse_duration
@@ -61,7 +62,11 @@ CLUSTER_OPTIONS = (
     Option("--context", "kubeconfig context to use", "cluster.context"),
     Option("--in-cluster-config", "connect with the service account of the pod winsuite runs in (in-cluster config)",
            "cluster.type", action="store_true"),
+    Option("--cluster-type", "a cluster winsuite makes: embedded (the default job's) or kind (job field cluster.type; "
+           "env WINSUITE_CLUSTER_TYPE)", "cluster.type", choices=MADE_CLUSTER_TYPES, convert=ClusterType),
     Option("--cluster-name", "name of the embedded (or kind) cluster", "cluster.name"),
+    Option("--kind-image", "kind node image for a kind cluster winsuite creates (default: the one `winsuite cluster "
+           "build --kind` makes; job field cluster.kindImage)", "cluster.kind_image", metavar="REF"),
     Option("--no-real-node", "embedded cluster without the real Linux node", "cluster.real_node",
            action="store_true"),
 )
@@ -90,7 +95,7 @@ def add_to_argparse(parser: argparse.ArgumentParser | Any, options: tuple[Option
         if option.action == "append":
             kwargs["default"] = None
         if option.choices:
-            kwargs["choices"] = option.choices
+            kwargs["choices"] = tuple(map(str, option.choices))  # an enum member is shown by its value
         if option.action != "store_true":
             kwargs["metavar"] = option.metavar or option.flag.lstrip("-").upper().replace("-", "_")
         parser.addoption(option.flag, **kwargs) if hasattr(parser, "addoption") else parser.add_argument(

@@ -1,4 +1,5 @@
-"""Integration fixtures: one embedded cluster per test session (opt-in) and a fresh namespace per test."""
+"""Integration fixtures: one embedded cluster and one kind cluster per test session (opt-in), a fresh namespace per
+test."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.integration.kind_support import KindCluster
+from tests.integration.kind_support import embedded_running
 from tests.tools.embedded_cluster import EmbeddedCluster
+from tests.tools.host_state import HostState
+from winsuite.cluster.kind import KindTarget
+from winsuite.cluster.kind.state import load as load_kind
 from winsuite.cluster.local import LocalCluster
 from winsuite.cluster.local import kube
 from winsuite.cluster.local.artifacts import BIN_DIR_ENV
@@ -29,6 +35,9 @@ DEFAULT_CLUSTER = "winsuite-test"
 READY_TIMEOUT = 180.0
 DISRUPTION_FIXTURE = "disrupted_cluster"  # stops parts of the cluster and starts it again
 TEARDOWN_FIXTURE = "stopped_cluster"
+KIND_TEARDOWN_FIXTURE = "deleted_kind_cluster"
+KIND_CLUSTER_ENV = "WINSUITE_TEST_KIND_CLUSTER"
+DEFAULT_KIND_CLUSTER = "winsuite-kind-test"
 
 
 def _missing_prerequisite() -> str | None:
@@ -44,7 +53,7 @@ def _missing_prerequisite() -> str | None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that disrupt the session cluster run after the others, and the one that takes it down runs last
     (a stable sort keeps the rest in order)."""
-    order = {DISRUPTION_FIXTURE: 1, TEARDOWN_FIXTURE: 2}
+    order = {DISRUPTION_FIXTURE: 1, TEARDOWN_FIXTURE: 2, KIND_TEARDOWN_FIXTURE: 2}
     items.sort(key=lambda item: max((order.get(name, 0) for name in getattr(item, "fixturenames", ())), default=0))
 
 
@@ -67,6 +76,30 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluste
     finally:
         if load(target.layout) is not None:  # logs first: teardown removes them
             target.collect_logs(tmp_path_factory.getbasetemp() / "embedded-cluster-logs")
+        target.close()
+
+
+@pytest.fixture(scope="session")
+def kind_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KindCluster]:
+    """A kind cluster on winsuite's node image, created once per session (or reused) and deleted if created here;
+    the host's state before it was created is kept for the teardown test."""
+    missing = _missing_prerequisite()
+    if missing:
+        pytest.skip(missing)
+    before, embedded_before = HostState.now(), embedded_running()
+    target = KindTarget(name=os.environ.get(KIND_CLUSTER_ENV, DEFAULT_KIND_CLUSTER))
+    try:
+        target.connect()
+    except (BuildFailed, ComponentFailed):
+        raise
+    except UsageError as err:  # no container engine, not root, no debootstrap: a prerequisite, not a failure
+        pytest.skip(str(err))
+    try:
+        target.wait_ready(READY_TIMEOUT)
+        yield KindCluster(target, target.started, before, embedded_before)
+    finally:
+        if load_kind(target.layout) is not None:  # logs first: deletion removes them
+            target.collect_logs(tmp_path_factory.getbasetemp() / "kind-cluster-logs")
         target.close()
 
 

@@ -67,6 +67,16 @@ class Build:
         return rows
 
 
+def verdicts(build: Build) -> dict[str, list[str]]:
+    """Each row's name -> its statuses (every attempt), over both phases."""
+    rows: dict[str, list[str]] = {}
+    for junit in ("junit_01.xml", "junit_02.xml"):
+        if (build.path / "artifacts" / junit).exists():
+            for row in build.rows(junit):
+                rows.setdefault(row.name, []).append(row.status)
+    return rows
+
+
 def only_build(root: Path) -> Build:
     (job,) = [p for p in root.iterdir() if p.is_dir()]
     (build,) = [p for p in job.iterdir() if p.is_dir()]

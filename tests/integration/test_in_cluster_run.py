@@ -18,6 +18,7 @@ from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
+from tests.integration.runner_support import verdicts
 from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local.ociimage import Entry
 from winsuite.cluster.local.ociimage import ImageSpec
@@ -42,15 +43,6 @@ TIMEOUT = 1500
 def winsuite(cluster: EmbeddedCluster, root: Path, *extra: str) -> list[str]:
     return [*WINSUITE, "run", "--cluster-name", cluster.name, "--node-os", "linux", "--engine", "native",
             "--results-root", str(root), "-n", "2", *extra]
-
-
-def verdicts(build: Build) -> dict[str, list[str]]:
-    rows: dict[str, list[str]] = {}
-    for junit in ("junit_01.xml", "junit_02.xml"):
-        if (build.path / "artifacts" / junit).exists():
-            for row in build.rows(junit):
-                rows.setdefault(row.name, []).append(row.status)
-    return rows
 
 
 def left_in_cluster(cluster: EmbeddedCluster, build: Build, within: float = 120.0) -> list[str]:

@@ -147,7 +147,8 @@ def test_every_simulated_node_is_tainted_and_annotated_for_kwok() -> None:
 
 
 def test_kwok_gets_its_stages_from_the_module_files(tmp_path: Path) -> None:
-    argv = simnodes.kwok_argv(Path("/bin/kwok"), tmp_path, tmp_path / "kc", tmp_path / "pki", 10247)
+    serving = (tmp_path / "kwok.crt", tmp_path / "kwok.key")
+    argv = simnodes.kwok_argv(Path("/bin/kwok"), tmp_path, tmp_path / "kc", serving, 10247)
 
     configs = [arg.split("=", 1)[1] for arg in argv if arg.startswith("--config=")]
     assert configs == [

@@ -1,4 +1,4 @@
-"""Everything the embedded cluster runs, where each comes from, and where a built copy is found."""
+"""Everything the embedded cluster and the kind node image run, where each comes from, and where a built copy is."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class Group(enum.Enum):
     CONTROL_PLANE = "control-plane"
     REAL_NODE = "real-node"
     E2E = "e2e"
+    KIND_NODE = "kind-node"  # the kind CLI and what a kind node image carries besides the real node's binaries
 
 
 class Recipe(enum.Enum):
@@ -56,6 +57,8 @@ class Artifact:
     source: Source
     recipe: Recipe
     target: str  # Go package path, or a path inside the module
+    version_variable: str = ""  # a Go string variable -X sets to the source's version (what `--version` prints)
+    build_tags: tuple[str, ...] = ()
 
 
 def own_source_digest(program: str) -> str:
@@ -76,7 +79,36 @@ def sources(pins: Pins) -> dict[str, Source]:
         # winsuite's own program, keyed by the pinned Kubernetes and its source's content.
         "winsuite-servicelb": Source("winsuite-servicelb", "k8s.io/kubernetes",
                                      f"{pins.kubernetes}-{own_source_digest(SERVICELB)}"),
+        "kind": Source("kind", "sigs.k8s.io/kind", pins.kind),
+        "containerd": Source("containerd", "github.com/containerd/containerd/v2", pins.containerd),
+        "crictl": Source("crictl", "sigs.k8s.io/cri-tools", pins.crictl),
+        "cni-plugins": Source("cni-plugins", "github.com/containernetworking/plugins", pins.cni_plugins),
     }
+
+
+# The node's containerd as kind's base image builds it (its Makefile's default tags, static).
+CONTAINERD_TAGS = ("no_aufs", "no_zfs", "no_btrfs", "no_devmapper")
+CNI_PLUGINS = {"host-local": "ipam/host-local", "loopback": "main/loopback", "ptp": "main/ptp",
+               "portmap": "meta/portmap"}
+
+
+def _kind_node(src: dict[str, Source]) -> tuple[Artifact, ...]:
+    kind, containerd, node = src["kind"], src["containerd"], Group.KIND_NODE
+    containerd_version = "github.com/containerd/containerd/v2/version.Version"
+    return (
+        Artifact("kind", node, kind, Recipe.GO_INSTALL, "sigs.k8s.io/kind"),
+        # kind's entrypoint, systemd units and containerd configuration (images/base/files of the kind module).
+        Artifact("kind-base-files", node, kind, Recipe.MODULE_FILES, "images/base/files"),
+        Artifact("kubeadm", node, src["kubernetes"], Recipe.GO_BUILD, "k8s.io/kubernetes/cmd/kubeadm"),
+        *(Artifact(name, node, containerd, Recipe.GO_INSTALL, f"github.com/containerd/containerd/v2/cmd/{name}",
+                   containerd_version, CONTAINERD_TAGS)
+          for name in ("containerd", "ctr", "containerd-shim-runc-v2")),
+        Artifact("crictl", node, src["crictl"], Recipe.GO_INSTALL, "sigs.k8s.io/cri-tools/cmd/crictl",
+                 "sigs.k8s.io/cri-tools/pkg/version.Version"),
+        *(Artifact(name, node, src["cni-plugins"], Recipe.GO_INSTALL,
+                   f"github.com/containernetworking/plugins/plugins/{package}")
+          for name, package in CNI_PLUGINS.items()),
+    )
 
 
 def catalog(pins: Pins) -> tuple[Artifact, ...]:
@@ -112,6 +144,7 @@ def catalog(pins: Pins) -> tuple[Artifact, ...]:
                  "sigs.k8s.io/metrics-server/cmd/metrics-server"),
         Artifact("winsuite-servicelb", node, src["winsuite-servicelb"], Recipe.GO_BUILD_OWN, SERVICELB),
         Artifact("e2e.test", Group.E2E, k8s, Recipe.GO_TEST, "k8s.io/kubernetes/test/e2e"),
+        *_kind_node(src),
     )
 
 

@@ -100,12 +100,14 @@ class Builder:
         go = self._toolchain()
         if artifact.recipe is Recipe.GO_INSTALL:
             gobin = dict(go.env(module_mode=False), GOBIN=str(scratch))
+            tags = ["-tags", ",".join(artifact.build_tags)] if artifact.build_tags else []
             argv = [
                 go.executable,
                 "install",
                 "-trimpath",
+                *tags,
                 "-ldflags",
-                STRIP,
+                self._ldflags(artifact),
                 f"{artifact.target}@{artifact.source.version}",
             ]
             run_step(argv, label=label, log=log, report=self.report, cwd=scratch, env=gobin)
@@ -145,6 +147,8 @@ class Builder:
         return out
 
     def _ldflags(self, artifact: Artifact) -> str:
+        if artifact.version_variable:
+            return f"{STRIP} -X {artifact.version_variable}={artifact.source.version}"
         if artifact.source.key != "kubernetes":
             return STRIP
         flags = [STRIP, *version_ldflags(self.pins.kubernetes)]

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,6 +13,7 @@ import yaml
 from winsuite.cluster.local.ociimage import Entry
 from winsuite.cluster.local.ociimage import ImageSpec
 from winsuite.cluster.local.ociimage import Layer
+from winsuite.cluster.local.ociimage import inputs_digest
 from winsuite.cluster.local.ociimage import write_archive
 from winsuite.cluster.local.progress import Reporter
 from winsuite.errors import DataError
@@ -25,6 +24,7 @@ from winsuite.paths import cache_dir
 from winsuite.paths import test_images_dir
 
 ENTRY_KINDS = {"dir": set(), "file": {"host", "built", "text"}, "symlink": {"target"}, "applets": set()}
+LOADER = "/lib64/ld-linux-x86-64.so.2"  # the x86-64 dynamic loader, where every x86-64 Linux has it
 IMAGE_KEYS = {"layers", "entrypoint", "cmd", "user", "sandbox", "extraNames", "substituteFor", "description"}
 
 
@@ -145,16 +145,24 @@ def _applets(busybox: Path) -> list[str]:
     return [line.strip() for line in listing.splitlines() if line.strip() and line.strip() != "bin/busybox"]
 
 
-def shared_libraries(program: Path) -> list[Path]:
-    """The loader and every library `program` links (ldd), as the paths the loader looks them up by."""
-    listing = subprocess.run(["ldd", str(program)], capture_output=True, text=True, check=True).stdout
+def shared_libraries(program: Path, root: Path | None = None, *more: Path) -> list[Path]:
+    """The loader and every library `program` (and `more`) links (ldd), as the paths the loader looks them up by;
+    with `root`, programs of that root file system, listed by its own loader there (one process for them all)."""
+    programs = [str(path) for path in (program, *more)]
+    if root:
+        loop = f'for program; do {LOADER} --list "$program"; done'
+        argv = ["chroot", str(root), "/bin/sh", "-c", loop, "sh", *programs]
+    else:
+        argv = ["ldd", *programs]
+    listing = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     found = []
     for line in listing.splitlines():
-        # "libz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x…)" or "/lib64/ld-linux-x86-64.so.2 (0x…)"
+        # "libz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x…)" or "/lib64/ld-linux-x86-64.so.2 (0x…)"; ldd of
+        # several programs also prints each program's name ending in ":"
         path = line.split("=>")[-1].strip().split(" (")[0]
-        if path.startswith("/"):
+        if path.startswith("/") and not path.endswith(":"):
             found.append(Path(path))
-    return found
+    return list(dict.fromkeys(found))
 
 
 def _entries(raw: list[dict[str, Any]], built: Mapping[str, Path]) -> tuple[Entry, ...]:
@@ -204,19 +212,8 @@ def spec(recipe: Recipe, layers: Mapping[str, Layer], catalog: ImageCatalog) -> 
 
 def _cache_key(image: ImageSpec) -> str:
     """Inputs that change the archive: the spec, and each host file's identity (path, size, mtime)."""
-    digest = hashlib.sha256(repr(dataclasses.replace(image, layers=())).encode())
-    for layer in image.layers:
-        for entry in layer.entries:
-            stat = entry.source.stat() if entry.source else None
-            identity = (
-                entry.path,
-                entry.mode,
-                entry.link,
-                entry.data,
-                stat and (str(entry.source), stat.st_size, stat.st_mtime_ns),
-            )
-            digest.update(json.dumps(identity, default=str).encode())
-    return digest.hexdigest()[:16]
+    entries = [entry for layer in image.layers for entry in layer.entries]
+    return inputs_digest(entries, repr(dataclasses.replace(image, layers=())))
 
 
 def archives(built: Mapping[str, Path], report: Reporter) -> list[Path]:
@@ -224,12 +221,14 @@ def archives(built: Mapping[str, Path], report: Reporter) -> list[Path]:
     recipes, catalog = load_recipes(), load_image_catalog()
     # Each layer once (listing busybox's applets and a program's libraries runs a command), shared by images.
     layers = {name: Layer(name, _entries(raw, built)) for name, raw in recipes.layers.items()}
-    paths = []
-    for recipe in recipes.images.values():
-        image = spec(recipe, layers, catalog)
-        path = cache_dir() / "images" / f"{recipe.id}-{_cache_key(image)}.tar"
-        if not path.exists():
-            report(f"  writing image archive {path.name} ({', '.join(image.names)})")
-            write_archive(image, path)
-        paths.append(path)
-    return paths
+    return [cached_archive(spec(recipe, layers, catalog), recipe.id, cache_dir() / "images", report)
+            for recipe in recipes.images.values()]
+
+
+def cached_archive(image: ImageSpec, name: str, directory: Path, report: Reporter) -> Path:
+    """The archive of `image` in `directory`, named after `name` and its inputs: written only when they changed."""
+    path = directory / f"{name}-{_cache_key(image)}.tar"
+    if not path.exists():
+        report(f"  writing image archive {path.name} ({', '.join(image.names)})")
+        write_archive(image, path)
+    return path

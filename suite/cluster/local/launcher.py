@@ -196,7 +196,11 @@ def _run_components(
     controlplane.start(cp, report, state.processes)
     save(layout, state)
     kwok_argv = simnodes.kwok_argv(
-        bins["kwok"], bins["kwok-stages"], layout.kubeconfig, layout.pki, state.ports["kwok"]
+        bins["kwok"],
+        bins["kwok-stages"],
+        layout.kubeconfig,
+        (layout.pki / "kwok-serving.crt", layout.pki / "kwok-serving.key"),
+        state.ports["kwok"],
     )
     kwok = spawn("kwok", kwok_argv, layout.log("kwok"))
     state.processes.append(kwok)

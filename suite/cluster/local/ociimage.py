@@ -11,6 +11,7 @@ import os
 import tarfile
 import tempfile
 from collections.abc import Callable
+from collections.abc import Collection
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
@@ -82,25 +83,50 @@ def _tar_info(entry: Entry, name: str) -> tarfile.TarInfo:
     return info
 
 
+def add_entries(tar: tarfile.TarFile, entries: Iterable[Entry], present: Collection[str] = ()) -> None:
+    """Add entries (and their implicit parent directories) in path order, owner root, mtime 0; directories in
+    `present` (paths without the leading /) are already in the tar and are not written twice."""
+    for entry in _with_parents(entries):
+        name = entry.path.strip("/")
+        if entry.is_dir and name in present:
+            continue
+        info = _tar_info(entry, name)
+        if entry.link is not None:
+            info.type, info.linkname = tarfile.SYMTYPE, entry.link
+            tar.addfile(info)
+        elif entry.is_dir:
+            info.type = tarfile.DIRTYPE
+            tar.addfile(info)
+        elif entry.data is not None:
+            info.size = len(entry.data)
+            tar.addfile(info, io.BytesIO(entry.data))
+        elif entry.source is not None:
+            info.size = entry.source.stat().st_size
+            with entry.source.open("rb") as source:
+                tar.addfile(info, source)
+
+
 def write_layer(layer: Layer, out: IO[bytes]) -> None:
     """A deterministic layer tar: sorted entries, owner root, mtime 0."""
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for entry in _with_parents(layer.entries):
-            name = entry.path.strip("/")
-            info = _tar_info(entry, name)
-            if entry.link is not None:
-                info.type, info.linkname = tarfile.SYMTYPE, entry.link
-                tar.addfile(info)
-            elif entry.is_dir:
-                info.type = tarfile.DIRTYPE
-                tar.addfile(info)
-            elif entry.data is not None:
-                info.size = len(entry.data)
-                tar.addfile(info, io.BytesIO(entry.data))
-            elif entry.source is not None:
-                info.size = entry.source.stat().st_size
-                with entry.source.open("rb") as source:
-                    tar.addfile(info, source)
+        add_entries(tar, layer.entries)
+
+
+def inputs_digest(entries: Iterable[Entry], seed: str = "") -> str:
+    """What changes a file made of `entries` (and `seed`): each entry, a host file by its identity (path, size,
+    mtime)."""
+    digest = hashlib.sha256(seed.encode())
+    for entry in entries:
+        stat = entry.source.stat() if entry.source else None
+        identity = (
+            entry.path,
+            entry.mode,
+            entry.link,
+            entry.data,
+            stat and (str(entry.source), stat.st_size, stat.st_mtime_ns),
+        )
+        digest.update(json.dumps(identity, default=str).encode())
+    return digest.hexdigest()[:16]
 
 
 def _blob(directory: Path, write: Callable[[IO[bytes]], object]) -> Blob:

@@ -116,7 +116,8 @@ def manifests(config: ClusterConfig, kubelet_version: str) -> list[dict[str, Any
     return nodes
 
 
-def kwok_argv(kwok: Path, stages: Path, kubeconfig: Path, pki: Path, port: int) -> list[str]:
+def kwok_argv(kwok: Path, stages: Path, kubeconfig: Path, serving: tuple[Path, Path], port: int) -> list[str]:
+    """kwok's command line; `serving` is the certificate and key of its (unused, loopback) kubelet endpoint."""
     return [
         str(kwok),
         f"--kubeconfig={kubeconfig}",
@@ -127,8 +128,8 @@ def kwok_argv(kwok: Path, stages: Path, kubeconfig: Path, pki: Path, port: int) 
         "--node-name=localhost",
         f"--node-port={port}",
         f"--server-address={LOOPBACK}:{port}",
-        f"--tls-cert-file={pki / 'kwok-serving.crt'}",
-        f"--tls-private-key-file={pki / 'kwok-serving.key'}",
+        f"--tls-cert-file={serving[0]}",
+        f"--tls-private-key-file={serving[1]}",
         "--node-lease-duration-seconds=40",
         *(f"--config={stages / stage}" for stage in STAGES),
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from winsuite.cluster.local.health import crashed
@@ -28,11 +29,12 @@ class Status:
         return self.state is not None and bool(self.state.processes) and not self.dead and not self.not_serving
 
 
-def _node_readiness(layout: Layout) -> dict[str, str]:
+def node_readiness(kubeconfig: Path) -> dict[str, str]:
+    """node -> Ready / NotReady, as the API server reports it ({} when it does not answer)."""
     from winsuite.cluster.local import kube  # the kubernetes client: only when there is a cluster to ask
 
     try:
-        listing: Any = kube.api(layout.kubeconfig).list_node(_request_timeout=5)
+        listing: Any = kube.api(kubeconfig).list_node(_request_timeout=5)
     except Exception:  # an API server that does not answer is reported by the component check
         return {}
     readiness = {}
@@ -52,7 +54,7 @@ def inspect(name: str) -> Status:
     if apiserver is None or apiserver in dead:
         return Status(layout, state, dead, {})
     not_serving = readyz_problem(state.server, layout.pki / "ca.crt")
-    return Status(layout, state, dead, {} if not_serving else _node_readiness(layout), not_serving)
+    return Status(layout, state, dead, {} if not_serving else node_readiness(layout.kubeconfig), not_serving)
 
 
 def render(status: Status) -> list[str]:

@@ -1,4 +1,5 @@
-"""winsuite's image on the embedded cluster's real node: made here (image.py) and imported into its containerd."""
+"""winsuite's image on a cluster winsuite made: made here (image.py) and imported into the containerd of the embedded
+cluster's real node or of the kind cluster's node."""
 
 from __future__ import annotations
 
@@ -39,4 +40,21 @@ def ensure_on_embedded_node(cluster: str, report: Callable[[str], None]) -> str:
     if ref not in image_names(node):
         report(f"importing {ref} into the real node's containerd")
         import_images(node, [archive])
+    return ref
+
+
+def ensure_on_kind_node(cluster: str, report: Callable[[str], None]) -> str:
+    """The image's reference, imported into the named kind cluster's node unless it is there already."""
+    from winsuite.cluster.kind import engine as engines
+    from winsuite.cluster.kind import node
+    from winsuite.cluster.kind.paths import KindLayout
+
+    engine, container = engines.choose(), KindLayout(cluster).node
+    if node.state(engine, container) != "running":
+        raise UsageError(f"the kind cluster {cluster!r} has no node running ({container}); start it with "
+                         f"`winsuite cluster up --type kind --name {cluster}`")
+    ref, archive = build_image(report)
+    if ref not in node.image_names(engine, container):
+        report(f"importing {ref} into {container}")
+        node.import_archives(engine, container, [archive], report)
     return ref

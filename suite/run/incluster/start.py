@@ -14,6 +14,7 @@ from winsuite.cluster.connect import connect
 from winsuite.errors import ExitCode
 from winsuite.errors import NothingSelected
 from winsuite.errors import UsageError
+from winsuite.inputs.cluster_spec import MADE_CLUSTER_TYPES
 from winsuite.inputs.cluster_spec import ClusterSpec
 from winsuite.inputs.cluster_spec import ClusterType
 from winsuite.inputs.engines import Engine
@@ -102,15 +103,17 @@ def attach(build_dir: Path) -> int:
 
 def _image(image: str | None, run: RunConfig) -> tuple[str, str]:
     """The image the shard pods run, and its pull policy: --image, else the one made here for the embedded
-    cluster's real node."""
+    cluster's real node or the kind node."""
     if image:
         return image, "IfNotPresent"
-    if run.job.cluster.type != ClusterType.EMBEDDED:
+    if run.job.cluster.type not in MADE_CLUSTER_TYPES:
         raise UsageError("--in-cluster needs --image REF on a cluster winsuite did not make: an image of winsuite "
                          "built from its Containerfile and pushed to a registry the cluster pulls from")
-    from winsuite.run.incluster.local_image import ensure_on_embedded_node
+    from winsuite.run.incluster import local_image
 
-    return ensure_on_embedded_node(run.job.cluster.name, lambda text: print(text, flush=True)), LOCAL_IMAGE_PULL
+    kind = run.job.cluster.type == ClusterType.KIND
+    ensure = local_image.ensure_on_kind_node if kind else local_image.ensure_on_embedded_node
+    return ensure(run.job.cluster.name, lambda text: print(text, flush=True)), LOCAL_IMAGE_PULL
 
 
 def _plan(run: RunConfig, facts: ClusterFacts, count: int, *, image: str) -> tuple[InClusterState, list[Shard]]:

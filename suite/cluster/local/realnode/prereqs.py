@@ -23,6 +23,8 @@ DEBIAN_PACKAGES = (
     "gcc",
     "libc6-dev",
 )
+# The kind target's: its container engine, and what makes its node image's root file system.
+KIND_PACKAGES = ("podman", "debootstrap")
 CNI_BIN_DIR = Path("/usr/lib/cni")
 CNI_PLUGINS = ("bridge", "host-local", "loopback", "portmap")
 BUSYBOX = Path("/bin/busybox")
@@ -30,7 +32,7 @@ TOOLS = ("containerd", "ctr", "runc", "iptables", "ip6tables", "conntrack", "ip"
 
 
 def install_command() -> list[str]:
-    return ["apt-get", "install", "-y", "--no-install-recommends", *DEBIAN_PACKAGES]
+    return ["apt-get", "install", "-y", "--no-install-recommends", *DEBIAN_PACKAGES, *KIND_PACKAGES]
 
 
 def _is_static_elf(path: Path) -> bool:

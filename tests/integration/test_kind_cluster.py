@@ -1,0 +1,88 @@
+"""The kind target on winsuite's own node image, next to the embedded cluster: the pinned Kubernetes with kwok's
+simulated Windows nodes tainted as on the embedded cluster; the default job's Linux side and upstream specs give the
+rows and verdicts they give on the embedded cluster; a run inside the kind cluster, in two shards, gives the local
+run's verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from tests.integration.kind_support import KindCluster
+from tests.integration.kind_support import on_kind
+from tests.integration.kind_support import run
+from tests.integration.runner_support import Build
+from tests.integration.runner_support import verdicts
+from tests.tools.embedded_cluster import EmbeddedCluster
+from winsuite.cluster.kind import engine as engines
+from winsuite.cluster.kind.nodeimage.build import INPUTS_LABEL
+from winsuite.cluster.kind.nodeimage.build import image_labels
+from winsuite.cluster.kubeconfig import api_client
+from winsuite.cluster.kubeconfig import server_version
+from winsuite.cluster.local.simnodes import FAKE_TAINT
+from winsuite.cluster.local.simnodes import WINDOWS_TAINT
+from winsuite.inputs.pins import load_pins
+
+pytestmark = [pytest.mark.kind, pytest.mark.cluster]
+
+# 46 native tests of the default job that run on a node with containers (pods, volumes, env, probes, logs).
+FOCUS = (r"\[sig-node\] (Pods|Downward API|ConfigMap|Secrets|Containers|Kubelet|Variable Expansion)"
+         r"|\[sig-storage\] Downward API")
+# Upstream conformance specs, most without a native port.
+UPSTREAM_FOCUS = r"\[sig-node\] (PodTemplates|Lease|ConfigMap|Secrets) .*\[Conformance\]"
+
+
+@pytest.fixture(scope="module")
+def kind_build(kind_cluster: KindCluster, tmp_path_factory: pytest.TempPathFactory) -> Build:
+    return run(on_kind(kind_cluster), tmp_path_factory.mktemp("kind"), "--engine", "native", "--focus", FOCUS)
+
+
+def taints(node: client.V1Node) -> list[dict[str, str]]:
+    return [{"key": t.key, "value": t.value, "effect": t.effect} for t in node.spec.taints or []]
+
+
+def test_the_cluster_serves_the_pinned_kubernetes_from_winsuites_node_image(kind_cluster: KindCluster) -> None:
+    pins = load_pins()
+    assert server_version(api_client(kind_cluster.kubeconfig)) == pins.kubernetes
+    labels = image_labels(engines.choose(), pins.kind_node_image) or {}
+    assert labels.get(INPUTS_LABEL)  # winsuite's build, found by its inputs
+
+
+def test_simulated_windows_nodes_are_tainted_as_on_the_embedded_cluster(kind_cluster: KindCluster) -> None:
+    nodes = {n.metadata.name: n for n in client.CoreV1Api(api_client(kind_cluster.kubeconfig)).list_node().items}
+    real = nodes.pop(kind_cluster.target.layout.node)
+    assert FAKE_TAINT not in taints(real) and real.status.node_info.kubelet_version == load_pins().kubernetes
+    windows = [n for n in nodes.values() if n.metadata.labels["kubernetes.io/os"] == "windows"]
+    assert {n.metadata.labels["node.kubernetes.io/windows-build"] for n in windows} == {"10.0.17763", "10.0.20348"}
+    assert all(WINDOWS_TAINT in taints(n) for n in windows)
+    assert all(FAKE_TAINT in taints(n) for n in nodes.values())
+    assert all(any(c.type == "Ready" and c.status == "True" for c in n.status.conditions) for n in nodes.values())
+
+
+def test_the_default_jobs_linux_side_gives_the_embedded_clusters_rows_and_verdicts(
+        kind_build: Build, real_node: EmbeddedCluster, tmp_path: Path) -> None:
+    embedded = run(["--cluster-name", real_node.name], tmp_path, "--engine", "native", "--focus", FOCUS)
+    assert len(verdicts(kind_build)) >= 40
+    assert verdicts(kind_build) == verdicts(embedded)
+    assert kind_build.finished["result"] == embedded.finished["result"]
+
+
+def test_upstream_specs_give_the_embedded_clusters_verdicts(
+        kind_cluster: KindCluster, real_node: EmbeddedCluster, tmp_path: Path) -> None:
+    on_kind_cluster = run(on_kind(kind_cluster), tmp_path / "kind", "--engine", "upstream", "--focus", UPSTREAM_FOCUS)
+    embedded = run(["--cluster-name", real_node.name], tmp_path / "embedded", "--engine", "upstream",
+                   "--focus", UPSTREAM_FOCUS)
+    rows = verdicts(on_kind_cluster)
+    assert len(rows) >= 10 and rows == verdicts(embedded)
+    assert all(r.properties["engine"] == "upstream" for r in on_kind_cluster.rows())
+
+
+def test_the_shards_of_a_run_inside_the_kind_cluster_give_the_local_runs_verdicts(
+        kind_cluster: KindCluster, kind_build: Build, tmp_path: Path) -> None:
+    remote = run(on_kind(kind_cluster), tmp_path, "--engine", "native", "--focus", FOCUS, "--in-cluster",
+                 "--shards", "2")
+    assert verdicts(remote) == verdicts(kind_build)
+    assert [s["shard"] for s in remote.finished["metadata"]["shards"]] == ["1/2", "2/2"]
+    assert remote.finished["metadata"]["in-cluster"]["image"].startswith("winsuite.local/winsuite:")
