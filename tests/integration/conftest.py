@@ -1,5 +1,5 @@
-"""Integration fixtures: one embedded cluster and one kind cluster per test session (opt-in), a fresh namespace per
-test."""
+"""Integration fixtures: one embedded cluster and one kind cluster per test session (the kind one opt-in:
+WINSUITE_KIND_TESTS=1), a fresh namespace per test."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ TEARDOWN_FIXTURE = "stopped_cluster"
 KIND_TEARDOWN_FIXTURE = "deleted_kind_cluster"
 KIND_CLUSTER_ENV = "WINSUITE_TEST_KIND_CLUSTER"
 DEFAULT_KIND_CLUSTER = "winsuite-kind-test"
+KIND_TESTS_ENV = "WINSUITE_KIND_TESTS"
 
 
 def _missing_prerequisite() -> str | None:
@@ -83,6 +84,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluste
 def kind_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KindCluster]:
     """A kind cluster on winsuite's node image, created once per session (or reused) and deleted if created here;
     the host's state before it was created is kept for the teardown test."""
+    if os.environ.get(KIND_TESTS_ENV) != "1":
+        pytest.skip(f"the kind tests are opt-in ({KIND_TESTS_ENV}=1, or `make test-kind`): their node image costs "
+                    "12-18 min to build cold, beyond what `make test` spends")
     missing = _missing_prerequisite()
     if missing:
         pytest.skip(missing)
