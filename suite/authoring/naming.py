@@ -83,6 +83,9 @@ class Spec:
     images: tuple[str, ...] = ()  # catalog image ids the test uses (for prepull lists; enforced at use)
     file: str = ""
     line: int = 0
+    # The OS its pods are for when that is on purpose not the run's target (Linux pods kept off Windows nodes):
+    # placement judges the pods by it instead.
+    pods_os: str = ""
 
     @property
     def full_name(self) -> str:
@@ -124,8 +127,10 @@ class Describe:
         category: str | None = None,
         needs: Iterable[Capability] = (),
         images: Iterable[str] = (),
+        pods_os: str = "",
     ) -> Callable[[F], F]:
-        """Declare a test. `twin` is the upstream full name it ports, which must render identically."""
+        """Declare a test. `twin` is the upstream full name it ports, which must render identically; `pods_os` the
+        OS its pods are for when that is deliberately not the run's target."""
 
         def decorate(fn: F) -> F:
             spec = Spec(
@@ -136,6 +141,7 @@ class Describe:
                 images=tuple(images),
                 file=inspect.getsourcefile(fn) or "",
                 line=fn.__code__.co_firstlineno,
+                pods_os=pods_os,
             )
             marked: Any = getattr(pytest.mark, SPEC_MARKER)(spec=spec)(fn)
             for tag in spec.tags:

@@ -15,6 +15,7 @@ import dataclasses
 import re
 import time
 from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 
 from winsuite.authoring.facts import ClusterFacts
@@ -60,10 +61,12 @@ class Stop:
 
 
 class Evidence:
-    def __init__(self, observer: Observer, facts: ClusterFacts, target_os: str) -> None:
+    def __init__(self, observer: Observer, facts: ClusterFacts, target_os: str,
+                 pods_os: Mapping[str, str] | None = None) -> None:
         self.observer = observer
         self.nodes = {n.name: n for n in facts.nodes}
         self.target_os = target_os
+        self.pods_os = dict(pods_os or {})  # test name -> the OS its pods are for, where not the target on purpose
 
     def judge(self, attempt: Attempt, stop: Stop = Stop()) -> Attempt:
         """The row with where it ran, failed when it ran on the wrong OS, and its failure class and evidence."""
@@ -71,7 +74,7 @@ class Evidence:
         ran = self.ran_on(pods)
         attempt = dataclasses.replace(attempt, properties=dataclasses.replace(
             attempt.properties, ran_on=", ".join(node_label(n) for n in ran)))
-        misplaced = self._misplaced(pods, ran)
+        misplaced = self._misplaced(pods, ran, self.pods_os.get(attempt.name, self.target_os))
         if misplaced and attempt.outcome is Outcome.PASSED:
             attempt = dataclasses.replace(attempt, outcome=Outcome.FAILED, message=misplaced, details=misplaced)
         if attempt.outcome not in (Outcome.FAILED, Outcome.INTERRUPTED):
@@ -87,12 +90,14 @@ class Evidence:
         names = dict.fromkeys(p.node for p in pods if p.started and p.node)
         return [node for name in names if (node := self.nodes.get(name)) is not None and not node.simulated]
 
-    def _misplaced(self, pods: list[PodSeen], ran: list[NodeFacts]) -> str:
-        if not ran or any(n.os == self.target_os for n in ran):
+    def _misplaced(self, pods: list[PodSeen], ran: list[NodeFacts], meant_for: str) -> str:
+        if not ran or any(n.os == meant_for for n in ran):
             return ""
         count = sum(1 for p in pods if p.started)
-        return (f"placement: the run targets {self.target_os}, and none of the {count} pod(s) that ran was on a "
-                f"{self.target_os} node; they ran on {', '.join(node_label(n) for n in ran)}")
+        aim = (f"the run targets {meant_for}" if meant_for == self.target_os
+               else f"the test's pods are for {meant_for}")
+        return (f"placement: {aim}, and none of the {count} pod(s) that ran was on a {meant_for} node; they ran on "
+                f"{', '.join(node_label(n) for n in ran)}")
 
     def _classify(self, attempt: Attempt, pods: list[PodSeen], misplaced: str,
                   stop: Stop) -> tuple[FailureClass, str]:

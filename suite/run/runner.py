@@ -102,7 +102,8 @@ class Runner:
             with timeline.span("run: lease"):
                 hold_lease(session.connection.api, self.run, self.console)
             with Observer(session.connection.api) as observer:
-                self.evidence = Evidence(observer, session.facts, self.run.target_os)
+                pods_os = {e.spec.full_name: e.spec.pods_os for e in collect(self.run.cases) if e.spec.pods_os}
+                self.evidence = Evidence(observer, session.facts, self.run.target_os, pods_os)
                 self._run_phases(session)
         except KeyboardInterrupt:
             self.supervisor.abort_reason = self.supervisor.abort_reason or "interrupted"

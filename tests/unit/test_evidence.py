@@ -88,6 +88,18 @@ def test_a_test_with_a_linux_pod_beside_windows_ones_is_judged_by_its_windows_po
     assert judged.outcome is Outcome.PASSED and os_keys(judged.properties.ran_on) == ["linux", "windows 10.0.20348"]
 
 
+def test_a_test_whose_pods_are_for_the_other_os_on_purpose_is_judged_by_that_os() -> None:
+    """Linux pods kept off Windows nodes: on the Linux node they are where they belong; on a Windows one, not."""
+    evidence = Evidence(observer(PodSeen("ns", "a", "linux-0", started=True)), FACTS, "windows",
+                        {"[sig-node] a test": "linux"})
+    assert evidence.judge(row()).outcome is Outcome.PASSED
+    evidence = Evidence(observer(PodSeen("ns", "a", "win-a", started=True)), FACTS, "windows",
+                        {"[sig-node] a test": "linux"})
+    judged = evidence.judge(row())
+    assert judged.outcome is Outcome.FAILED
+    assert judged.message.startswith("infrastructure: placement: the test's pods are for linux, and none of the 1")
+
+
 def test_pods_only_on_simulated_nodes_ran_nothing_and_are_no_placement() -> None:
     judged = judge(row(), PodSeen("ns", "a", "kwok-win", started=True))
     assert judged.outcome is Outcome.PASSED and judged.properties.ran_on == ""

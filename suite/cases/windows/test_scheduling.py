@@ -171,7 +171,7 @@ def test_runtime_class_scheduling(api: client.ApiClient, namespace: str, target:
 
 @windows_pods(linux_pods, upstream=NO_TWIN)
 @linux_scheduling.it("should never land on tainted Windows nodes", category="Core.Scheduling",
-               needs=[Capability.WINDOWS_NODES], images=["pause"])
+               needs=[Capability.WINDOWS_NODES], images=["pause"], pods_os="linux")
 def test_linux_pods_stay_off_windows_nodes(api: client.ApiClient, namespace: str, target: Target,
                                            cluster: ClusterSession) -> None:
     """Pods written for Linux without any nodeSelector (as most charts are) must not reach Windows nodes."""
