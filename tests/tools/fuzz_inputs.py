@@ -233,7 +233,16 @@ def _bad_value(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
     if not lines:
         return seed + b"\nbad: " + value + b"\n", True
     line = rng.choice(lines)
-    return seed[: line.start(2)] + value + seed[line.end(2):], True
+    return seed[: line.start(2)] + value + seed[line.end(2):], not _continues(seed, line)
+
+
+def _continues(seed: bytes, line: re.Match[bytes]) -> bool:
+    """Whether the value goes on over the next, deeper indented line (a multi-line plain scalar, as ops-readiness
+    descriptions are): a bad first line is then only the start of a good string."""
+    following = seed[line.end():].lstrip(b"\n").split(b"\n", 1)[0]
+    key_column = len(line.group(1)) - len(line.group(1).lstrip(b" -"))
+    indent = len(following) - len(following.lstrip(b" "))
+    return bool(following.strip()) and indent > key_column and _KEY_VALUE.match(following) is None
 
 
 def _deep(seed: bytes, rng: random.Random) -> tuple[bytes, bool]:
