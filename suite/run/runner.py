@@ -4,6 +4,7 @@ pytest, upstream specs with ginkgo), and hand the rows to the finisher that ends
 from __future__ import annotations
 
 import dataclasses
+import functools
 import signal
 import time
 import traceback
@@ -78,6 +79,11 @@ class Runner:
         self.upstream: UpstreamEngine | None = None  # set once the run knows its cluster
         self.evidence: Evidence | None = None  # what the run observes of the cluster, while its phases run
 
+    @functools.cached_property
+    def natives(self) -> list[Entry]:
+        """The test package's specs, collected once per run (narrowing changes the selection, never the package)."""
+        return collect(self.run.cases)
+
     def run_build(self) -> ExitCode:
         """The run from start to its finished build, whatever stops it (signals are held while files are
         written, so every interrupted run ends with ABORTED results)."""
@@ -102,7 +108,7 @@ class Runner:
             with timeline.span("run: lease"):
                 hold_lease(session.connection.api, self.run, self.console)
             with Observer(session.connection.api) as observer:
-                pods_os = {e.spec.full_name: e.spec.pods_os for e in collect(self.run.cases) if e.spec.pods_os}
+                pods_os = {e.spec.full_name: e.spec.pods_os for e in self.natives if e.spec.pods_os}
                 self.evidence = Evidence(observer, session.facts, self.run.target_os, pods_os)
                 self._run_phases(session)
         except KeyboardInterrupt:
@@ -133,13 +139,13 @@ class Runner:
         """Whether a native test the run selects needs `capability` (discovery then observes it at a cost)."""
         policy = self.run.policy
         return any(capability in entry.spec.needs and policy.decide(entry.spec.full_name, entry.spec.tags).outcome
-                   is not Selected.DESELECT for entry in collect(self.run.cases))
+                   is not Selected.DESELECT for entry in self.natives)
 
     def _plan(self, session: RunSession, upstream: UpstreamEngine) -> dict[str, PhasePlan]:
         """How many tests each phase will report (skips included), known before any phase starts; the run
         narrowed to its ops-readiness cases or its shard first, and written down as every phase will see it."""
         names = upstream.names(session.facts.server_version) if self.run.with_upstream else []
-        natives = collect(self.run.cases)
+        natives = self.natives
         if self.ops is not None:
             self._narrow_to_ops_cases([e.spec.full_name for e in natives] + names, session)
         if self.run.shard is not None:
@@ -175,7 +181,7 @@ class Runner:
     def _prepull(self, session: RunSession) -> list[Attempt]:
         """--prepull: the selection's images pulled on the nodes that will run the tests; a row per DaemonSet."""
         run = self.run
-        images = to_prepull(run, collect(run.cases), session.facts)
+        images = to_prepull(run, self.natives, session.facts)
         pulls = prepull.pull_sets(run.target_os, images)
         self.console.say(f"prepull: {len(images)} image reference(s) in {len(pulls)} DaemonSet(s)")
         self.supervisor.set_interruptible(True)  # a signal stops the prepull, which still removes its DaemonSets
@@ -301,7 +307,7 @@ class Runner:
         record = read_events(self.output.artifacts / events_name(phase.spec.junit_name))
         if record.unfinished:
             # Node ids depend on pytest's rootdir; the file name and test id identify a test either way.
-            names = {_short_id(e.nodeid): e.spec.full_name for e in collect(self.run.cases)}
+            names = {_short_id(e.nodeid): e.spec.full_name for e in self.natives}
             close_unfinished(record, phase.interrupted_with or "the phase ended unexpectedly",
                              lambda nodeid: names.get(_short_id(nodeid), nodeid))
         record.attempts = self._judged(record.attempts)
