@@ -17,13 +17,15 @@ from winsuite.run.engines.upstream import UpstreamEngine
 NAMESPACE_DELETE_TIMEOUT = 120.0
 
 
-def hold_lease(api: client.ApiClient, run: RunConfig, console: Console) -> None:
-    """The run's Lease, so other runs' clean-up leaves this run's objects alone."""
+def hold_lease(api: client.ApiClient, run: RunConfig, console: Console) -> run_leases.KeptLease | None:
+    """The run's Lease, renewed while this process runs, so other runs' clean-up leaves this run's objects alone
+    (and no longer than a minute and a half once it was killed)."""
     try:
-        run_leases.register(api, run.run_id, run.job.run_timeout)
+        return run_leases.KeptLease(api, run.run_id).start()
     except Exception as err:  # e.g. no right to create Leases: the run goes on, only less protected
         console.say(f"winsuite: warning: the run's Lease was not created ({one_line(str(err), 160)}); "
                     "a concurrent run's cleanup could not tell this run is active", warning=True)
+        return None
 
 
 def clean_up(api: client.ApiClient, run: RunConfig, upstream: UpstreamEngine | None, console: Console) -> None:

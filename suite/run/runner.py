@@ -18,6 +18,7 @@ from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.inputs.engines import Engine
 from winsuite.inputs.engines import EngineChoice
+from winsuite.k8s.run_leases import KeptLease
 from winsuite.plugin.session import RunSession
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import collect
@@ -98,6 +99,7 @@ class Runner:
 
     def _run(self) -> ExitCode:
         session: RunSession | None = None
+        lease: KeptLease | None = None
         error, error_code = "", ExitCode.OK
         try:
             self.supervisor.set_interruptible(True)
@@ -106,7 +108,7 @@ class Runner:
                                        probe_load_balancer=self._selects_a_test_needing(Capability.LOAD_BALANCER))
             self.run = session.run
             with timeline.span("run: lease"):
-                hold_lease(session.connection.api, self.run, self.console)
+                lease = hold_lease(session.connection.api, self.run, self.console)
             with Observer(session.connection.api) as observer:
                 pods_os = {e.spec.full_name: e.spec.pods_os for e in self.natives if e.spec.pods_os}
                 self.evidence = Evidence(observer, session.facts, self.run.target_os, pods_os)
@@ -127,8 +129,12 @@ class Runner:
         finisher = Finisher(self.run, self.console, self.supervisor)
         if session is not None:
             api = session.connection.api
-            finisher.end_on_cluster(session.connection, session.facts, rows,
-                                    lambda: clean_up(api, self.run, self.upstream, self.console))
+            try:
+                finisher.end_on_cluster(session.connection, session.facts, rows,
+                                        lambda: clean_up(api, self.run, self.upstream, self.console))
+            finally:
+                if lease is not None:
+                    lease.stop()
         durations.record(a for a in rows if engine_of(a) == Engine.NATIVE and not a.properties.interrupted)
         return finisher.finish(rows, connection=session.connection if session else None,
                                facts=session.facts if session else None, metadata=run_metadata(self.run),

@@ -1,7 +1,10 @@
-"""Two runs on one cluster at once: each keeps to its own namespaces, rows and cleanup, and both pass."""
+"""Two runs on one cluster at once: each keeps to its own namespaces, rows and cleanup, and both pass; a run's
+Lease counts while its process renews it, and lapses once that process is gone."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +27,8 @@ HAND_OFF = "e2e.test namespaces left for the last of the active runs to delete:"
 def test_two_concurrent_runs_pass_alike_and_leave_nothing(real_node: EmbeddedCluster, tmp_path: Path) -> None:
     runs = [start(real_node, tmp_path / name, "--cases", "winsuite.cases", "--node-os", "linux", "--focus", FOCUS)
             for name in ("first", "second")]
+    held = wait_for_leases(real_node, 2)
+    assert len(held) == 2 and {lease.spec.lease_duration_seconds for lease in held} == {run_leases.KEPT_SECONDS}, held
     outputs = []
     for process in runs:
         try:
@@ -48,3 +53,26 @@ def test_two_concurrent_runs_pass_alike_and_leave_nothing(real_node: EmbeddedClu
     for output, other in zip(outputs, reversed(run_ids), strict=True):
         mentions = [line for line in output.splitlines() if other in line]
         assert all(HAND_OFF in line for line in mentions), mentions
+
+
+def wait_for_leases(cluster: EmbeddedCluster, count: int, timeout: float = 300) -> list[client.V1Lease]:
+    deadline = time.monotonic() + timeout
+    while True:
+        leases = [lease for lease in client.CoordinationV1Api(cluster.api).list_namespaced_lease(
+            run_leases.NAMESPACE).items if lease.metadata.name.startswith(run_leases.PREFIX)]
+        if len(leases) >= count or time.monotonic() > deadline:
+            return leases
+        time.sleep(0.5)
+
+
+def test_a_run_lease_counts_while_renewed_and_lapses_once_its_process_is_gone(cluster: EmbeddedCluster) -> None:
+    run_id = f"leasetest{os.getpid()}"
+    kept = run_leases.KeptLease(cluster.api, run_id, duration=4, every=1).start()
+    try:
+        time.sleep(6)  # past the first duration: only the renewals keep it
+        assert run_id in run_leases.active_runs(cluster.api)
+    finally:
+        kept.stop()
+    time.sleep(5)  # as when the run's process was killed: no renewal for longer than the duration
+    assert run_id not in run_leases.active_runs(cluster.api)
+    run_leases.withdraw(cluster.api, run_id)

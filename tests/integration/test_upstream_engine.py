@@ -182,8 +182,8 @@ def test_the_placement_policy_places_e2e_pods_only_and_goes_away(cluster: Embedd
     run_id = f"policytest{os.getpid()}"
     pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "pause"}]}}
     e2e_ns, other_ns = f"e2e-{run_id}", f"other-{run_id}"
-    # Runs this session killed on purpose (SIGKILL, a hung API server) keep their Lease, and so their policy, until
-    # their run timeout: no run is active now, so every policy but this test's is such a leftover.
+    # A run this session killed on purpose (SIGKILL, a hung API server) keeps its Lease, and so its policy, for up
+    # to 90 s: no run is active now, so every policy but this test's is such a leftover.
     placement_policy.remove_stale(api, active=set())
     assert placement_policy.install(api, run_id, Placement("windows"))
     try:
