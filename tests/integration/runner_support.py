@@ -34,6 +34,12 @@ def start(cluster: EmbeddedCluster, root: Path, *extra: str) -> subprocess.Popen
                             stderr=subprocess.STDOUT, text=True, env=dict(os.environ))
 
 
+def apiserver_pid(cluster: EmbeddedCluster) -> int:
+    proc = cluster.target.state().process("kube-apiserver")
+    assert proc is not None
+    return proc.pid
+
+
 @dataclasses.dataclass
 class Row:
     name: str
