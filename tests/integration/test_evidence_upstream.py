@@ -71,7 +71,7 @@ def test_an_upstream_spec_on_a_node_lost_mid_test_is_infrastructure(disrupted_cl
                                                                     stoppable_kubelet: int, tmp_path: Path) -> None:
     # Without its kubelet the pod's restart count stays 0: the spec would watch it its four minutes, and then wait
     # for the pod's deletion; the per-test timeout cuts it once the node is NotReady (its grace period is 40-50 s).
-    process = start(disrupted_cluster, tmp_path, *upstream(PROBE), "--test-timeout", "80s")
+    process = start(disrupted_cluster, tmp_path, *upstream(PROBE), "--test-timeout", "80s", cases=None)
     try:
         wait_for_probe_pod(disrupted_cluster, process)
         os.kill(stoppable_kubelet, signal.SIGSTOP)
@@ -89,7 +89,8 @@ def test_an_upstream_spec_on_a_node_lost_mid_test_is_infrastructure(disrupted_cl
 def test_an_upstream_spec_under_a_hung_api_server_is_infrastructure(disrupted_cluster: EmbeddedCluster,
                                                                     tmp_path: Path) -> None:
     pid = apiserver_pid(disrupted_cluster)
-    process = start(disrupted_cluster, tmp_path, *upstream(PROBE), "--run-timeout", f"{RUN_TIMEOUT}s")
+    process = start(disrupted_cluster, tmp_path, *upstream(PROBE), "--run-timeout", f"{RUN_TIMEOUT}s",
+                    cases=None)
     try:
         wait_for_probe_pod(disrupted_cluster, process)
         os.kill(pid, signal.SIGSTOP)
