@@ -42,13 +42,26 @@ def upstream(*names: str) -> tuple[str, ...]:
             "--focus", "|".join(re.escape(name) for name in names))
 
 
-def wait_for_probe_pod(cluster: EmbeddedCluster, process: subprocess.Popen[str]) -> None:
-    """Until the probe spec's pod runs on the real node (the run must still be going)."""
+def probe_namespaces(cluster: EmbeddedCluster) -> set[str]:
+    return {ns.metadata.name for ns in client.CoreV1Api(cluster.api).list_namespace().items
+            if ns.metadata.name.startswith(PROBE_NAMESPACE)}
+
+
+def wait_for_probe_pod(cluster: EmbeddedCluster, process: subprocess.Popen[str], earlier: set[str]) -> None:
+    """Until the probe spec's pod runs on the real node, in a namespace not among `earlier` ones (the run must still
+    be going)."""
     core = client.CoreV1Api(cluster.api)
     deadline = time.monotonic() + 300
-    while not any(p.metadata.namespace.startswith(PROBE_NAMESPACE) and p.status.phase == "Running"
-                  for p in core.list_pod_for_all_namespaces().items):
+    while not any(p.metadata.namespace.startswith(PROBE_NAMESPACE) and p.metadata.namespace not in earlier
+                  and p.status.phase == "Running" for p in core.list_pod_for_all_namespaces().items):
         assert time.monotonic() < deadline and process.poll() is None, "the probe spec's pod never ran"
+        time.sleep(1)
+
+
+def wait_for_build_log(root: Path, text: str, process: subprocess.Popen[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not any(text in log.read_text() for log in root.rglob("build-log.txt")):
+        assert time.monotonic() < deadline and process.poll() is None, f"no {text!r} in the build log"
         time.sleep(1)
 
 
@@ -71,10 +84,13 @@ def test_an_upstream_spec_on_a_node_lost_mid_test_is_infrastructure(disrupted_cl
                                                                     stoppable_kubelet: int, tmp_path: Path) -> None:
     # Without its kubelet the pod's restart count stays 0: the spec would watch it its four minutes, and then wait
     # for the pod's deletion; the per-test timeout cuts it once the node is NotReady (its grace period is 40-50 s).
+    earlier = probe_namespaces(disrupted_cluster)
     process = start(disrupted_cluster, tmp_path, *upstream(PROBE), "--test-timeout", "80s", cases=None)
     try:
-        wait_for_probe_pod(disrupted_cluster, process)
+        wait_for_probe_pod(disrupted_cluster, process, earlier)
         os.kill(stoppable_kubelet, signal.SIGSTOP)
+        wait_for_build_log(tmp_path, "ran past the per-test timeout", process, timeout=300)
+        os.kill(stoppable_kubelet, signal.SIGCONT)  # the spec is over: its cleanup and the run's need not wait
         output, _ = process.communicate(timeout=600)
     finally:
         if process.poll() is None:
@@ -89,10 +105,11 @@ def test_an_upstream_spec_on_a_node_lost_mid_test_is_infrastructure(disrupted_cl
 def test_an_upstream_spec_under_a_hung_api_server_is_infrastructure(disrupted_cluster: EmbeddedCluster,
                                                                     tmp_path: Path) -> None:
     pid = apiserver_pid(disrupted_cluster)
+    earlier = probe_namespaces(disrupted_cluster)
     process = start(disrupted_cluster, tmp_path, *upstream(PROBE), "--run-timeout", f"{RUN_TIMEOUT}s",
                     cases=None)
     try:
-        wait_for_probe_pod(disrupted_cluster, process)
+        wait_for_probe_pod(disrupted_cluster, process, earlier)
         os.kill(pid, signal.SIGSTOP)
         output, _ = process.communicate(timeout=RUN_TIMEOUT + 300)
     finally:
