@@ -4,7 +4,8 @@ Placement: a row whose pods ran (a container started) on nodes, none of them of 
 nodes; a test that also runs pods of the other OS on purpose is judged by those of the target OS. Simulated nodes
 run nothing: a pod there is never a placement. Failure classes, decided from what the run observed (observations.py),
 in this order: infrastructure (an image that did not pull in its namespaces, a node its pods were on going NotReady
-or away, or its kubelet no longer renewing the node's Lease, the API server not answering while it ran, its pods on
+or away, or its kubelet no longer renewing the node's Lease while the API server answered, the API server not
+answering while it ran, its pods on
 the wrong OS, the run stopped by a signal), setup (pytest's setup phase or ginkgo's BeforeSuite failed), timeout
 (the per-test or the run timeout cut it off), test (an assertion failed: nothing else was observed).
 """
@@ -115,7 +116,9 @@ class Evidence:
                                                  f"{_clock(change.at)} while the test ran there")
         for node in sorted(on):
             renewed = self.observer.last_renewal(node, before=end)
-            if renewed is not None and end - renewed > STALE_HEARTBEAT_SECONDS:
+            # A kubelet cannot renew through an API server that does not answer: that gap is the outage's.
+            if (renewed is not None and end - renewed > STALE_HEARTBEAT_SECONDS
+                    and not self.observer.outages_between(renewed, end)):
                 return FailureClass.INFRASTRUCTURE, (f"node {node}'s kubelet stopped renewing its Lease at "
                                                      f"{_clock(renewed)}, {end - renewed:.0f}s before the test "
                                                      "ended there")

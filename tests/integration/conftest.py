@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import time
 import uuid
 from collections.abc import Iterator
 
 import pytest
+from kubernetes import client
 
 from tests.integration.kind_support import KindCluster
 from tests.integration.kind_support import embedded_running
@@ -23,6 +26,7 @@ from winsuite.cluster.local.artifacts import Group
 from winsuite.cluster.local.artifacts import bin_dir_from_env
 from winsuite.cluster.local.artifacts import locate
 from winsuite.cluster.local.artifacts import select
+from winsuite.cluster.local.config import REAL_NODE_NAME
 from winsuite.cluster.local.errors import BuildFailed
 from winsuite.cluster.local.errors import ComponentFailed
 from winsuite.cluster.local.state import load
@@ -138,3 +142,20 @@ def namespace(cluster: EmbeddedCluster, run_id: str, request: pytest.FixtureRequ
     yield name
     if load(cluster.target.layout) is not None:  # not when a teardown test has stopped the cluster
         namespaces.delete(cluster.api, name)
+
+
+@pytest.fixture
+def stoppable_kubelet(disrupted_cluster: EmbeddedCluster) -> Iterator[int]:
+    """The real node's kubelet pid; whatever happens, it runs again and the node is Ready before the next test."""
+    process = disrupted_cluster.target.state().process("kubelet")
+    assert process is not None
+    yield process.pid
+    os.kill(process.pid, signal.SIGCONT)
+    core = client.CoreV1Api(disrupted_cluster.api)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        conditions = core.read_node(REAL_NODE_NAME).status.conditions or []
+        if any(c.type == "Ready" and c.status == "True" for c in conditions):
+            return
+        time.sleep(2)
+    raise AssertionError(f"{REAL_NODE_NAME} did not become Ready again after its kubelet went on")

@@ -24,14 +24,22 @@ RUNNER_CASES = "tests.runner_cases"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_args(cluster: EmbeddedCluster, root: Path, *extra: str) -> list[str]:
+def run_args(cluster: EmbeddedCluster, root: Path, *extra: str, cases: str | None = RUNNER_CASES) -> list[str]:
     return [*WINSUITE, "run", "--kubeconfig", str(cluster.kubeconfig), "--results-root", str(root),
-            "--cases", RUNNER_CASES, "-n", "2", *extra]
+            *(("--cases", cases) if cases else ()), "-n", "2", *extra]
 
 
-def start(cluster: EmbeddedCluster, root: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(run_args(cluster, root, *extra), cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
+def start(cluster: EmbeddedCluster, root: Path, *extra: str, cases: str | None = RUNNER_CASES
+          ) -> subprocess.Popen[str]:
+    """`winsuite run` in the background, on the test cases `cases` (None: the catalog's, and upstream's)."""
+    return subprocess.Popen(run_args(cluster, root, *extra, cases=cases), cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env=dict(os.environ))
+
+
+def apiserver_pid(cluster: EmbeddedCluster) -> int:
+    proc = cluster.target.state().process("kube-apiserver")
+    assert proc is not None
+    return proc.pid
 
 
 @dataclasses.dataclass

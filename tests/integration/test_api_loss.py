@@ -15,6 +15,7 @@ import pytest
 from kubernetes import client
 
 from tests.integration.runner_support import WINSUITE
+from tests.integration.runner_support import apiserver_pid
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_namespaces
 from tests.integration.runner_support import start
@@ -30,12 +31,6 @@ pytestmark = pytest.mark.cluster
 RUN_TIMEOUT = 150.0
 FOCUS = ("--focus", "passes when|waits for a pod that never")
 WAITING = "[It] [sig-testing] winsuite runner waits for a pod that never gets Ready [Slow]"
-
-
-def _apiserver_pid(cluster: EmbeddedCluster) -> int:
-    proc = cluster.target.state().process("kube-apiserver")
-    assert proc is not None
-    return proc.pid
 
 
 def _wait_for_pod(cluster: EmbeddedCluster, name: str, timeout: float = 300) -> None:
@@ -59,7 +54,7 @@ def _up_again(cluster: EmbeddedCluster) -> None:
 def test_a_hung_api_server_ends_the_run_and_down_stops_the_killed_one(disrupted_cluster: EmbeddedCluster,
                                                                       tmp_path: Path) -> None:
     cluster = disrupted_cluster
-    pid = _apiserver_pid(cluster)
+    pid = apiserver_pid(cluster)
     process = start(cluster, tmp_path / "hung", *FOCUS, "--run-timeout", f"{RUN_TIMEOUT:.0f}s")
     try:
         wait_for_event(tmp_path / "hung", "junit_01.xml", "start", timeout=300,
@@ -111,7 +106,7 @@ def test_a_hung_api_server_ends_the_run_and_down_stops_the_killed_one(disrupted_
 def test_up_replaces_a_cluster_whose_api_server_does_not_serve(disrupted_cluster: EmbeddedCluster) -> None:
     cluster = disrupted_cluster
     before = cluster.target.state()
-    pid = _apiserver_pid(cluster)
+    pid = apiserver_pid(cluster)
     os.kill(pid, signal.SIGSTOP)  # alive, holding its port, answering nothing
     up = _cli("cluster", "up", "--name", cluster.name)
     text = up.stdout + up.stderr
@@ -122,7 +117,7 @@ def test_up_replaces_a_cluster_whose_api_server_does_not_serve(disrupted_cluster
     assert [f"{proc.name} (pid {proc.pid})" for proc in before.processes if alive(proc)] == []
     cluster.target.started = True
     cluster.__dict__.pop("api", None)
-    assert _apiserver_pid(cluster) != pid
+    assert apiserver_pid(cluster) != pid
     status = _cli("cluster", "status", "--name", cluster.name, timeout=60)
     assert status.returncode == 0 and "not serving" not in status.stdout, status.stdout
 

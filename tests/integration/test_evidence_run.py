@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -140,23 +139,6 @@ def test_a_flake_is_flaky_and_fails_a_job_that_wants_no_flakes(cluster: Embedded
     assert code == ExitCode.TESTS_FAILED, output
     assert build.finished["result"] == "FAILURE" and "passed only on a retry" in build.finished["metadata"][
         "flaky-policy"]
-
-
-@pytest.fixture
-def stoppable_kubelet(disrupted_cluster: EmbeddedCluster) -> Iterator[int]:
-    """The real node's kubelet pid; whatever happens, it runs again and the node is Ready before the next test."""
-    process = disrupted_cluster.target.state().process("kubelet")
-    assert process is not None
-    yield process.pid
-    os.kill(process.pid, signal.SIGCONT)
-    core = client.CoreV1Api(disrupted_cluster.api)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        conditions = core.read_node(REAL_NODE_NAME).status.conditions or []
-        if any(c.type == "Ready" and c.status == "True" for c in conditions):
-            return
-        time.sleep(2)
-    raise AssertionError(f"{REAL_NODE_NAME} did not become Ready again after its kubelet went on")
 
 
 def test_a_node_lost_mid_test_is_infrastructure(disrupted_cluster: EmbeddedCluster, stoppable_kubelet: int,

@@ -143,6 +143,21 @@ def test_a_node_lost_elsewhere_is_no_evidence_about_this_test() -> None:
     assert judged.properties.failure_class == FailureClass.TEST
 
 
+def test_a_lease_not_renewed_while_the_api_server_was_silent_is_the_api_servers_loss() -> None:
+    """The kubelet of a node with the test's pod renewed its Lease last 50 s before the end: a lost node, unless
+    the API server was not answering then (no kubelet can renew through it)."""
+    pods = (PodSeen("ns", "a", "win-a", started=True),)
+    lease_gap = observer(*pods)
+    lease_gap.renewals = {"win-a": [NOW - 90, NOW - 80]}
+    attempt = row(Outcome.FAILED, message="context canceled")
+    judged = Evidence(lease_gap, FACTS, "windows").judge(attempt)
+    assert judged.properties.failure_evidence.startswith("node win-a's kubelet stopped renewing its Lease")
+    lease_gap.outages = [Outage(NOW - 75, None, "timed out")]
+    judged = Evidence(lease_gap, FACTS, "windows").judge(attempt)
+    assert judged.properties.failure_class == FailureClass.INFRASTRUCTURE
+    assert judged.properties.failure_evidence.startswith("the API server did not answer from"), judged.properties
+
+
 def test_the_counts_say_classes_oses_and_flakes() -> None:
     rows = [judge(row(Outcome.FAILED, message="x"), PodSeen("ns", "a", "win-a", started=True)),
             Attempt("b", "n", Outcome.FAILED, message="first"), Attempt("b", "n", Outcome.PASSED, attempt=2),

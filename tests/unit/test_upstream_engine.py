@@ -11,13 +11,19 @@ import pytest
 
 from winsuite.policy.selection import Selector
 from winsuite.results.model import Outcome
+from winsuite.run.engines.base import PhaseSpec
 from winsuite.run.engines.ginkgo_phase import MAX_FOCUS_CHARS
 from winsuite.run.engines.ginkgo_phase import OutputReader
+from winsuite.run.engines.ginkgo_phase import UpstreamPhase
+from winsuite.run.engines.ginkgo_phase import UpstreamSettings
 from winsuite.run.engines.ginkgo_phase import focus_chunks
 from winsuite.run.engines.ginkgo_report import ReportError
 from winsuite.run.engines.ginkgo_report import attempts_of
 from winsuite.run.engines.ginkgo_report import never_started
 from winsuite.run.engines.ginkgo_report import spec_reports
+from winsuite.run.engines.spec_timeout import Overdue
+from winsuite.run.engines.spec_timeout import e2e_process
+from winsuite.run.engines.upstream_toolchain import Toolchain
 
 NAME = "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]"
 
@@ -52,6 +58,7 @@ def test_failures_timeouts_interrupts_and_skips_say_what_ginkgo_said() -> None:
     assert (skipped.outcome, skipped.message) == (Outcome.SKIPPED, "Only supported for providers [gce]")
     assert never_started(spec("skipped", message="Spec skipped because an interrupt was detected"))
     assert not never_started(spec("skipped", message="Only supported for providers [gce]"))
+    assert never_started(spec("skipped"))  # the process that drew it was interrupted: ginkgo says nothing
     with pytest.raises(ReportError, match="unknown ginkgo state 'exploded'"):
         attempts_of(spec("exploded"), "upstream")
 
@@ -123,3 +130,69 @@ def test_with_one_process_the_spec_is_named_when_it_starts() -> None:
     while not reader.finished.empty():
         seen.append(reader.finished.get())
     assert seen == [(NAME, Outcome.PASSED, 4.104)]
+
+
+PROBE = '[sig-node] Probing container should *not* be restarted with a exec "cat /tmp/health" liveness probe'
+
+
+def overdue_of(output: str, names: set[str]) -> list[Overdue]:
+    reader = OutputReader(io.BytesIO(output.encode()), io.StringIO(), names)
+    reader.join(10)
+    return [reader.overdue.get() for _ in range(reader.overdue.qsize())]
+
+
+def test_a_progress_report_makes_a_running_spec_overdue_with_its_process() -> None:
+    """ginkgo's progress report at --poll-progress-after (the per-test timeout) names the spec and, in parallel,
+    its process; the same report repeated in a done spec's timeline does not."""
+    report = [
+        "  ------------------------------",
+        "  Progress Report for Ginkgo Process #2",
+        "  Automatically polling progress:",
+        f"    {PROBE} [NodeConformance] [Conformance] (Spec Runtime: 30.002s)",
+        "      k8s.io/kubernetes@v1.36.3/test/e2e/common/node/container_probe.go:151",
+        "      In [It] (Node Runtime: 30s)",
+    ]
+    timeline = ["• [FAILED] [12.000 seconds]", f"{NAME} [sig-node, NodeConformance, Conformance]",
+                f"    {NAME} (Spec Runtime: 11.9s)"]
+    names = {NAME, f"{PROBE} [NodeConformance] [Conformance]"}
+    assert overdue_of("\n".join([*report, *timeline]) + "\n", names) == [
+        Overdue(f"{PROBE} [NodeConformance] [Conformance]", 2)]
+    one_process = ["Automatically polling progress:", f"  {NAME} (Spec Runtime: 30s)"]
+    assert overdue_of("\n".join(one_process) + "\n", names) == [Overdue(NAME, None)]
+
+
+def test_the_overdue_specs_process_is_the_e2e_test_child_of_ginkgo_with_its_number(tmp_path: Path) -> None:
+    def process(pid: int, parent: int, *argv: str) -> None:
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} (e2e.test) S {parent} {pid} 0 0\n")
+        (tmp_path / str(pid) / "cmdline").write_bytes("\0".join(argv).encode() + b"\0")
+    process(10, 1, "ginkgo", "--procs=2")
+    process(11, 10, "e2e.test", "--ginkgo.parallel.process=1", "--ginkgo.parallel.total=2")
+    process(12, 10, "e2e.test", "--ginkgo.parallel.process=2", "--ginkgo.parallel.total=2")
+    process(13, 99, "e2e.test", "--ginkgo.parallel.process=2")  # another ginkgo's
+    (tmp_path / "self").mkdir()
+    assert e2e_process(10, 2, tmp_path) == 12 and e2e_process(10, 1, tmp_path) == 11
+    assert e2e_process(10, 3, tmp_path) is None and e2e_process(10, None, tmp_path) is None  # two: unknown
+    assert e2e_process(99, None, tmp_path) == 13  # one process: its only child
+
+
+def test_a_spec_cut_by_the_per_test_timeout_fails_timed_out_and_the_specs_never_started_get_no_row(
+        tmp_path: Path) -> None:
+    other = "[sig-node] Secrets should patch a secret [Conformance]"
+    cut = dict(spec("interrupted", message="Interrupted by User"), LeafNodeText="should cut")
+    never = dict(spec("skipped"), ContainerHierarchyTexts=["[sig-node] Secrets"],
+                 LeafNodeText="should patch a secret [Conformance]")
+    settings = UpstreamSettings(kubeconfig=None, context=None, node_os="linux", repo_list=None,
+                                non_blocking_taints=(), flake_attempts=1, test_timeout=30)
+    phase = UpstreamPhase(PhaseSpec(1, "parallel", 2), ["[sig-node] Pods should cut", other],
+                          Toolchain(Path("e2e.test"), Path("ginkgo"), "v1.36.3", "v2.28.1"), settings, tmp_path,
+                          io.StringIO(), deadline=0)
+    phase.work.mkdir()
+    report = phase.work / "ginkgo_00.json"
+    report.write_text(json.dumps([{"SpecReports": [cut, never]}]))
+    phase.reports.append(report)
+    phase.cut.add("[sig-node] Pods should cut")
+    assert phase._started() == {"[sig-node] Pods should cut"}
+    (row,) = phase.close()
+    assert (row.outcome, row.message) == (Outcome.FAILED, "timed out after 30s (per-test timeout)")
+    assert row.properties.timed_out and not row.properties.interrupted

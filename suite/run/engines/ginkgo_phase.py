@@ -35,6 +35,9 @@ from winsuite.run.engines.ginkgo_report import never_started
 from winsuite.run.engines.ginkgo_report import spec_name
 from winsuite.run.engines.ginkgo_report import spec_reports
 from winsuite.run.engines.ginkgo_report import suite_setup_failure
+from winsuite.run.engines.spec_timeout import Overdue
+from winsuite.run.engines.spec_timeout import ProgressReports
+from winsuite.run.engines.spec_timeout import e2e_process
 from winsuite.run.engines.upstream_toolchain import Toolchain
 from winsuite_reports.conventions import SUITE_NAME
 
@@ -54,7 +57,7 @@ class UpstreamSettings:
     non_blocking_taints: tuple[str, ...]
     flake_attempts: int
     # ginkgo has no per-spec timeout flag (specs carry their own): a spec running longer than this gets
-    # ginkgo's progress reports (where it is stuck) in the build log.
+    # ginkgo's progress report (where it is stuck) in the build log, and is interrupted (spec_timeout.py).
     test_timeout: float
     kubectl: str | None = None
 
@@ -86,7 +89,8 @@ class OutputReader:
 
     ginkgo prints a finished spec as a header line (`• [2.1 seconds]`, `• [FAILED] [9.8 seconds]`, `S [SKIPPED] …`)
     and then its full name, followed by its labels in brackets; with one process, verbose output names the spec
-    when it starts, and the header that ends it is followed by a separator instead.
+    when it starts, and the header that ends it is followed by a separator instead. A progress report naming a
+    spec not yet done makes it overdue.
     """
 
     _HEADER = re.compile(r"^([•SP]) (?:\[([A-Z][A-Z0-9 -]*)\] )?\[([\d.]+) seconds?\]$")
@@ -95,7 +99,10 @@ class OutputReader:
 
     def __init__(self, stream: IO[bytes], log: TextIO, names: set[str]) -> None:
         self.finished: queue.Queue[tuple[str, Outcome, float]] = queue.Queue()
+        self.overdue: queue.Queue[Overdue] = queue.Queue()
         self.names = names
+        self.progress = ProgressReports(self._name)
+        self.done: set[str] = set()  # a done spec's output repeats its progress reports: not overdue then
         self.thread = threading.Thread(target=self._read, args=(stream, log), name="winsuite-ginkgo", daemon=True)
         self.thread.start()
 
@@ -109,9 +116,13 @@ class OutputReader:
             if pending is not None:
                 name = self._name(line) or started  # with --procs=1 the header follows the spec's own output
                 if name is not None:
+                    self.done.add(name)
                     self.finished.put((name, self._OUTCOMES.get(pending, Outcome.FAILED), seconds))
                 pending = started = None
                 continue
+            overdue = self.progress.read(line)
+            if overdue is not None and overdue.name not in self.done:
+                self.overdue.put(overdue)
             started = self._name(line) or started
             header = self._HEADER.match(line)
             if header:
@@ -151,6 +162,8 @@ class UpstreamPhase:
         self.process: subprocess.Popen[bytes] | None = None
         self.interrupted_with: str | None = None
         self.reported: dict[str, Outcome] = {}  # what ginkgo's output said was done
+        self.cut: set[str] = set()  # specs interrupted by the per-test timeout
+        self.cut_since_rerun = False  # the specs a cut process skipped are to run again
 
     # -- running ------------------------------------------------------------------------------------------
     def argv(self, chunk: int) -> list[str]:
@@ -195,16 +208,46 @@ class UpstreamPhase:
     def wait(self, timeout: float) -> int | None:
         """The exit code once the last chunk is done; the next chunk is started when one ends."""
         assert self.process is not None and self.output is not None
+        self._cut_overdue()
         try:
             code = self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             return None
         self.output.join(timeout=10)  # the rest of its output
         chunk = len(self.reports)
+        if chunk == len(self.chunks) and self.cut_since_rerun and self.interrupted_with is None:
+            self.cut_since_rerun = False
+            self.chunks += focus_chunks([name for name in self.names if name not in self._started()])
         if chunk < len(self.chunks) and self.interrupted_with is None:
             self.start(chunk)
             return None
         return code
+
+    def _cut_overdue(self) -> None:
+        """SIGINT to the e2e.test process of each spec past the per-test timeout: ginkgo interrupts that spec,
+        runs its cleanup, and skips the specs that process would have run next."""
+        assert self.process is not None and self.output is not None
+        while not self.output.overdue.empty():
+            overdue = self.output.overdue.get_nowait()
+            done = overdue.name in self.cut or overdue.name in self.output.done
+            pid = None if done else e2e_process(self.process.pid, overdue.process)
+            if pid is None:
+                continue
+            self.cut.add(overdue.name)
+            self.cut_since_rerun = True
+            self.log.write(f"winsuite: {overdue.name} ran past the per-test timeout of "
+                           f"{self.settings.test_timeout:.0f}s; interrupting it (e2e.test pid {pid})\n")
+            self.log.flush()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGINT)
+
+    def _started(self) -> set[str]:
+        """The specs some ginkgo run of this phase started (whatever their outcome)."""
+        started = set()
+        for path in self.reports:
+            with contextlib.suppress(ReportError):
+                started |= {spec_name(r) for r in spec_reports(path) if not never_started(r)}
+        return started
 
     def interrupt(self, reason: str) -> None:
         """SIGINT to ginkgo: its processes run their cleanup (namespaces included) and write the report."""
@@ -253,6 +296,8 @@ class UpstreamPhase:
                         rows[name] = self._with_diagnostics(attempts_of(report, NODEID), report)
             except ReportError as err:
                 problems.append(str(err))
+        for name in self.cut & set(rows):
+            rows[name][-1] = self._timed_out(rows[name][-1])
         for name in self.names:
             if name in rows:
                 continue
@@ -265,6 +310,16 @@ class UpstreamPhase:
                 rows[name] = [Attempt(name, NODEID, Outcome.INTERRUPTED, message=f"interrupted: {reason}",
                                       properties=dataclasses.replace(UPSTREAM, interrupted=True))]
         return [attempt for name in self.names for attempt in rows.get(name, [])]
+
+    def _timed_out(self, attempt: Attempt) -> Attempt:
+        """A spec the per-test timeout interrupted fails as a native test cut off does (one that ended by itself
+        meanwhile keeps its own outcome)."""
+        if attempt.outcome is not Outcome.INTERRUPTED:
+            return attempt
+        return dataclasses.replace(
+            attempt, outcome=Outcome.FAILED, message=f"timed out after {self.settings.test_timeout:.0f}s "
+            "(per-test timeout)", properties=dataclasses.replace(attempt.properties, interrupted=False,
+                                                                 timed_out=True))
 
     def _with_diagnostics(self, attempts: list[Attempt], report: dict[str, Any]) -> list[Attempt]:
         """A failed spec's own log (e2e.test dumps its namespace's events and pods there) under artifacts/."""

@@ -134,11 +134,13 @@ def _seconds(timestamp: Any) -> float:
 
 
 def never_started(report: dict[str, Any]) -> bool:
-    """A spec ginkgo skipped because the suite was interrupted or aborted before it (it gets no row)."""
+    """A spec ginkgo skipped because the suite (or the process that drew it) was interrupted or aborted before it,
+    or its timeout had passed: skipped with no message or one saying so (it gets no row). A spec e2e.test skips
+    says why."""
     if report.get("State") != "skipped":
         return False
     message = str((report.get("Failure") or {}).get("Message") or "").lower()
-    return any(word in message for word in _NOT_STARTED)
+    return not message or any(word in message for word in _NOT_STARTED)
 
 
 def captured_output(report: dict[str, Any]) -> str:

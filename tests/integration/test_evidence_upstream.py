@@ -1,0 +1,124 @@
+"""Each failure class of upstream specs decided by what the run observed, on the embedded cluster with its real node:
+an assertion that fails, a spec the per-test timeout cuts off, the real node's kubelet stopped under a running spec,
+the API server stopped under one (the last two disrupt the cluster, so they run after the other tests)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from tests.integration.runner_support import apiserver_pid
+from tests.integration.runner_support import only_build
+from tests.integration.runner_support import start
+from tests.integration.test_evidence_run import rows_by_name
+from tests.integration.test_evidence_run import run
+from tests.tools.embedded_cluster import EmbeddedCluster
+from winsuite.cluster.local import images
+from winsuite.cluster.local.config import REAL_NODE_NAME
+from winsuite.errors import ExitCode
+
+pytestmark = [pytest.mark.cluster, pytest.mark.real_node]
+
+# Its pod runs `sh -c env`: the embedded node's busybox sh drops variables whose names are no shell identifiers
+# (data-1), so the spec's expected output is missing: an assertion that fails.
+ENV_FROM = "[sig-node] ConfigMap should be consumable via the environment [NodeConformance] [Conformance]"
+# Watches its pod for four minutes (a liveness probe that must not restart it): a spec that runs a while.
+PROBE = ('[sig-node] Probing container should *not* be restarted with a exec "cat /tmp/health" liveness probe '
+         "[NodeConformance] [Conformance]")
+PROBE_NAMESPACE = "container-probe-"  # the e2e framework's namespace for it: its base name and a random suffix
+RUN_TIMEOUT = 120
+
+
+def upstream(*names: str) -> tuple[str, ...]:
+    """The settings of an upstream run of exactly these specs on the real node, with the cluster's own images."""
+    return ("--engine", "upstream", "--node-os", "linux", "--repo-list", str(images.repo_list_file()),
+            "--focus", "|".join(re.escape(name) for name in names))
+
+
+def probe_namespaces(cluster: EmbeddedCluster) -> set[str]:
+    return {ns.metadata.name for ns in client.CoreV1Api(cluster.api).list_namespace().items
+            if ns.metadata.name.startswith(PROBE_NAMESPACE)}
+
+
+def wait_for_probe_pod(cluster: EmbeddedCluster, process: subprocess.Popen[str], earlier: set[str]) -> None:
+    """Until the probe spec's pod runs on the real node, in a namespace not among `earlier` ones (the run must still
+    be going)."""
+    core = client.CoreV1Api(cluster.api)
+    deadline = time.monotonic() + 300
+    while not any(p.metadata.namespace.startswith(PROBE_NAMESPACE) and p.metadata.namespace not in earlier
+                  and p.status.phase == "Running" for p in core.list_pod_for_all_namespaces().items):
+        assert time.monotonic() < deadline and process.poll() is None, "the probe spec's pod never ran"
+        time.sleep(1)
+
+
+def wait_for_build_log(root: Path, text: str, process: subprocess.Popen[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not any(text in log.read_text() for log in root.rglob("build-log.txt")):
+        assert time.monotonic() < deadline and process.poll() is None, f"no {text!r} in the build log"
+        time.sleep(1)
+
+
+def test_an_upstream_assertion_is_test_and_a_cut_off_spec_is_timeout(real_node: EmbeddedCluster,
+                                                                     tmp_path: Path) -> None:
+    code, output, build = run(real_node, tmp_path, *upstream(ENV_FROM, PROBE), "--test-timeout", "30s")
+    assert code == ExitCode.TESTS_FAILED, output
+    rows = rows_by_name(build)
+    failed, cut = rows[ENV_FROM][-1], rows[PROBE][-1]
+    assert failed["status"] == "failed" and failed["engine"] == "upstream", failed
+    assert failed["message"].startswith("test: ") and "data-1=value-1" in failed["message"], failed
+    assert failed["failure-class"] == "test", failed
+    assert cut["status"] == "failed" and cut["failure-class"] == "timeout", cut
+    assert cut["message"] == "timeout: timed out after 30s (per-test timeout)", cut
+    assert "per-test timeout" in cut["failure-evidence"], cut
+    assert "Failures by class: 1 timeout, 1 test" in output, output
+
+
+def test_an_upstream_spec_on_a_node_lost_mid_test_is_infrastructure(disrupted_cluster: EmbeddedCluster,
+                                                                    stoppable_kubelet: int, tmp_path: Path) -> None:
+    # Without its kubelet the pod's restart count stays 0: the spec would watch it its four minutes, and then wait
+    # for the pod's deletion; the per-test timeout cuts it once the node is NotReady (its grace period is 40-50 s).
+    earlier = probe_namespaces(disrupted_cluster)
+    process = start(disrupted_cluster, tmp_path, *upstream(PROBE), "--test-timeout", "80s", cases=None)
+    try:
+        wait_for_probe_pod(disrupted_cluster, process, earlier)
+        os.kill(stoppable_kubelet, signal.SIGSTOP)
+        wait_for_build_log(tmp_path, "ran past the per-test timeout", process, timeout=300)
+        os.kill(stoppable_kubelet, signal.SIGCONT)  # the spec is over: its cleanup and the run's need not wait
+        output, _ = process.communicate(timeout=600)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == ExitCode.TESTS_FAILED, output
+    row = rows_by_name(only_build(tmp_path))[PROBE][-1]
+    assert row["status"] == "failed" and row["failure-class"] == "infrastructure", row
+    assert row["failure-evidence"].startswith(f"node {REAL_NODE_NAME} went "), row
+    assert row["message"].startswith("infrastructure: "), row
+
+
+def test_an_upstream_spec_under_a_hung_api_server_is_infrastructure(disrupted_cluster: EmbeddedCluster,
+                                                                    tmp_path: Path) -> None:
+    pid = apiserver_pid(disrupted_cluster)
+    earlier = probe_namespaces(disrupted_cluster)
+    process = start(disrupted_cluster, tmp_path, *upstream(PROBE), "--run-timeout", f"{RUN_TIMEOUT}s",
+                    cases=None)
+    try:
+        wait_for_probe_pod(disrupted_cluster, process, earlier)
+        os.kill(pid, signal.SIGSTOP)
+        output, _ = process.communicate(timeout=RUN_TIMEOUT + 300)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        if process.poll() is None:
+            process.kill()
+        disrupted_cluster.target.wait_ready(180)  # it serves again, every node Ready
+    assert process.returncode in (ExitCode.TESTS_FAILED, ExitCode.TIMED_OUT), output
+    assert "Traceback" not in output, output
+    row = rows_by_name(only_build(tmp_path))[PROBE][-1]
+    assert row["status"] == "failed" and row["failure-class"] == "infrastructure", row
+    assert row["failure-evidence"].startswith("the API server did not answer from"), row
