@@ -13,7 +13,6 @@ from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import Build
 from winsuite_reports.model import Job
 from winsuite_reports.model import Status
-from winsuite_reports.status import coalesce
 
 UNCATEGORIZED = "(no category)"
 HISTORY = 10  # builds shown per case, newest first
@@ -50,15 +49,17 @@ class CategoryResult:
 def case_status(build: Build, rows: list[str]) -> Status:
     """A case's verdict in one build: FAIL if any of its tests failed, FLAKY if any flaked, PASS if all that ran
     passed, SKIP if none ran but some were skipped, NO_RESULT when the build has none of them."""
-    cells = [build.cells.get(row, NO_RESULT) for row in rows]
-    ran = [coalesce(c.status, ignore_running=True) for c in cells if c.status not in (Status.SKIP, Status.NO_RESULT)]
-    if Status.FAIL in ran:
-        return Status.FAIL
-    if Status.FLAKY in ran:
-        return Status.FLAKY
-    if ran:
-        return Status.PASS
-    return Status.SKIP if any(c.status is Status.SKIP for c in cells) else Status.NO_RESULT
+    cells = build.cells
+    if len(rows) == 1:  # most cases are one test
+        return _VERDICT[cells.get(rows[0], NO_RESULT).status]
+    verdicts = {_VERDICT[cells.get(row, NO_RESULT).status] for row in rows}
+    return next(verdict for verdict in _WORST_FIRST if verdict in verdicts)
+
+
+# A test's verdict in a build, as its case counts it: a running test ran (and failed nothing yet).
+_VERDICT = {Status.FAIL: Status.FAIL, Status.FLAKY: Status.FLAKY, Status.PASS: Status.PASS,
+            Status.RUNNING: Status.PASS, Status.SKIP: Status.SKIP, Status.NO_RESULT: Status.NO_RESULT}
+_WORST_FIRST = (Status.FAIL, Status.FLAKY, Status.PASS, Status.SKIP, Status.NO_RESULT)
 
 
 def categories(job: Job, history: int = HISTORY) -> list[CategoryResult]:

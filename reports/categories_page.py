@@ -1,0 +1,33 @@
+"""The Categories page's case rows, made as markup here: a big tab has a case per test, and a template loop over
+a hundred thousand of them costs many times as much as joining strings."""
+
+from __future__ import annotations
+
+from markupsafe import Markup
+from markupsafe import escape
+
+from winsuite_reports.categories import CategoryResult
+from winsuite_reports.formats import pct
+from winsuite_reports.model import Status
+
+# A status as the Newest column words it (NO_RESULT: "no result") and as a history span.
+_WORD = {status: status.name.replace("_", " ").lower() for status in Status}
+_SPAN = {status: f'<span class="s{status.value}" title="{status.name.lower()}"></span>' for status in Status}
+_LINE = "\n"
+
+
+def case_rows(category: CategoryResult) -> Markup:
+    """One table row per case: its tests (as the title), newest verdict, history and pass rate."""
+    rows = []
+    for case in category.cases:
+        tests = case.tests
+        count = len(tests)
+        # Escaping is per character: escaping the joined names is escaping each of them.
+        cell = f'<tr><td title="{escape(_LINE.join(tests))}">{escape(case.name)}'
+        if count > 1 or tests[0] != case.name:
+            cell += f' <span class="muted">({count} test{"s" if count != 1 else ""})</span>'
+        latest = case.latest
+        rows.append(f'{cell}</td>\n<td class="s{latest.value}">{_WORD[latest]}</td>\n'
+                    f'<td class="history">{"".join(map(_SPAN.__getitem__, case.history))}</td>\n'
+                    f'<td class="num">{pct(case.pass_rate)}</td></tr>\n')
+    return Markup("".join(rows))
