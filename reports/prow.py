@@ -14,9 +14,9 @@ from pathlib import Path
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
-from winsuite_reports.conventions import RowProperties
 from winsuite_reports.conventions import RowProperty
 from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.conventions import split_list
 from winsuite_reports.conventions import tags_in_name
 from winsuite_reports.evidence import BuildEvidence
 from winsuite_reports.evidence import failure_of
@@ -108,11 +108,11 @@ def parse_build(build_dir: Path) -> ParsedBuild:
             attempts.setdefault(attempt.key, []).append(attempt.cell)
             if attempt.key not in rows:
                 rows[attempt.key] = row_info(attempt.key, attempt.properties)
-            if RowProperty.EXCLUDED in attempt.properties:
-                excluded[attempt.key] = attempt.properties[RowProperty.EXCLUDED]
+            if _EXCLUDED in attempt.properties:
+                excluded[attempt.key] = attempt.properties[_EXCLUDED]
             if attempt.text and attempt.key not in texts:
                 texts[attempt.key] = attempt.text
-            nodes = attempt.properties.get(RowProperty.RAN_ON)
+            nodes = attempt.properties.get(_RAN_ON)
             if nodes and nodes not in ran_on.setdefault(attempt.key, []):
                 ran_on[attempt.key].append(nodes)
     cells = {key: merge(cell_list) for key, cell_list in attempts.items()}
@@ -153,27 +153,31 @@ def row_info(key: str, properties: dict[str, str]) -> RowInfo:
     if info is None:
         if len(_ROW_INFO) >= _ROW_INFO_LIMIT:
             _ROW_INFO.clear()
-        info = _ROW_INFO[memo_key] = _row_info(key, properties)
+        info = _ROW_INFO[memo_key] = _row_info(key, *memo_key[1:])
     return info
 
 
-_ROW_PROPERTIES = (RowProperty.TAGS, RowProperty.TIER, RowProperty.CATEGORY, RowProperty.PLAN_ITEMS,
-                   RowProperty.EXCLUDED, RowProperty.ENGINE, RowProperty.OPS_READINESS_CASE)
+# The properties as plain strings: a StrEnum member hashes in Python, and every testcase looks up several.
+_ROW_PROPERTIES = tuple(str(name) for name in (
+    RowProperty.TAGS, RowProperty.TIER, RowProperty.CATEGORY, RowProperty.PLAN_ITEMS, RowProperty.EXCLUDED,
+    RowProperty.ENGINE, RowProperty.OPS_READINESS_CASE))
+_EXCLUDED, _RAN_ON = str(RowProperty.EXCLUDED), str(RowProperty.RAN_ON)
 _ROW_INFO: dict[tuple[str | None, ...], RowInfo] = {}
 _ROW_INFO_LIMIT = 100_000
 
 
-def _row_info(key: str, properties: dict[str, str]) -> RowInfo:
-    row = RowProperties.from_junit(properties)
+def _row_info(key: str, tags: str | None, tier: str | None, category: str | None, plan_items: str | None,
+              excluded: str | None, engine: str | None, case: str | None) -> RowInfo:
+    """The facts of the row's properties (None: not given), as RowProperties.from_junit reads them."""
     return RowInfo(
         name=key,
-        tags=row.tags if RowProperty.TAGS in properties else tags_in_name(key),
-        tier=row.tier,
-        category=row.category,
-        plan_items=row.plan_items,
-        excluded=row.excluded,
-        engine=row.engine,
-        case=row.ops_readiness_case,
+        tags=tags_in_name(key) if tags is None else split_list(tags),
+        tier=tier or "",
+        category=category or "",
+        plan_items=split_list(plan_items) if plan_items else (),
+        excluded=excluded or "",
+        engine=engine or "",
+        case=case or "",
     )
 
 
