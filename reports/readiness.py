@@ -188,40 +188,57 @@ def _longest_failure_streak(passed: Sequence[bool]) -> int:
 
 def _row_states(job: Job, criteria: Criteria) -> dict[str, RowReadiness]:
     builds = _finished(job)[: criteria.runs]
-    return {key: _row_state(job, key, builds) for key in job.rows}
+    columns = [build.cells for build in builds]
+    where = f"{len(builds)} runs of {job.name}"
+    # Most rows of a big tab have the same cells in the runs read (the one shared passing cell): each exclusion and
+    # combination of cells is judged once.
+    judged: dict[tuple[object, ...], _Judgement] = {}
+    states = {}
+    for key, info in job.rows.items():
+        cells = [column.get(key, NO_RESULT) for column in columns]
+        memo_key = (info.excluded, *map(id, cells))
+        found = judged.get(memo_key)
+        if found is None:
+            found = judged[memo_key] = _judge(info.excluded, cells, where)
+        states[key] = RowReadiness(key, found[0], found[1], info.category, found[2], found[3])
+    return states
 
 
-def _row_state(job: Job, key: str, builds: Sequence[Build]) -> RowReadiness:
-    info = job.rows[key]
-    cells = [cell for build in builds if (cell := build.cells.get(key, NO_RESULT)).status in _RAN]
+# A row's state, detail, newest failure's class and whether that was the infrastructure's.
+_Judgement = tuple[RowState, str, str, bool]
+
+
+def _judge(excluded: str, read: Sequence[Cell], where: str) -> _Judgement:
+    """The state of a row with these cells in the runs read (newest first)."""
+    cells = [cell for cell in read if cell.status in _RAN]
     ran = [cell.status for cell in cells]
-    failures, where = ran.count(Status.FAIL), f"{len(builds)} runs of {job.name}"
-    if info.excluded:
-        state, detail = RowState.EXCLUDED, f"excluded: {info.excluded}"
+    failures = ran.count(Status.FAIL)
+    if excluded:
+        state, detail = RowState.EXCLUDED, f"excluded: {excluded}"
     elif not ran:
         state, detail = RowState.SKIPPED, f"did not run in the last {where}"
     elif ran[0] is Status.FAIL:
-        return _failing(key, info.category, cells, f"{failures} of the last {where}")
+        return _failing(cells, f"{failures} of the last {where}")
     elif Status.FLAKY in ran or flip_flakiness(ran) > 0:
         flaky = ran.count(Status.FLAKY)
         state, detail = RowState.FLAKY, f"flaky in {flaky}, failed in {failures} of the last {where}"
     elif failures:
         state, detail = RowState.RECOVERED, f"failed in {failures} of the last {where}, passes since"
-    elif len(ran) < len(builds):
+    elif len(ran) < len(read):
         state, detail = RowState.NOT_CONTINUOUS, f"ran in {len(ran)} of the last {where}"
     else:
         state, detail = RowState.GREEN, f"passed in all of the last {where}"
-    return RowReadiness(key, state, detail, info.category)
+    return state, detail, "", False
 
 
-def _failing(key: str, category: str, cells: Sequence[Cell], of_runs: str) -> RowReadiness:
+def _failing(cells: Sequence[Cell], of_runs: str) -> _Judgement:
     """A FAILING row (`cells`: its results in the runs read, newest first), its newest failure's class named."""
     streak = next((i for i, cell in enumerate(cells) if cell.status is not Status.FAIL), len(cells))
     newest = cells[0]
     detail = f"failed in the newest {streak} and {of_runs}"
     if newest.failure_class:
         detail += f"; newest failure: {newest.failure_class}" + (f" ({newest.evidence})" if newest.evidence else "")
-    return RowReadiness(key, RowState.FAILING, detail, category, newest.failure_class, is_infra_failure(newest))
+    return RowState.FAILING, detail, newest.failure_class, is_infra_failure(newest)
 
 
 def _aggregate(per_job: list[dict[str, RowReadiness]]) -> list[RowReadiness]:
