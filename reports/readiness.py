@@ -44,12 +44,16 @@ class RowState(enum.Enum):
     EXCLUDED = "EXCLUDED"
     NO_RESULT = "NO RESULT"
 
+    # A singleton hashed by identity, in C (Enum's __hash__ is a Python call): every test is ranked by its state.
+    __hash__ = object.__hash__
+
     @property
     def blocks(self) -> bool:
         return self in (RowState.FAILING, RowState.FLAKY, RowState.RECOVERED, RowState.NOT_CONTINUOUS)
 
 
 RANK = {state: rank for rank, state in enumerate(RowState)}
+_BLOCKING = frozenset(state for state in RowState if state.blocks)
 _RAN = (Status.PASS, Status.FAIL, Status.FLAKY)
 UNTESTED = "UNTESTED"
 
@@ -104,6 +108,12 @@ class Readiness:
     tests: list[RowReadiness]
     items: list[ItemReadiness] | None
     categories: dict[str, Counter[RowState]]
+
+    @property
+    def blocking_tests(self) -> list[RowReadiness]:
+        """The tests that keep the verdict from READY (a tab can have a hundred thousand tests: not a template
+        filter's attribute lookups)."""
+        return [test for test in self.tests if test.state in _BLOCKING]
 
 
 def assess(
