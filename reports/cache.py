@@ -109,6 +109,7 @@ class BuildCache:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._prefix = os.path.join(str(root), "")  # a path under the root starts with this
         self._db = _open(root / CACHE_FILE)
         self._stored: dict[str, list[str]] | None = None
         self.hits = self.misses = 0
@@ -231,6 +232,9 @@ class BuildCache:
         return (found[0][0], found[0][1]) if found else None
 
     def _key(self, path: Path) -> str:
+        text = str(path)
+        if text.startswith(self._prefix) and ".." not in text:  # under the root as given (every build and job is)
+            return text[len(self._prefix):]
         relative = os.path.relpath(path, self.root)
         return "" if relative == "." else relative
 

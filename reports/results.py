@@ -62,17 +62,16 @@ def load_history(
     now = time.time() if now is None else now
     if is_build(root):
         return History(root, [read_job(root.parent, now=now, only=[root])])
-    if build_dirs(root):
-        job_dirs = [root]
-    else:
+    # Each job's builds listed once (a listing costs a stat or two per build).
+    listed = {root: build_dirs(root)}
+    if not listed[root]:
         skipped = skip.resolve() if skip is not None else None
-        job_dirs = [
-            path
-            for path in sorted(root.iterdir(), key=lambda p: natural_key(p.name))
-            if path.is_dir() and path.resolve() != skipped and build_dirs(path)
-        ]
+        listed = {path: build_dirs(path) for path in sorted(root.iterdir(), key=lambda p: natural_key(p.name))
+                  if path.is_dir() and path.resolve() != skipped}
+    job_dirs = [path for path, builds in listed.items() if builds]
     with BuildCache(root) if cache and job_dirs else contextlib.nullcontext() as store:
-        jobs = [read_job(path, now=now, max_builds=max_builds, since=since, cache=store) for path in job_dirs]
+        jobs = [read_job(path, now=now, max_builds=max_builds, since=since, cache=store, only=listed[path])
+                for path in job_dirs]
         if store is not None and job_dirs != [root]:  # a root of jobs: jobs removed since are forgotten
             store.forget_jobs_other_than(job_dirs)
     jobs.sort(key=lambda job: (job.dashboard, natural_key(job.tab)))
@@ -81,15 +80,20 @@ def load_history(
 
 def is_build(path: Path) -> bool:
     """A build directory: it has started.json or finished.json."""
-    return path.is_dir() and any((path / marker).is_file() for marker in BUILD_MARKERS)
+    return path.is_dir() and _has_marker(str(path))
 
 
 def build_dirs(job_dir: Path) -> list[Path]:
     """The job's build directories, newest first (build ids sort increasingly)."""
     if not job_dir.is_dir():
         return []
-    builds = [path for path in job_dir.iterdir() if is_build(path)]
+    with os.scandir(job_dir) as entries:  # an entry knows whether it is a directory without a stat
+        builds = [job_dir / entry.name for entry in entries if entry.is_dir() and _has_marker(entry.path)]
     return sorted(builds, key=lambda p: natural_key(p.name), reverse=True)
+
+
+def _has_marker(directory: str) -> bool:
+    return any(os.path.isfile(os.path.join(directory, marker)) for marker in BUILD_MARKERS)
 
 
 def started_since(builds: list[Path], since: float) -> list[Path]:
@@ -109,7 +113,8 @@ def read_job(
     job_dir: Path, *, now: float, max_builds: int = 0, since: float | None = None, workers: int = 0,
     cache: BuildCache | None = None, only: list[Path] | None = None
 ) -> Job:
-    """One tab: its builds (the newest `max_builds` when set) and the rows they hold.
+    """One tab: its builds (the newest `max_builds` when set; `only`: the job's builds, newest first, when they are
+    listed already) and the rows they hold.
 
     Builds the cache does not hold are parsed; parsing JUnit is most of the time a long history takes, so many
     builds are parsed by `workers` processes (default: one per CPU), each a contiguous run of builds. With a
