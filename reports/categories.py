@@ -65,10 +65,16 @@ _WORST_FIRST = (Status.FAIL, Status.FLAKY, Status.PASS, Status.SKIP, Status.NO_R
 def categories(job: Job, history: int = HISTORY) -> list[CategoryResult]:
     """The tab's rows grouped by category, then by test case; categories and cases sorted by name."""
     grouped: dict[str, dict[str, list[str]]] = {}
+    split_categories: dict[str, list[str]] = {}  # most rows share their category field: split once
     for key, info in job.rows.items():
-        for category in (c.strip() for c in (info.category or UNCATEGORIZED).split(",")):
+        category_text, case_text = info.category or UNCATEGORIZED, info.case or key
+        row_categories = split_categories.get(category_text)
+        if row_categories is None:
+            row_categories = split_categories[category_text] = [c.strip() for c in category_text.split(",")]
+        row_cases = [c.strip() for c in case_text.split(" | ")] if " | " in case_text else [case_text.strip()]
+        for category in row_categories:
             cases = grouped.setdefault(category, {})
-            for case in (c.strip() for c in (info.case or key).split(" | ")):
+            for case in row_cases:
                 cases.setdefault(case, []).append(key)
     builds = [b for b in job.builds if not b.running][:history]
     return [CategoryResult(category, [CaseResult(name, rows, [case_status(b, rows) for b in builds])
