@@ -7,10 +7,11 @@ winsuite's catalog without a case is its own case, named by the test.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 from winsuite_reports.model import NO_RESULT
-from winsuite_reports.model import Build
+from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 
@@ -18,7 +19,7 @@ UNCATEGORIZED = "(no category)"
 HISTORY = 10  # builds shown per case, newest first
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseResult:
     """One test case (or uncased test) of a category: its verdict in each recent build, newest first."""
 
@@ -43,17 +44,18 @@ class CategoryResult:
 
     def count(self, status: Status) -> int:
         """Cases with this verdict in the newest build."""
-        return sum(case.latest is status for case in self.cases)
+        return sum(1 for case in self.cases if (case.history[0] if case.history else Status.NO_RESULT) is status)
 
 
-def case_status(build: Build, rows: list[str]) -> Status:
-    """A case's verdict in one build: FAIL if any of its tests failed, FLAKY if any flaked, PASS if all that ran
-    passed, SKIP if none ran but some were skipped, NO_RESULT when the build has none of them."""
-    cells = build.cells
-    if len(rows) == 1:  # most cases are one test
-        return _VERDICT[cells.get(rows[0], NO_RESULT).status]
-    verdicts = {_VERDICT[cells.get(row, NO_RESULT).status] for row in rows}
-    return next(verdict for verdict in _WORST_FIRST if verdict in verdicts)
+def case_status(columns: list[dict[str, Cell]], rows: list[str]) -> list[Status]:
+    """A case's verdict in each build (its cells given per build): FAIL if any of its tests failed, FLAKY if any
+    flaked, PASS if all that ran passed, SKIP if none ran but some were skipped, NO_RESULT when the build has none of
+    them."""
+    verdicts = []
+    for cells in columns:
+        found = {_VERDICT[cells.get(row, NO_RESULT).status] for row in rows}
+        verdicts.append(next(verdict for verdict in _WORST_FIRST if verdict in found))
+    return verdicts
 
 
 # A test's verdict in a build, as its case counts it: a running test ran (and failed nothing yet).
@@ -77,6 +79,20 @@ def categories(job: Job, history: int = HISTORY) -> list[CategoryResult]:
             for case in row_cases:
                 cases.setdefault(case, []).append(key)
     builds = [b for b in job.builds if not b.running][:history]
-    return [CategoryResult(category, [CaseResult(name, rows, [case_status(b, rows) for b in builds])
-                                      for name, rows in sorted(cases.items())])
+    columns = [build.cells for build in builds]
+    # Most cases are one test, and most tests have the same cells in these builds (the one shared passing cell):
+    # their verdicts are figured once per combination of cells, and shared (the page renders each list once).
+    newest = len(builds) if all(map(operator.is_, builds, job.builds)) else 0  # the job's newest builds
+    shared: dict[tuple[int, ...], list[Status]] = {}
+
+    def verdicts(rows: list[str]) -> list[Status]:
+        if len(rows) > 1 or not newest:
+            return case_status(columns, rows)
+        cells = job.cells(rows[0])[:newest]
+        found = shared.get(memo := tuple(map(id, cells)))
+        if found is None:
+            found = shared[memo] = [_VERDICT[cell.status] for cell in cells]
+        return found
+
+    return [CategoryResult(category, [CaseResult(name, rows, verdicts(rows)) for name, rows in sorted(cases.items())])
             for category, cases in sorted(grouped.items())]

@@ -19,15 +19,24 @@ _LINE = "\n"
 def case_rows(category: CategoryResult) -> Markup:
     """One table row per case: its tests (as the title), newest verdict, history and pass rate."""
     rows = []
+    # Cases share their verdict lists (reports.categories): the columns after the name are made once per list.
+    verdict_cells: dict[int, str] = {}
     for case in category.cases:
-        tests = case.tests
+        tests, history = case.tests, case.history
         count = len(tests)
-        # Escaping is per character: escaping the joined names is escaping each of them.
-        cell = f'<tr><td title="{escape(_LINE.join(tests))}">{escape(case.name)}'
-        if count > 1 or tests[0] != case.name:
-            cell += f' <span class="muted">({count} test{"s" if count != 1 else ""})</span>'
-        latest = case.latest
-        rows.append(f'{cell}</td>\n<td class="s{latest.value}">{_WORD[latest]}</td>\n'
-                    f'<td class="history">{"".join(map(_SPAN.__getitem__, case.history))}</td>\n'
-                    f'<td class="num">{pct(case.pass_rate)}</td></tr>\n')
+        if count == 1 and tests[0] == case.name:  # a test that is its own case: one name to escape
+            name = escape(case.name)
+            cell = f'<tr><td title="{name}">{name}'
+        else:
+            # Escaping is per character: escaping the joined names is escaping each of them.
+            cell = (f'<tr><td title="{escape(_LINE.join(tests))}">{escape(case.name)}'
+                    f' <span class="muted">({count} test{"s" if count != 1 else ""})</span>')
+        rest = verdict_cells.get(id(history))
+        if rest is None:
+            latest = case.latest
+            rest = verdict_cells[id(history)] = (
+                f'</td>\n<td class="s{latest.value}">{_WORD[latest]}</td>\n'
+                f'<td class="history">{"".join(map(_SPAN.__getitem__, history))}</td>\n'
+                f'<td class="num">{pct(case.pass_rate)}</td></tr>\n')
+        rows.append(cell + rest)
     return Markup("".join(rows))
