@@ -19,7 +19,8 @@ UNCATEGORIZED = "(no category)"
 HISTORY = 10  # builds shown per case, newest first
 
 
-@dataclass(frozen=True, slots=True)
+# not frozen: a frozen dataclass's __init__ costs four times as much, and a big tab makes one per row
+@dataclass(slots=True)
 class CaseResult:
     """One test case (or uncased test) of a category: its verdict in each recent build, newest first."""
 

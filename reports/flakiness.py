@@ -50,7 +50,8 @@ def is_infra_failure(cell: Cell) -> bool:
     return bool(cell.message and INFRA_MESSAGE.match(cell.message))
 
 
-@dataclass(frozen=True)
+# not frozen: a frozen dataclass's __init__ costs four times as much, and a big tab makes one per row
+@dataclass(slots=True)
 class RowFlakiness:
     """One row's health over the analysis window."""
 

@@ -31,7 +31,8 @@ class MalformedJunit(Exception):
     """A JUnit file TestGrid would refuse; shown as "Malformed artifacts" on the build's Overall cell."""
 
 
-@dataclass(frozen=True, slots=True)
+# not frozen: a frozen dataclass's __init__ costs four times as much, and a big tab makes one per row
+@dataclass(slots=True)
 class Attempt:
     """One testcase element: the row it belongs to, its cell and its testcase-level properties, and, when it
     failed, its whole failure text (the cell keeps TestGrid's 140 characters of it)."""
