@@ -54,12 +54,7 @@ def row_key(testcase_name: str) -> str:
 
 def read_attempts(path: Path) -> list[Attempt]:
     """Every attempt in one JUnit file; a testcase TestGrid drops (bare skip) yields nothing."""
-    attempts = []
-    for testcase in parse_guarded(path).iter("testcase"):
-        attempt = _attempt(testcase)
-        if attempt is not None:
-            attempts.append(attempt)
-    return attempts
+    return [attempt for attempt in map(_attempt, parse_guarded(path).iter("testcase")) if attempt is not None]
 
 
 def parse_guarded(path: Path) -> ET.Element:
