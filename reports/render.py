@@ -17,6 +17,7 @@ from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
 from winsuite_reports.categories import categories
 from winsuite_reports.categories_page import case_rows
+from winsuite_reports.collection import collection_paused
 from winsuite_reports.compare import STATUS_WORDS
 from winsuite_reports.compare import Comparison
 from winsuite_reports.compare import Verdict
@@ -64,6 +65,7 @@ def environment() -> jinja2.Environment:
     return env
 
 
+@collection_paused()
 def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLUMNS,
                     build_url: str = "", compared: bool = False) -> Path:
     """Write every page under `output`; returns the index page. `build_url` is where build links point, as a

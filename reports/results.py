@@ -20,6 +20,7 @@ from winsuite_reports.cache import encode
 from winsuite_reports.cache import encode_rows
 from winsuite_reports.cache import fingerprint
 from winsuite_reports.cache import new_since
+from winsuite_reports.collection import collection_paused
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.derived import derive
@@ -49,6 +50,7 @@ def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
     )
 
 
+@collection_paused()
 def load_history(
     root: Path, *, now: float | None = None, max_builds: int = 0, since: float | None = None, skip: Path | None = None,
     cache: bool = True
