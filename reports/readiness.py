@@ -13,6 +13,7 @@ or on a product or test failure: both keep the verdict from READY, but they call
 from __future__ import annotations
 
 import enum
+import operator
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -132,7 +133,10 @@ def assess(
     items = _items(plan_items, tests) if plan_items is not None else None
     categories: dict[str, Counter[RowState]] = {}
     for test in tests:
-        categories.setdefault(test.category or "(none)", Counter())[test.state] += 1
+        counts = categories.get(category := test.category or "(none)")
+        if counts is None:
+            counts = categories[category] = Counter()
+        counts[test.state] += 1
     reasons = _reasons(jobs, job_results, tests, items)
     return Readiness(
         ready=not reasons,
@@ -199,14 +203,16 @@ def _longest_failure_streak(passed: Sequence[bool]) -> int:
 
 def _row_states(job: Job, criteria: Criteria) -> dict[str, RowReadiness]:
     builds = _finished(job)[: criteria.runs]
-    columns = [build.cells for build in builds]
+    # The job's newest builds are read from its grid, others build by build.
+    newest = len(builds) if all(map(operator.is_, builds, job.builds)) else 0
+    columns = [] if newest else [build.cells for build in builds]
     where = f"{len(builds)} runs of {job.name}"
     # Most rows of a big tab have the same cells in the runs read (the one shared passing cell): each exclusion and
     # combination of cells is judged once.
     judged: dict[tuple[object, ...], _Judgement] = {}
     states = {}
     for key, info in job.rows.items():
-        cells = [column.get(key, NO_RESULT) for column in columns]
+        cells = job.cells(key)[:newest] if newest else [column.get(key, NO_RESULT) for column in columns]
         memo_key = (info.excluded, *map(id, cells))
         found = judged.get(memo_key)
         if found is None:
