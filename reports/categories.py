@@ -14,6 +14,7 @@ from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
 from winsuite_reports.model import Status
+from winsuite_reports.model import by_key
 
 UNCATEGORIZED = "(no category)"
 HISTORY = 10  # builds shown per case, newest first
@@ -95,5 +96,5 @@ def categories(job: Job, history: int = HISTORY) -> list[CategoryResult]:
             found = shared[memo] = [_VERDICT[cell.status] for cell in cells]
         return found
 
-    return [CategoryResult(category, [CaseResult(name, rows, verdicts(rows)) for name, rows in sorted(cases.items())])
-            for category, cases in sorted(grouped.items())]
+    return [CategoryResult(category, [CaseResult(name, rows, verdicts(rows)) for name, rows in by_key(cases).items()])
+            for category, cases in by_key(grouped).items()]

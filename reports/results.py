@@ -29,6 +29,7 @@ from winsuite_reports.model import Build
 from winsuite_reports.model import History
 from winsuite_reports.model import Job
 from winsuite_reports.model import RowInfo
+from winsuite_reports.model import by_key
 from winsuite_reports.model import transposed
 from winsuite_reports.placement import RowPlacement
 from winsuite_reports.prow import MalformedJson
@@ -140,7 +141,7 @@ def read_job(
     builds = [column(parsed[path], now=now) for path in paths]
     in_order = [parsed[path] for path in paths]
     if cache is None:
-        return _with_evidence(_job(job_dir, builds, dict(sorted(_row_facts(in_order).items())), None), in_order)
+        return _with_evidence(_job(job_dir, builds, by_key(_row_facts(in_order)), None), in_order)
     cache.put((path, prints[path], encoded or encode(build))
               for path, (build, encoded) in zip(missing, fresh, strict=True))
     cache.forget_others(job_dir, every_build)
@@ -170,7 +171,7 @@ def _rows_and_grid(cache: BuildCache, job_dir: Path, listed: list[tuple[str, str
             return stored_rows, stored_grid
         rows, grid = _extended(stored_rows, stored_grid, parsed[:new], builds[:new], len(listed) - new)
     else:
-        rows = dict(sorted(_row_facts(parsed).items()))
+        rows = by_key(_row_facts(parsed))
         grid = job_grid.of_rows(transposed(builds, list(rows)), len(builds))
     cache.put_job(job_dir, listed, encode_rows(rows), job_grid.dumps(grid))
     return rows, grid
@@ -201,7 +202,7 @@ def _extended(stored_rows: dict[str, RowInfo], stored_grid: job_grid.RunGrid, pa
         if key in present:
             rows.setdefault(key, info)
     grid.runs = {key: runs for key, runs in grid.runs.items() if key in present}
-    return dict(sorted(rows.items())), grid
+    return by_key(rows), grid
 
 
 def _row_facts(parsed: list[ParsedBuild]) -> dict[str, RowInfo]:
