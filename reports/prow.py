@@ -244,14 +244,9 @@ def _timestamp(document: dict[str, object] | None, name: str, malformed: list[st
 
 def junit_files(build_dir: Path) -> Iterator[Path]:
     """Every JUnit file anywhere under the build, as TestGrid lists the whole build prefix."""
-    return map(Path, junit_paths(str(build_dir)))
-
-
-def junit_paths(build_dir: str) -> Iterator[str]:
-    """junit_files as strings (the report cache fingerprints every build of a root with them)."""
     for directory, subdirs, files in os.walk(build_dir):
         subdirs.sort()
-        yield from (os.path.join(directory, name) for name in sorted(files) if is_junit(name))
+        yield from (Path(directory, name) for name in sorted(files) if is_junit(name))
 
 
 def _overall(outcome: Outcome | None, start: int, end: int | None, malformed: Sequence[str], now: float) -> Cell:
