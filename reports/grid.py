@@ -143,7 +143,8 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
                 encoded = single[run_key] = encode_row(runs, strings)
         else:
             encoded = encode_row(runs, strings)
-        rows.append([info.name, *indexes, encoded, strings(clusters.get(key, "")), ids.get(key, -1)])
+        cluster = clusters.get(key)  # most rows are in none: the empty string's index is 0
+        rows.append([info.name, *indexes, encoded, strings(cluster) if cluster else 0, ids.get(key, -1)])
     return {
         "codes": CODES,
         "runWidth": RUN_WIDTH,
