@@ -210,7 +210,9 @@ def _row_facts(parsed: list[ParsedBuild]) -> dict[str, RowInfo]:
     to the builds before it needs none of its facts decoded."""
     rows: dict[str, RowInfo] = {}
     for build in parsed:
-        if not rows.keys() >= build.cells.keys():
+        if not rows:  # the newest build's facts, all of them
+            rows = dict(build.rows)
+        elif not rows.keys() >= build.cells.keys():
             for key, info in build.rows.items():
                 rows.setdefault(key, info)
     return rows
