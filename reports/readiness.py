@@ -260,12 +260,18 @@ def _failing(cells: Sequence[Cell], of_runs: str) -> _Judgement:
 
 def _aggregate(per_job: list[dict[str, RowReadiness]]) -> list[RowReadiness]:
     """A test in several blocking jobs takes its worst state."""
+    if len(per_job) == 1:  # one blocking job (most dashboards): its states as they are
+        return sorted(per_job[0].values(), key=_worst_first)
     worst: dict[str, RowReadiness] = {}
     for states in per_job:
         for key, state in states.items():
             if key not in worst or RANK[state.state] < RANK[worst[key].state]:
                 worst[key] = state
-    return sorted(worst.values(), key=lambda test: (RANK[test.state], test.row))
+    return sorted(worst.values(), key=_worst_first)
+
+
+def _worst_first(test: RowReadiness) -> tuple[int, str]:
+    return RANK[test.state], test.row
 
 
 def _items(plan_items: Sequence[PlanItem], tests: list[RowReadiness]) -> list[ItemReadiness]:
