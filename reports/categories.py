@@ -46,7 +46,7 @@ class CategoryResult:
 
     def count(self, status: Status) -> int:
         """Cases with this verdict in the newest build."""
-        return sum(1 for case in self.cases if (case.history[0] if case.history else Status.NO_RESULT) is status)
+        return sum(case.latest is status for case in self.cases)
 
 
 def case_status(columns: list[dict[str, Cell]], rows: list[str]) -> list[Status]:
