@@ -11,6 +11,7 @@ from winsuite_reports.clusters import Cluster
 from winsuite_reports.clusters import across_jobs
 from winsuite_reports.clusters import job_clusters
 from winsuite_reports.clusters import most_failures_first
+from winsuite_reports.collection import collection_paused
 from winsuite_reports.diff import RunDiff
 from winsuite_reports.diff import diff_between
 from winsuite_reports.diff import latest_diff
@@ -83,6 +84,7 @@ class Report:
         return ranked[: self.options.top_flaky]
 
 
+@collection_paused()
 def build_report(
     history: History, options: ReportOptions, *, now: float, plan_items: Sequence[PlanItem] | None = None
 ) -> Report:

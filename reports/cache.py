@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import operator
 import os
 import sqlite3
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from winsuite_reports.evidence import decode_failures
 from winsuite_reports.evidence import decode_ran_on
 from winsuite_reports.evidence import encode_failures
 from winsuite_reports.evidence import encode_ran_on
+from winsuite_reports.junit import is_junit
 from winsuite_reports.model import PASS
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Lazy
@@ -44,7 +46,6 @@ from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.prow import Outcome
 from winsuite_reports.prow import ParsedBuild
-from winsuite_reports.prow import junit_paths
 from winsuite_reports.prow import parse_build
 
 CACHE_FILE = ".winsuite-report-cache.sqlite"
@@ -85,23 +86,39 @@ def _parser_version() -> str:
 def fingerprint(build_dir: Path) -> str:
     """What a build's entry is valid for: its result files as they are now, and the parser that read them."""
     digest = hashlib.blake2b(_PARSER_VERSION.encode(), digest_size=16)
-    base = str(build_dir)
-    for path in _result_files(base):
-        try:
-            info = os.stat(path)
-        except OSError:
-            digest.update(f"{path}:unreadable\n".encode())
-            continue
-        digest.update(f"{path[len(base) + 1:]}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode}\n".encode())
+    digest.update("".join(_result_files(str(build_dir), "")).encode())
     return digest.hexdigest()
 
 
-def _result_files(base: str) -> Iterator[str]:
-    """Every file parse_build reads, in a fixed order; strings, not Paths: a report fingerprints every build."""
-    yield os.path.join(base, STARTED)
-    yield os.path.join(base, FINISHED)
-    yield os.path.join(base, ARTIFACTS, METADATA)
-    yield from junit_paths(base)
+def _result_files(directory: str, relative: str) -> Iterator[str]:
+    """A line per file parse_build reads under `directory` (`relative` to the build directory), with its size,
+    modification time and mode: the JSON files at their places and every JUnit file, found as junit_files walks.
+    One scan per directory and a stat per such file: a report fingerprints every build of the root."""
+    try:
+        with os.scandir(directory) as scan:
+            entries = sorted(scan, key=_NAME)
+    except OSError:
+        return
+    for entry in entries:
+        name = relative + entry.name
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not entry.is_symlink():  # os.walk does not follow links to directories
+                yield from _result_files(entry.path, name + "/")
+        elif name in _JSON_FILES or is_junit(entry.name):
+            try:
+                info = entry.stat()
+            except OSError:
+                yield f"{name}:unreadable\n"
+                continue
+            yield f"{name}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode}\n"
+
+
+_NAME = operator.attrgetter("name")
+_JSON_FILES = frozenset((STARTED, FINISHED, f"{ARTIFACTS}/{METADATA}"))
 
 
 class BuildCache:
@@ -109,6 +126,7 @@ class BuildCache:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._prefix = os.path.join(str(root), "")  # a path under the root starts with this
         self._db = _open(root / CACHE_FILE)
         self._stored: dict[str, list[str]] | None = None
         self.hits = self.misses = 0
@@ -231,6 +249,9 @@ class BuildCache:
         return (found[0][0], found[0][1]) if found else None
 
     def _key(self, path: Path) -> str:
+        text = str(path)
+        if text.startswith(self._prefix) and ".." not in text:  # under the root as given (every build and job is)
+            return text[len(self._prefix):]
         relative = os.path.relpath(path, self.root)
         return "" if relative == "." else relative
 

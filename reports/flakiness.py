@@ -50,7 +50,8 @@ def is_infra_failure(cell: Cell) -> bool:
     return bool(cell.message and INFRA_MESSAGE.match(cell.message))
 
 
-@dataclass(frozen=True)
+# not frozen: a frozen dataclass's __init__ costs four times as much, and a big tab makes one per row
+@dataclass(slots=True)
 class RowFlakiness:
     """One row's health over the analysis window."""
 
@@ -108,29 +109,51 @@ def analyze(job: Job, *, days: float = DEFAULT_DAYS) -> TabFlakiness:
     # runs of one cell, clipped to the window, instead of cell by cell.
     newest = len(columns) if all(index == i for i, (index, _) in enumerate(columns)) else 0
     tests = []
+    # A row that is one cell throughout the window (a passing row, a one-build tab) has the figures of every other
+    # row that is that cell throughout: figured once per cell.
+    whole: dict[int, _Figures | None] = {}
     for key in job.rows:
-        codes: list[str] = []
-        passed = failed = flaky = infra = 0
-        for cell, length, first in _window_runs(job, key, columns, newest):
-            code = _COALESCED_CODE[cell.status]
-            if code == _PASS:
-                passed += length
-                codes.append(code * length)
-            elif code == _FLAKY:
-                flaky += length
-                codes.append(code * length)
-            elif code == _NO_RESULT:
-                continue
-            elif is_infra_failure(cell):
-                infra += length
-            else:
-                failed += length
-                # a column where every test failed says nothing about this test
-                codes.extend(code for index in range(first, first + length) if not failing[index])
-        if passed or failed or flaky:
-            tests.append(RowFlakiness(key, flip_flakiness("".join(codes)), passed, failed, flaky, infra))
+        runs = job.row_runs(key) if newest else None
+        if runs is not None and len(runs) == 1 and runs[0][1] >= newest:
+            cell = runs[0][0]
+            if id(cell) not in whole:
+                whole[id(cell)] = _figures(_window_runs(job, key, columns, newest), failing)
+            figures = whole[id(cell)]
+        else:
+            figures = _figures(_window_runs(job, key, columns, newest), failing)
+        if figures is not None:
+            tests.append(RowFlakiness(key, *figures))
     tests.sort(key=lambda test: (-test.flakiness, test.row))
     return TabFlakiness(tests, len(builds), days)
+
+
+# A row's flakiness, passes, failures, flakes and infrastructure failures in the window.
+_Figures = tuple[float, int, int, int, int]
+
+
+def _figures(runs: Iterator[tuple[Cell, int, int]], failing: list[bool | None]) -> _Figures | None:
+    """A row's figures from its runs in the window (see _window_runs); None when it did not run there."""
+    codes: list[str] = []
+    passed = failed = flaky = infra = 0
+    for cell, length, first in runs:
+        code = _COALESCED_CODE[cell.status]
+        if code == _PASS:
+            passed += length
+            codes.append(code * length)
+        elif code == _FLAKY:
+            flaky += length
+            codes.append(code * length)
+        elif code == _NO_RESULT:
+            continue
+        elif is_infra_failure(cell):
+            infra += length
+        else:
+            failed += length
+            # a column where every test failed says nothing about this test
+            codes.extend(code for index in range(first, first + length) if not failing[index])
+    if passed or failed or flaky:
+        return flip_flakiness("".join(codes)), passed, failed, flaky, infra
+    return None
 
 
 def _window_runs(job: Job, key: str, columns: list[tuple[int, bool]], newest: int) -> Iterator[tuple[Cell, int, int]]:

@@ -124,19 +124,27 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
         }
         for build, column in zip(job.builds, placement, strict=True)
     ]
-    rows = [
-        [
-            info.name,
-            strings(",".join(info.tags)),
-            strings(info.tier),
-            strings(info.category),
-            strings(info.engine),
-            encode_row(job.row_runs(key), strings),
-            strings(clusters.get(key, "")),
-            ids.get(key, -1),
-        ]
-        for key, info in job.rows.items()
-    ]
+    # Rows share their facts' strings and, mostly, their runs (a passing row is one shared cell throughout): each
+    # distinct set is encoded once. A string is in the table from its first use on, so the order stays the same.
+    facts: dict[tuple[object, ...], list[int]] = {}
+    single: dict[tuple[int, int], list[int]] = {}
+    rows = []
+    for key, info in job.rows.items():
+        fact_key = (info.tags, info.tier, info.category, info.engine)
+        indexes = facts.get(fact_key)
+        if indexes is None:
+            indexes = facts[fact_key] = [strings(",".join(info.tags)), strings(info.tier), strings(info.category),
+                                         strings(info.engine)]
+        runs = job.row_runs(key)
+        if len(runs) == 1:
+            run_key = (id(runs[0][0]), runs[0][1])
+            encoded = single.get(run_key)
+            if encoded is None:
+                encoded = single[run_key] = encode_row(runs, strings)
+        else:
+            encoded = encode_row(runs, strings)
+        cluster = clusters.get(key)  # most rows are in none: the empty string's index is 0
+        rows.append([info.name, *indexes, encoded, strings(cluster) if cluster else 0, ids.get(key, -1)])
     return {
         "codes": CODES,
         "runWidth": RUN_WIDTH,

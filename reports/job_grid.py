@@ -30,8 +30,8 @@ class RunGrid:
 
     def pairs(self) -> dict[str, list[tuple[Cell, int]]]:
         """Every row as its runs of (cell, length) (what Job.row_runs returns)."""
-        table = self.cells
-        return {key: [(table[runs[i]], runs[i + 1]) for i in range(0, len(runs), 2)] for key, runs in self.runs.items()}
+        cell_of = self.cells.__getitem__
+        return {key: list(zip(map(cell_of, runs[::2]), runs[1::2], strict=True)) for key, runs in self.runs.items()}
 
     def expanded(self) -> dict[str, tuple[Cell, ...]]:
         """Every row as its tuple of cells (what Job.cells returns)."""
@@ -132,8 +132,9 @@ def loads(text: str) -> RunGrid:
     data = json.loads(text)
     cells = [Cell.of_fields(fields) for fields in data["cells"]]
     width = int(data["width"])
-    runs = {str(key): [int(n) for n in row] for key, row in data["runs"].items()}
+    runs = {str(key): list(map(int, row)) for key, row in data["runs"].items()}
     for row in runs.values():
-        if len(row) % 2 or sum(row[1::2]) != width or not all(0 <= i < len(cells) for i in row[::2]):
+        indexes = row[::2]
+        if len(row) % 2 or sum(row[1::2]) != width or (indexes and not 0 <= min(indexes) <= max(indexes) < len(cells)):
             raise ValueError("a row of the stored grid does not fit its width or its cells")
     return RunGrid(cells, runs, width)

@@ -10,11 +10,11 @@ from winsuite_reports.compare import SpecResult
 from winsuite_reports.compare import Verdict
 from winsuite_reports.departures import FLAKINESS_FIGURE
 from winsuite_reports.departures import Departure
+from winsuite_reports.formats import pct
+from winsuite_reports.formats import when
 from winsuite_reports.junit import elide
 from winsuite_reports.model import Build
 from winsuite_reports.model import Status
-from winsuite_reports.render import pct
-from winsuite_reports.render import when
 
 SHOWN = 5  # names listed per section before "and N more"
 _SPECIAL = re.compile(r"([\\`*_\[\]|#])")

@@ -14,9 +14,9 @@ from pathlib import Path
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
-from winsuite_reports.conventions import RowProperties
 from winsuite_reports.conventions import RowProperty
 from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.conventions import split_list
 from winsuite_reports.conventions import tags_in_name
 from winsuite_reports.evidence import BuildEvidence
 from winsuite_reports.evidence import failure_of
@@ -105,17 +105,24 @@ def parse_build(build_dir: Path) -> ParsedBuild:
             malformed.append(str(err))
             continue
         for attempt in file_attempts:
-            attempts.setdefault(attempt.key, []).append(attempt.cell)
-            if attempt.key not in rows:
-                rows[attempt.key] = row_info(attempt.key, attempt.properties)
-            if RowProperty.EXCLUDED in attempt.properties:
-                excluded[attempt.key] = attempt.properties[RowProperty.EXCLUDED]
-            if attempt.text and attempt.key not in texts:
-                texts[attempt.key] = attempt.text
-            nodes = attempt.properties.get(RowProperty.RAN_ON)
-            if nodes and nodes not in ran_on.setdefault(attempt.key, []):
-                ran_on[attempt.key].append(nodes)
-    cells = {key: merge(cell_list) for key, cell_list in attempts.items()}
+            key, properties = attempt.key, attempt.properties
+            found = attempts.get(key)
+            if found is None:
+                attempts[key] = [attempt.cell]
+                rows[key] = row_info(key, properties)
+            else:
+                found.append(attempt.cell)
+            if attempt.text and key not in texts:
+                texts[key] = attempt.text
+            if not properties:  # most testcases of upstream runs
+                continue
+            if _EXCLUDED in properties:
+                excluded[key] = properties[_EXCLUDED]
+            nodes = properties.get(_RAN_ON)
+            if nodes and nodes not in ran_on.setdefault(key, []):
+                ran_on[key].append(nodes)
+    # Most rows are one attempt: merging one cell is the cell.
+    cells = {key: cell_list[0] if len(cell_list) == 1 else merge(cell_list) for key, cell_list in attempts.items()}
     evidence = _evidence(cells, texts, ran_on)
     outcome = None
     if finished is not None:
@@ -148,33 +155,31 @@ def row_info(key: str, properties: dict[str, str]) -> RowInfo:
     """Row facts from winsuite's testcase properties; upstream rows only have the `[Tag]`s in their name.
 
     A long history has the same row with the same facts in every build: made once per process."""
-    memo_key = (key, *map(properties.get, _ROW_PROPERTIES))
+    values = tuple(map(properties.get, _ROW_PROPERTIES)) if properties else _NO_PROPERTIES
+    memo_key = (key, values)
     info = _ROW_INFO.get(memo_key)
     if info is None:
         if len(_ROW_INFO) >= _ROW_INFO_LIMIT:
             _ROW_INFO.clear()
-        info = _ROW_INFO[memo_key] = _row_info(key, properties)
+        info = _ROW_INFO[memo_key] = _row_info(key, *values)
     return info
 
 
-_ROW_PROPERTIES = (RowProperty.TAGS, RowProperty.TIER, RowProperty.CATEGORY, RowProperty.PLAN_ITEMS,
-                   RowProperty.EXCLUDED, RowProperty.ENGINE, RowProperty.OPS_READINESS_CASE)
-_ROW_INFO: dict[tuple[str | None, ...], RowInfo] = {}
+# The properties as plain strings: a StrEnum member hashes in Python, and every testcase looks up several.
+_ROW_PROPERTIES = tuple(str(name) for name in (
+    RowProperty.TAGS, RowProperty.TIER, RowProperty.CATEGORY, RowProperty.PLAN_ITEMS, RowProperty.EXCLUDED,
+    RowProperty.ENGINE, RowProperty.OPS_READINESS_CASE))
+_EXCLUDED, _RAN_ON = str(RowProperty.EXCLUDED), str(RowProperty.RAN_ON)
+_NO_PROPERTIES: tuple[str | None, ...] = (None,) * len(_ROW_PROPERTIES)
+_ROW_INFO: dict[tuple[str, tuple[str | None, ...]], RowInfo] = {}
 _ROW_INFO_LIMIT = 100_000
 
 
-def _row_info(key: str, properties: dict[str, str]) -> RowInfo:
-    row = RowProperties.from_junit(properties)
-    return RowInfo(
-        name=key,
-        tags=row.tags if RowProperty.TAGS in properties else tags_in_name(key),
-        tier=row.tier,
-        category=row.category,
-        plan_items=row.plan_items,
-        excluded=row.excluded,
-        engine=row.engine,
-        case=row.ops_readiness_case,
-    )
+def _row_info(key: str, tags: str | None, tier: str | None, category: str | None, plan_items: str | None,
+              excluded: str | None, engine: str | None, case: str | None) -> RowInfo:
+    """The facts of the row's properties (None: not given), as RowProperties.from_junit reads them."""
+    return RowInfo(key, tags_in_name(key) if tags is None else split_list(tags), tier or "", category or "",
+                   split_list(plan_items) if plan_items else (), excluded or "", engine or "", case or "")
 
 
 MAX_JSON_BYTES = 16 << 20  # started/finished/metadata.json are a few KiB
@@ -239,14 +244,9 @@ def _timestamp(document: dict[str, object] | None, name: str, malformed: list[st
 
 def junit_files(build_dir: Path) -> Iterator[Path]:
     """Every JUnit file anywhere under the build, as TestGrid lists the whole build prefix."""
-    return map(Path, junit_paths(str(build_dir)))
-
-
-def junit_paths(build_dir: str) -> Iterator[str]:
-    """junit_files as strings (the report cache fingerprints every build of a root with them)."""
     for directory, subdirs, files in os.walk(build_dir):
         subdirs.sort()
-        yield from (os.path.join(directory, name) for name in sorted(files) if is_junit(name))
+        yield from (Path(directory, name) for name in sorted(files) if is_junit(name))
 
 
 def _overall(outcome: Outcome | None, start: int, end: int | None, malformed: Sequence[str], now: float) -> Cell:

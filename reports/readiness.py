@@ -13,6 +13,7 @@ or on a product or test failure: both keep the verdict from READY, but they call
 from __future__ import annotations
 
 import enum
+import operator
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,12 +45,16 @@ class RowState(enum.Enum):
     EXCLUDED = "EXCLUDED"
     NO_RESULT = "NO RESULT"
 
+    # A singleton hashed by identity, in C (Enum's __hash__ is a Python call): every test is ranked by its state.
+    __hash__ = object.__hash__
+
     @property
     def blocks(self) -> bool:
         return self in (RowState.FAILING, RowState.FLAKY, RowState.RECOVERED, RowState.NOT_CONTINUOUS)
 
 
 RANK = {state: rank for rank, state in enumerate(RowState)}
+_BLOCKING = frozenset(state for state in RowState if state.blocks)
 _RAN = (Status.PASS, Status.FAIL, Status.FLAKY)
 UNTESTED = "UNTESTED"
 
@@ -76,7 +81,8 @@ class JobReadiness:
     checks: list[Check]
 
 
-@dataclass(frozen=True)
+# not frozen: a frozen dataclass's __init__ costs four times as much, and a big tab makes one per row
+@dataclass(slots=True)
 class RowReadiness:
     row: str
     state: RowState
@@ -105,6 +111,12 @@ class Readiness:
     items: list[ItemReadiness] | None
     categories: dict[str, Counter[RowState]]
 
+    @property
+    def blocking_tests(self) -> list[RowReadiness]:
+        """The tests that keep the verdict from READY (a tab can have a hundred thousand tests: not a template
+        filter's attribute lookups)."""
+        return [test for test in self.tests if test.state in _BLOCKING]
+
 
 def assess(
     history: History,
@@ -121,7 +133,10 @@ def assess(
     items = _items(plan_items, tests) if plan_items is not None else None
     categories: dict[str, Counter[RowState]] = {}
     for test in tests:
-        categories.setdefault(test.category or "(none)", Counter())[test.state] += 1
+        counts = categories.get(category := test.category or "(none)")
+        if counts is None:
+            counts = categories[category] = Counter()
+        counts[test.state] += 1
     reasons = _reasons(jobs, job_results, tests, items)
     return Readiness(
         ready=not reasons,
@@ -188,50 +203,75 @@ def _longest_failure_streak(passed: Sequence[bool]) -> int:
 
 def _row_states(job: Job, criteria: Criteria) -> dict[str, RowReadiness]:
     builds = _finished(job)[: criteria.runs]
-    return {key: _row_state(job, key, builds) for key in job.rows}
+    # The job's newest builds are read from its grid, others build by build.
+    newest = len(builds) if all(map(operator.is_, builds, job.builds)) else 0
+    columns = [] if newest else [build.cells for build in builds]
+    where = f"{len(builds)} runs of {job.name}"
+    # Most rows of a big tab have the same cells in the runs read (the one shared passing cell): each exclusion and
+    # combination of cells is judged once.
+    judged: dict[tuple[object, ...], _Judgement] = {}
+    states = {}
+    for key, info in job.rows.items():
+        cells = job.cells(key)[:newest] if newest else [column.get(key, NO_RESULT) for column in columns]
+        memo_key = (info.excluded, *map(id, cells))
+        found = judged.get(memo_key)
+        if found is None:
+            found = judged[memo_key] = _judge(info.excluded, cells, where)
+        states[key] = RowReadiness(key, found[0], found[1], info.category, found[2], found[3])
+    return states
 
 
-def _row_state(job: Job, key: str, builds: Sequence[Build]) -> RowReadiness:
-    info = job.rows[key]
-    cells = [cell for build in builds if (cell := build.cells.get(key, NO_RESULT)).status in _RAN]
+# A row's state, detail, newest failure's class and whether that was the infrastructure's.
+_Judgement = tuple[RowState, str, str, bool]
+
+
+def _judge(excluded: str, read: Sequence[Cell], where: str) -> _Judgement:
+    """The state of a row with these cells in the runs read (newest first)."""
+    cells = [cell for cell in read if cell.status in _RAN]
     ran = [cell.status for cell in cells]
-    failures, where = ran.count(Status.FAIL), f"{len(builds)} runs of {job.name}"
-    if info.excluded:
-        state, detail = RowState.EXCLUDED, f"excluded: {info.excluded}"
+    failures = ran.count(Status.FAIL)
+    if excluded:
+        state, detail = RowState.EXCLUDED, f"excluded: {excluded}"
     elif not ran:
         state, detail = RowState.SKIPPED, f"did not run in the last {where}"
     elif ran[0] is Status.FAIL:
-        return _failing(key, info.category, cells, f"{failures} of the last {where}")
+        return _failing(cells, f"{failures} of the last {where}")
     elif Status.FLAKY in ran or flip_flakiness(ran) > 0:
         flaky = ran.count(Status.FLAKY)
         state, detail = RowState.FLAKY, f"flaky in {flaky}, failed in {failures} of the last {where}"
     elif failures:
         state, detail = RowState.RECOVERED, f"failed in {failures} of the last {where}, passes since"
-    elif len(ran) < len(builds):
+    elif len(ran) < len(read):
         state, detail = RowState.NOT_CONTINUOUS, f"ran in {len(ran)} of the last {where}"
     else:
         state, detail = RowState.GREEN, f"passed in all of the last {where}"
-    return RowReadiness(key, state, detail, info.category)
+    return state, detail, "", False
 
 
-def _failing(key: str, category: str, cells: Sequence[Cell], of_runs: str) -> RowReadiness:
+def _failing(cells: Sequence[Cell], of_runs: str) -> _Judgement:
     """A FAILING row (`cells`: its results in the runs read, newest first), its newest failure's class named."""
     streak = next((i for i, cell in enumerate(cells) if cell.status is not Status.FAIL), len(cells))
     newest = cells[0]
     detail = f"failed in the newest {streak} and {of_runs}"
     if newest.failure_class:
         detail += f"; newest failure: {newest.failure_class}" + (f" ({newest.evidence})" if newest.evidence else "")
-    return RowReadiness(key, RowState.FAILING, detail, category, newest.failure_class, is_infra_failure(newest))
+    return RowState.FAILING, detail, newest.failure_class, is_infra_failure(newest)
 
 
 def _aggregate(per_job: list[dict[str, RowReadiness]]) -> list[RowReadiness]:
     """A test in several blocking jobs takes its worst state."""
+    if len(per_job) == 1:  # one blocking job (most dashboards): its states as they are
+        return sorted(per_job[0].values(), key=_worst_first)
     worst: dict[str, RowReadiness] = {}
     for states in per_job:
         for key, state in states.items():
             if key not in worst or RANK[state.state] < RANK[worst[key].state]:
                 worst[key] = state
-    return sorted(worst.values(), key=lambda test: (RANK[test.state], test.row))
+    return sorted(worst.values(), key=_worst_first)
+
+
+def _worst_first(test: RowReadiness) -> tuple[int, str]:
+    return RANK[test.state], test.row
 
 
 def _items(plan_items: Sequence[PlanItem], tests: list[RowReadiness]) -> list[ItemReadiness]:

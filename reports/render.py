@@ -4,7 +4,6 @@ diff and Failures pages."""
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,6 +16,8 @@ from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
 from winsuite_reports.categories import categories
+from winsuite_reports.categories_page import case_rows
+from winsuite_reports.collection import collection_paused
 from winsuite_reports.compare import STATUS_WORDS
 from winsuite_reports.compare import Comparison
 from winsuite_reports.compare import Verdict
@@ -25,6 +26,8 @@ from winsuite_reports.departures import FLAKINESS_FIGURE
 from winsuite_reports.departures import Departure
 from winsuite_reports.failures_page import page_context
 from winsuite_reports.flakiness import IGNORE_FAILURES_IN_A_ROW
+from winsuite_reports.formats import pct
+from winsuite_reports.formats import when
 from winsuite_reports.grid import CLASS_ICONS
 from winsuite_reports.grid import grid_data
 from winsuite_reports.model import Build
@@ -54,7 +57,6 @@ def environment() -> jinja2.Environment:
     )
     env.filters["when"] = when
     env.filters["pct"] = pct
-    env.filters["status_spans"] = status_spans
     # Where a figure departs from TestGrid's, the page says so beside it.
     env.globals["cells_notes"] = [departure.marked_note for departure in CELLS_FIGURE]
     env.globals["flakiness_notes"] = [departure.marked_note for departure in FLAKINESS_FIGURE]
@@ -63,22 +65,7 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def status_spans(statuses: Iterable[Status]) -> Markup:
-    """A row of history cells, one span per status (thousands per page: made here, not by a template loop)."""
-    return Markup("".join(_STATUS_SPAN[status] for status in statuses))
-
-
-_STATUS_SPAN = {status: f'<span class="s{status.value}" title="{status.name.lower()}"></span>' for status in Status}
-
-
-def when(epoch: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch)) if epoch else "—"
-
-
-def pct(fraction: float | None) -> str:
-    return "—" if fraction is None else f"{100 * fraction:.1f} %"
-
-
+@collection_paused()
 def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLUMNS,
                     build_url: str = "", compared: bool = False) -> Path:
     """Write every page under `output`; returns the index page. `build_url` is where build links point, as a
@@ -125,7 +112,8 @@ def _write_tab(
     )
     _write(env, "flaky.html.j2", page_dir / "flaky.html", ignore_in_a_row=IGNORE_FAILURES_IN_A_ROW, **common)
     _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job),
-           history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP), **common)
+           case_rows=case_rows, history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP),
+           **common)
     _write(env, "diff.html.j2", page_dir / "diff.html", **common)
     _write(env, "failures.html.j2", page_dir / FAILURES_PAGE,
            **page_context(tab.clusters, link, across_jobs=False), **common)

@@ -20,6 +20,7 @@ from winsuite_reports.cache import encode
 from winsuite_reports.cache import encode_rows
 from winsuite_reports.cache import fingerprint
 from winsuite_reports.cache import new_since
+from winsuite_reports.collection import collection_paused
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.derived import derive
@@ -28,6 +29,7 @@ from winsuite_reports.model import Build
 from winsuite_reports.model import History
 from winsuite_reports.model import Job
 from winsuite_reports.model import RowInfo
+from winsuite_reports.model import by_key
 from winsuite_reports.model import transposed
 from winsuite_reports.placement import RowPlacement
 from winsuite_reports.prow import MalformedJson
@@ -49,6 +51,7 @@ def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
     )
 
 
+@collection_paused()
 def load_history(
     root: Path, *, now: float | None = None, max_builds: int = 0, since: float | None = None, skip: Path | None = None,
     cache: bool = True
@@ -62,17 +65,16 @@ def load_history(
     now = time.time() if now is None else now
     if is_build(root):
         return History(root, [read_job(root.parent, now=now, only=[root])])
-    if build_dirs(root):
-        job_dirs = [root]
-    else:
+    # Each job's builds listed once (a listing costs a stat or two per build).
+    listed = {root: build_dirs(root)}
+    if not listed[root]:
         skipped = skip.resolve() if skip is not None else None
-        job_dirs = [
-            path
-            for path in sorted(root.iterdir(), key=lambda p: natural_key(p.name))
-            if path.is_dir() and path.resolve() != skipped and build_dirs(path)
-        ]
+        listed = {path: build_dirs(path) for path in sorted(root.iterdir(), key=lambda p: natural_key(p.name))
+                  if path.is_dir() and path.resolve() != skipped}
+    job_dirs = [path for path, builds in listed.items() if builds]
     with BuildCache(root) if cache and job_dirs else contextlib.nullcontext() as store:
-        jobs = [read_job(path, now=now, max_builds=max_builds, since=since, cache=store) for path in job_dirs]
+        jobs = [read_job(path, now=now, max_builds=max_builds, since=since, cache=store, only=listed[path])
+                for path in job_dirs]
         if store is not None and job_dirs != [root]:  # a root of jobs: jobs removed since are forgotten
             store.forget_jobs_other_than(job_dirs)
     jobs.sort(key=lambda job: (job.dashboard, natural_key(job.tab)))
@@ -81,15 +83,20 @@ def load_history(
 
 def is_build(path: Path) -> bool:
     """A build directory: it has started.json or finished.json."""
-    return path.is_dir() and any((path / marker).is_file() for marker in BUILD_MARKERS)
+    return path.is_dir() and _has_marker(str(path))
 
 
 def build_dirs(job_dir: Path) -> list[Path]:
     """The job's build directories, newest first (build ids sort increasingly)."""
     if not job_dir.is_dir():
         return []
-    builds = [path for path in job_dir.iterdir() if is_build(path)]
+    with os.scandir(job_dir) as entries:  # an entry knows whether it is a directory without a stat
+        builds = [job_dir / entry.name for entry in entries if entry.is_dir() and _has_marker(entry.path)]
     return sorted(builds, key=lambda p: natural_key(p.name), reverse=True)
+
+
+def _has_marker(directory: str) -> bool:
+    return any(os.path.isfile(os.path.join(directory, marker)) for marker in BUILD_MARKERS)
 
 
 def started_since(builds: list[Path], since: float) -> list[Path]:
@@ -109,7 +116,8 @@ def read_job(
     job_dir: Path, *, now: float, max_builds: int = 0, since: float | None = None, workers: int = 0,
     cache: BuildCache | None = None, only: list[Path] | None = None
 ) -> Job:
-    """One tab: its builds (the newest `max_builds` when set) and the rows they hold.
+    """One tab: its builds (the newest `max_builds` when set; `only`: the job's builds, newest first, when they are
+    listed already) and the rows they hold.
 
     Builds the cache does not hold are parsed; parsing JUnit is most of the time a long history takes, so many
     builds are parsed by `workers` processes (default: one per CPU), each a contiguous run of builds. With a
@@ -133,7 +141,7 @@ def read_job(
     builds = [column(parsed[path], now=now) for path in paths]
     in_order = [parsed[path] for path in paths]
     if cache is None:
-        return _with_evidence(_job(job_dir, builds, dict(sorted(_row_facts(in_order).items())), None), in_order)
+        return _with_evidence(_job(job_dir, builds, by_key(_row_facts(in_order)), None), in_order)
     cache.put((path, prints[path], encoded or encode(build))
               for path, (build, encoded) in zip(missing, fresh, strict=True))
     cache.forget_others(job_dir, every_build)
@@ -163,7 +171,7 @@ def _rows_and_grid(cache: BuildCache, job_dir: Path, listed: list[tuple[str, str
             return stored_rows, stored_grid
         rows, grid = _extended(stored_rows, stored_grid, parsed[:new], builds[:new], len(listed) - new)
     else:
-        rows = dict(sorted(_row_facts(parsed).items()))
+        rows = by_key(_row_facts(parsed))
         grid = job_grid.of_rows(transposed(builds, list(rows)), len(builds))
     cache.put_job(job_dir, listed, encode_rows(rows), job_grid.dumps(grid))
     return rows, grid
@@ -194,7 +202,7 @@ def _extended(stored_rows: dict[str, RowInfo], stored_grid: job_grid.RunGrid, pa
         if key in present:
             rows.setdefault(key, info)
     grid.runs = {key: runs for key, runs in grid.runs.items() if key in present}
-    return dict(sorted(rows.items())), grid
+    return by_key(rows), grid
 
 
 def _row_facts(parsed: list[ParsedBuild]) -> dict[str, RowInfo]:
@@ -202,7 +210,9 @@ def _row_facts(parsed: list[ParsedBuild]) -> dict[str, RowInfo]:
     to the builds before it needs none of its facts decoded."""
     rows: dict[str, RowInfo] = {}
     for build in parsed:
-        if not rows.keys() >= build.cells.keys():
+        if not rows:  # the newest build's facts, all of them
+            rows = dict(build.rows)
+        elif not rows.keys() >= build.cells.keys():
             for key, info in build.rows.items():
                 rows.setdefault(key, info)
     return rows

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Set
 from dataclasses import dataclass
+from dataclasses import replace
 
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
@@ -244,11 +245,21 @@ def job_alerts(job: Job, thresholds: Thresholds, *, skip: Set[str] = frozenset()
     """Open alerts, the Overall row first; rows in `skip` (no recent result) left out, as TestGrid does."""
     overall = row_alert(OVERALL, ((b.id, b.overall) for b in job.builds), thresholds)
     alerts = [overall] if overall else []
+    # A row that is one cell throughout (most rows of a big tab) alerts as every other such row does: walked once
+    # per cell.
+    one_cell: dict[int, Alert | None] = {}
     for key in job.rows:
         if key in skip:
             continue
-        # Lazily: most rows settle at their newest pass, long before the oldest build.
-        alert = row_alert(key, zip((b.id for b in job.builds), job.cells(key), strict=True), thresholds)
+        runs = job.row_runs(key)
+        if len(runs) == 1 and id(runs[0][0]) in one_cell:
+            alert = one_cell[id(runs[0][0])]
+            alert = replace(alert, row=key) if alert else None
+        else:
+            # Lazily: most rows settle at their newest pass, long before the oldest build.
+            alert = row_alert(key, zip((b.id for b in job.builds), job.cells(key), strict=True), thresholds)
+            if len(runs) == 1:
+                one_cell[id(runs[0][0])] = alert
         if alert:
             alerts.append(alert)
     return alerts

@@ -277,3 +277,20 @@ def test_a_job_removed_from_the_root_is_forgotten(results: Path) -> None:
         jobs = {path for (path,) in db.execute("SELECT path FROM jobs")}
         derived = {path for (path,) in db.execute("SELECT path FROM derived")}
     assert builds == evidence == jobs == derived == {"ci-windows"}
+
+
+@pytest.mark.parametrize("change", ["started.json", "finished.json", "artifacts/metadata.json",
+                                    "artifacts/e2e/junit_02.xml", "artifacts/junit_01.xml"])
+def test_the_fingerprint_follows_every_file_the_build_is_read_from(tmp_path: Path, change: str) -> None:
+    build = tmp_path / "ci" / write_build(tmp_path / "ci", START, {"[sig-node] a": "P"})
+    (build / "artifacts" / "e2e").mkdir()
+    (build / "artifacts" / "e2e" / "junit_02.xml").write_text("<testsuites/>")
+    before = fingerprint(build)
+    (build / "artifacts" / "build-log.txt").write_text("not read by the parser")
+    assert fingerprint(build) == before
+    path = build / change
+    path.write_bytes(path.read_bytes() + b" ")
+    changed = fingerprint(build)
+    assert changed != before
+    path.unlink()
+    assert fingerprint(build) not in (before, changed)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from markupsafe import escape
+
 from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.analysis import build_report
 from winsuite_reports.categories import UNCATEGORIZED
@@ -61,3 +63,12 @@ def test_the_category_page_is_written_and_linked(tmp_path: Path) -> None:
     text = page.read_text()
     assert "Ability to schedule a pod" in text and "Core.Network" in text and "(2 tests)" in text
     assert 'href="categories.html"' in (index.parent / "jobs" / "job" / "grid.html").read_text()
+
+
+def test_case_names_are_escaped_as_markup_escapes_them(tmp_path: Path) -> None:
+    odd = """[sig-node] a <b>name</b> with & and 'single' and "double" quotes"""
+    write_job(tmp_path / "results", "job", {odd: "P", HOST_IP: "F"})
+    report = build_report(load_history(tmp_path / "results", now=START), ReportOptions(), now=START)
+    index = write_dashboard(report, tmp_path / "dashboard")
+    text = (index.parent / "jobs" / "job" / "categories.html").read_text()
+    assert f'<tr><td title="{escape(odd)}">{escape(odd)}</td>' in text and odd not in text
