@@ -161,6 +161,17 @@ def test_a_progress_report_makes_a_running_spec_overdue_with_its_process() -> No
     assert overdue_of("\n".join(one_process) + "\n", names) == [Overdue(NAME, None)]
 
 
+def test_the_progress_report_of_an_interrupt_makes_no_spec_overdue() -> None:
+    """On SIGINT (the run stopping) ginkgo prints where each spec is: those specs end interrupted, not timed out."""
+    interrupt = ["  Interrupted by User",
+                 "  First interrupt received; Ginkgo will run any cleanup and reporting nodes but will skip all "
+                 "remaining specs.  Interrupt again to skip cleanup.",
+                 "  Here's a current progress report:",
+                 f"    {PROBE} [NodeConformance] [Conformance] (Spec Runtime: 5.3s)",
+                 "      k8s.io/kubernetes@v1.36.3/test/e2e/common/node/container_probe.go:151"]
+    assert overdue_of("\n".join(interrupt) + "\n", {NAME, f"{PROBE} [NodeConformance] [Conformance]"}) == []
+
+
 def test_the_overdue_specs_process_is_the_e2e_test_child_of_ginkgo_with_its_number(tmp_path: Path) -> None:
     def process(pid: int, parent: int, *argv: str) -> None:
         (tmp_path / str(pid)).mkdir()

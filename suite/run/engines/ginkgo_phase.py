@@ -229,6 +229,8 @@ class UpstreamPhase:
         assert self.process is not None and self.output is not None
         while not self.output.overdue.empty():
             overdue = self.output.overdue.get_nowait()
+            if self.interrupted_with is not None:  # the run is stopping: its specs end interrupted, not timed out
+                continue
             done = overdue.name in self.cut or overdue.name in self.output.done
             pid = None if done else e2e_process(self.process.pid, overdue.process)
             if pid is None:

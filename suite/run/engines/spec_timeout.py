@@ -13,6 +13,9 @@ from pathlib import Path
 # the spec's full name with its runtime.
 _PROCESS_HEADER = re.compile(r"^\s*Progress Report for Ginkgo Process #(\d+)$")
 _SPEC_RUNTIME = re.compile(r"^\s*(.+) \(Spec Runtime: [^)]*\)$")
+# Only the report --poll-progress-after makes says this; the one ginkgo prints on an interrupt ("Here's a current
+# progress report:") or on request names a spec that is not overdue.
+_POLLING = "Automatically polling progress:"
 _PARALLEL_PROCESS = "--ginkgo.parallel.process="
 
 
@@ -30,17 +33,22 @@ class ProgressReports:
     def __init__(self, name_of: Callable[[str], str | None]) -> None:
         self.name_of = name_of  # the selected spec a line names, if any
         self.process: int | None = None
+        self.polling = False  # within a report that --poll-progress-after made
 
     def read(self, line: str) -> Overdue | None:
         header = _PROCESS_HEADER.match(line)
         if header:
             self.process = int(header.group(1))
             return None
+        if line.strip() == _POLLING:
+            self.polling = True
+            return None
         subject = _SPEC_RUNTIME.match(line)
         name = self.name_of(subject.group(1)) if subject else None
         if name is None:
             return None
-        overdue, self.process = Overdue(name, self.process), None
+        overdue = Overdue(name, self.process) if self.polling else None
+        self.process, self.polling = None, False
         return overdue
 
 
