@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import operator
 import os
 import sqlite3
 from collections.abc import Callable
@@ -28,16 +27,11 @@ from winsuite_reports import flakiness
 from winsuite_reports import junit
 from winsuite_reports import prow
 from winsuite_reports import triage
-from winsuite_reports.conventions import ARTIFACTS
-from winsuite_reports.conventions import FINISHED
-from winsuite_reports.conventions import METADATA
-from winsuite_reports.conventions import STARTED
 from winsuite_reports.evidence import BuildEvidence
 from winsuite_reports.evidence import decode_failures
 from winsuite_reports.evidence import decode_ran_on
 from winsuite_reports.evidence import encode_failures
 from winsuite_reports.evidence import encode_ran_on
-from winsuite_reports.junit import is_junit
 from winsuite_reports.model import PASS
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Lazy
@@ -84,41 +78,20 @@ def _parser_version() -> str:
 
 
 def fingerprint(build_dir: Path) -> str:
-    """What a build's entry is valid for: its result files as they are now, and the parser that read them."""
+    """What a build's entry is valid for: its result files as they are now (size, modification time, mode), and
+    the parser that read them."""
     digest = hashlib.blake2b(_PARSER_VERSION.encode(), digest_size=16)
-    digest.update("".join(_result_files(str(build_dir), "")).encode())
+    digest.update("".join(map(_file_line, prow.result_files(str(build_dir)))).encode())
     return digest.hexdigest()
 
 
-def _result_files(directory: str, relative: str) -> Iterator[str]:
-    """A line per file parse_build reads under `directory` (`relative` to the build directory), with its size,
-    modification time and mode: the JSON files at their places and every JUnit file, found as junit_files walks.
-    One scan per directory and a stat per such file: a report fingerprints every build of the root."""
+def _file_line(found: tuple[str, os.DirEntry[str]]) -> str:
+    name, entry = found
     try:
-        with os.scandir(directory) as scan:
-            entries = sorted(scan, key=_NAME)
+        info = entry.stat()
     except OSError:
-        return
-    for entry in entries:
-        name = relative + entry.name
-        try:
-            is_dir = entry.is_dir()
-        except OSError:
-            is_dir = False
-        if is_dir:
-            if not entry.is_symlink():  # os.walk does not follow links to directories
-                yield from _result_files(entry.path, name + "/")
-        elif name in _JSON_FILES or is_junit(entry.name):
-            try:
-                info = entry.stat()
-            except OSError:
-                yield f"{name}:unreadable\n"
-                continue
-            yield f"{name}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode}\n"
-
-
-_NAME = operator.attrgetter("name")
-_JSON_FILES = frozenset((STARTED, FINISHED, f"{ARTIFACTS}/{METADATA}"))
+        return f"{name}:unreadable\n"
+    return f"{name}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode}\n"
 
 
 class BuildCache:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import os
 import stat
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from winsuite_reports.conventions import ARTIFACTS
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
@@ -244,9 +246,36 @@ def _timestamp(document: dict[str, object] | None, name: str, malformed: list[st
 
 def junit_files(build_dir: Path) -> Iterator[Path]:
     """Every JUnit file anywhere under the build, as TestGrid lists the whole build prefix."""
-    for directory, subdirs, files in os.walk(build_dir):
-        subdirs.sort()
-        yield from (Path(directory, name) for name in sorted(files) if is_junit(name))
+    return (Path(entry.path) for _, entry in result_files(str(build_dir)) if is_junit(entry.name))
+
+
+def result_files(directory: str, relative: str = "") -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Every file parse_build reads under a build, with its path relative to the build: the JSON files at their
+    places and every JUnit file, in os.walk's order (a directory's files by name, then its subdirectories by name;
+    links to directories not followed). One scan per directory: a report fingerprints every build of its root."""
+    try:
+        with os.scandir(directory) as scan:
+            entries = sorted(scan, key=_NAME)
+    except OSError:
+        return
+    subdirs = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        name = relative + entry.name
+        if is_dir:
+            if not entry.is_symlink():
+                subdirs.append(entry)
+        elif name in _JSON_FILES or is_junit(entry.name):
+            yield name, entry
+    for entry in subdirs:
+        yield from result_files(entry.path, f"{relative}{entry.name}/")
+
+
+_NAME = operator.attrgetter("name")
+_JSON_FILES = frozenset((STARTED, FINISHED, f"{ARTIFACTS}/{METADATA}"))
 
 
 def _overall(outcome: Outcome | None, start: int, end: int | None, malformed: Sequence[str], now: float) -> Cell:
