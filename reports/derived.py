@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Protocol
 from typing import TypeVar
 
-from winsuite_reports.cache import UNDECODABLE
+from winsuite_reports.build_codec import UNDECODABLE
 from winsuite_reports.cache import BuildCache
 from winsuite_reports.cache import new_since
 from winsuite_reports.prow import ParsedBuild

@@ -11,13 +11,13 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from winsuite_reports import job_grid
-from winsuite_reports.cache import UNDECODABLE
+from winsuite_reports.build_codec import UNDECODABLE
+from winsuite_reports.build_codec import Encoded
+from winsuite_reports.build_codec import decode
+from winsuite_reports.build_codec import decode_rows
+from winsuite_reports.build_codec import encode
+from winsuite_reports.build_codec import encode_rows
 from winsuite_reports.cache import BuildCache
-from winsuite_reports.cache import Encoded
-from winsuite_reports.cache import decode
-from winsuite_reports.cache import decode_rows
-from winsuite_reports.cache import encode
-from winsuite_reports.cache import encode_rows
 from winsuite_reports.cache import fingerprint
 from winsuite_reports.cache import new_since
 from winsuite_reports.collection import collection_paused

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from winsuite_reports import cache
+from winsuite_reports import build_codec
 from winsuite_reports import results
 from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import ReportOptions
@@ -213,13 +213,13 @@ class CountingClustering(FailureClustering):
 def test_a_new_build_costs_its_own_failures_not_the_historys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(results, "FailureClustering", CountingClustering)
     stored_reads: list[Path] = []
-    read_stored = cache._decode_evidence
+    read_stored = build_codec._decode_evidence
 
     def reading(stored: tuple[str, str] | None, build_dir: Path) -> BuildEvidence:
         stored_reads.append(build_dir)
         return read_stored(stored, build_dir)
 
-    monkeypatch.setattr(cache, "_decode_evidence", reading)
+    monkeypatch.setattr(build_codec, "_decode_evidence", reading)
     CountingClustering.made_of, CountingClustering.extended_by = [], []
     write(tmp_path, builds=20)
     report_of(tmp_path)

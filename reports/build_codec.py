@@ -1,0 +1,146 @@
+"""A parsed build as the report cache stores it, and back: compact strings (worker processes hand parses back the
+same way: strings cross a process boundary far faster than objects); a stored build's rows decoded only when read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from pathlib import Path
+
+from winsuite_reports.evidence import BuildEvidence
+from winsuite_reports.evidence import decode_failures
+from winsuite_reports.evidence import decode_ran_on
+from winsuite_reports.evidence import encode_failures
+from winsuite_reports.evidence import encode_ran_on
+from winsuite_reports.model import PASS
+from winsuite_reports.model import Cell
+from winsuite_reports.model import Lazy
+from winsuite_reports.model import LazyCells
+from winsuite_reports.model import RowInfo
+from winsuite_reports.model import Status
+from winsuite_reports.prow import Outcome
+from winsuite_reports.prow import ParsedBuild
+from winsuite_reports.prow import parse_build
+
+PASS_SEPARATOR = "\0"
+# A parsed build as the cache stores it: header, passes, other cells, rows, failures, where the rows ran.
+Encoded = tuple[str, str, str, str, str, str]
+_STATUS = {status.value: status for status in Status}  # a dict lookup: Status(value) is an Enum call
+# Anything a stored entry could raise while decoding: it is then read from its files again.
+UNDECODABLE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+
+def encode(parsed: ParsedBuild) -> Encoded:
+    """A parse as the cache stores it (and as worker processes hand it back: strings travel faster than objects)."""
+    outcome = None if parsed.outcome is None else [parsed.outcome.passed, parsed.outcome.result]
+    header = {
+        "started": parsed.started,
+        "finished": parsed.finished,
+        "outcome": outcome,
+        "malformed": list(parsed.malformed),
+        "metadata": dict(parsed.metadata),
+        "excluded": parsed.excluded,
+        "counts": {status.value: n for status, n in parsed.counts.items()},
+    }
+    # Most cells of a history are plain passes: their names, NUL-separated (XML cannot hold a NUL), split in one
+    # C call, faster than a JSON list of a thousand strings.
+    passes: list[str] = []
+    others: dict[str, list[object]] = {}
+    for key, cell in parsed.cells.items():
+        if (cell is PASS or cell == PASS) and PASS_SEPARATOR not in key:  # identity first: a Cell's == is Python
+            passes.append(key)
+        else:
+            others[key] = cell.fields()
+    found = parsed.evidence
+    return (dumps(header), PASS_SEPARATOR.join(passes), dumps(others), encode_rows(parsed.rows),
+            encode_failures(found.failures), encode_ran_on(found.ran_on))
+
+
+def decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *, rows: str | Callable[[], str],
+           stored_evidence: tuple[str, str] | Callable[[], tuple[str, str] | None]) -> ParsedBuild:
+    """A stored parse; its cells, row facts and evidence are decoded when first asked for (from the build's files
+    again should they not decode)."""
+    header = json.loads(header_text)
+    outcome = header["outcome"]
+    return ParsedBuild(
+        id=build_dir.name,
+        started=int(header["started"]),
+        finished=header["finished"],
+        outcome=None if outcome is None else Outcome(outcome[0], str(outcome[1])),
+        malformed=tuple(header["malformed"]),
+        metadata=dict(header["metadata"]),
+        counts={_STATUS[status]: int(n) for status, n in header["counts"].items()},
+        excluded=dict(header["excluded"]),
+        rows=_StoredRows(rows, build_dir),
+        cell_source=LazyCells(lambda: _decode_cells(passes, cells_text, build_dir)),
+        evidence_source=Lazy(lambda: _decode_evidence(
+            stored_evidence() if callable(stored_evidence) else stored_evidence, build_dir)),
+    )
+
+
+def _decode_evidence(stored: tuple[str, str] | None, build_dir: Path) -> BuildEvidence:
+    try:
+        if stored is not None:
+            return BuildEvidence(decode_failures(stored[0]), decode_ran_on(stored[1]))
+    except UNDECODABLE:
+        pass
+    return parse_build(build_dir).evidence
+
+
+def _decode_cells(passes: str, cells_text: str, build_dir: Path) -> dict[str, Cell]:
+    try:
+        others = json.loads(cells_text)
+        cells: dict[str, Cell] = dict.fromkeys(passes.split(PASS_SEPARATOR) if passes else (), PASS)
+        for key, fields in others.items():
+            cells[key] = Cell.of_fields(fields)
+        return cells
+    except UNDECODABLE:
+        return parse_build(build_dir).cells
+
+
+def encode_rows(rows: Mapping[str, RowInfo]) -> str:
+    return dumps({
+        key: [list(info.tags), info.tier, info.category, list(info.plan_items), info.excluded, info.engine, info.case]
+        for key, info in rows.items()
+    })
+
+
+def decode_rows(text: str) -> dict[str, RowInfo]:
+    """Stored row facts; one of UNDECODABLE when the text is not such facts."""
+    return {
+        key: RowInfo(key, tuple(tags), tier, category, tuple(items), excluded, engine, case)
+        for key, (tags, tier, category, items, excluded, engine, case) in json.loads(text).items()
+    }
+
+
+class _StoredRows(Mapping[str, RowInfo]):
+    """A build's row facts, decoded only when a report meets one of its rows for the first time (from the build's
+    files again should the stored text not decode)."""
+
+    def __init__(self, text: str | Callable[[], str], build_dir: Path) -> None:
+        self._text = text
+        self._build_dir = build_dir
+        self._rows: Mapping[str, RowInfo] | None = None
+
+    def _decoded(self) -> Mapping[str, RowInfo]:
+        if self._rows is None:
+            try:
+                self._rows = decode_rows(self._text if isinstance(self._text, str) else self._text())
+            except UNDECODABLE:
+                self._rows = parse_build(self._build_dir).rows
+        return self._rows
+
+    def __getitem__(self, key: str) -> RowInfo:
+        return self._decoded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+
+def dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
