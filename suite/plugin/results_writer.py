@@ -134,6 +134,8 @@ class ResultsWriter:
         reason = self._interrupt_reason(exitstatus)
         for (nodeid, attempt), pending in list(self._pending.items()):
             pending.outcome = Outcome.INTERRUPTED
+            # It ran until now, not only for the phases that reported: its evidence is read over all of that.
+            pending.duration = max(pending.duration, time.time() - pending.started)
             pending.message = f"interrupted: {reason}"
             pending.extra["interrupted"] = "true"
             self._close(nodeid, attempt, final=True)

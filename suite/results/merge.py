@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,34 +25,35 @@ class PhaseRecord:
     collected: int | None = None
     finished: bool = False  # the pytest session ended cleanly enough to say so
     interrupted: str = ""
-    unfinished: list[str] = dataclasses.field(default_factory=list)  # node ids started, never closed
+    # node ids started and never closed, with when they started (seconds since the epoch)
+    unfinished: list[tuple[str, float]] = dataclasses.field(default_factory=list)
 
 
-def _on_collected(record: PhaseRecord, event: Event, running: dict[str, None]) -> None:
+def _on_collected(record: PhaseRecord, event: Event, running: dict[str, float]) -> None:
     record.collected = int(event.fields["count"])
 
 
-def _on_start(record: PhaseRecord, event: Event, running: dict[str, None]) -> None:
-    running[event.fields["nodeid"]] = None
+def _on_start(record: PhaseRecord, event: Event, running: dict[str, float]) -> None:
+    running[event.fields["nodeid"]] = event.time
 
 
-def _on_done(record: PhaseRecord, event: Event, running: dict[str, None]) -> None:
+def _on_done(record: PhaseRecord, event: Event, running: dict[str, float]) -> None:
     running.pop(event.fields["nodeid"], None)
 
 
-def _on_attempt(record: PhaseRecord, event: Event, running: dict[str, None]) -> None:
+def _on_attempt(record: PhaseRecord, event: Event, running: dict[str, float]) -> None:
     attempt = event.attempt
     record.attempts.append(attempt)
     if event.final:
         running.pop(attempt.nodeid, None)
 
 
-def _on_finished(record: PhaseRecord, event: Event, running: dict[str, None]) -> None:
+def _on_finished(record: PhaseRecord, event: Event, running: dict[str, float]) -> None:
     record.finished = True
     record.interrupted = str(event.fields.get("interrupted", ""))
 
 
-HANDLERS: dict[EventKind, Callable[[PhaseRecord, Event, dict[str, None]], None]] = {
+HANDLERS: dict[EventKind, Callable[[PhaseRecord, Event, dict[str, float]], None]] = {
     EventKind.COLLECTED: _on_collected,
     EventKind.START: _on_start,
     EventKind.DONE: _on_done,
@@ -63,24 +65,28 @@ HANDLERS: dict[EventKind, Callable[[PhaseRecord, Event, dict[str, None]], None]]
 def read_events(path: Path) -> PhaseRecord:
     """Tolerates a torn line (the writer may have been killed mid-write); an unknown event is a ProtocolError."""
     record = PhaseRecord()
-    running: dict[str, None] = {}  # node ids started and not yet over, in order
+    running: dict[str, float] = {}  # node ids started and not yet over, in order, with when they started
     if not path.exists():
         return record
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         event = Event.from_line(line)
         if event is not None:
             HANDLERS[event.kind](record, event, running)
-    record.unfinished = list(running)
+    record.unfinished = list(running.items())
     return record
 
 
 def close_unfinished(record: PhaseRecord, reason: str, name_of: Callable[[str], str]) -> list[Attempt]:
-    """Rows for the tests a killed phase left running: marked interrupted, so the JUnit is complete."""
+    """Rows for the tests a killed phase left running: marked interrupted, so the JUnit is complete. Each lasted
+    until now, when its phase is closed: what was observed up to its cut (an API server that stopped answering)
+    falls within it."""
+    now = time.time()
     rows = [
         Attempt(name=name_of(nodeid), nodeid=nodeid, outcome=Outcome.INTERRUPTED,
                 attempt=1 + sum(a.nodeid == nodeid for a in record.attempts),
+                duration=max(0.0, now - started) if started else 0.0, started=started,
                 message=f"interrupted: {reason}", properties=RowProperties(interrupted=True))
-        for nodeid in record.unfinished
+        for nodeid, started in record.unfinished
     ]
     record.attempts.extend(rows)
     record.unfinished = []

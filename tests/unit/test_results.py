@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -108,14 +109,16 @@ def test_event_logs_read_back_with_a_torn_last_line(tmp_path: Path) -> None:
         json.dumps({"event": "collected", "count": 2}),
         json.dumps({"event": "start", "nodeid": "x.py::a"}),
         json.dumps({"event": "attempt", "final": True, "result": json.loads(done.to_json())}),
-        json.dumps({"event": "start", "nodeid": "x.py::b"}),
+        json.dumps({"event": "start", "nodeid": "x.py::b", "time": time.time() - 30}),
         '{"event": "attempt", "fin',
     ]))
     record = read_events(log)
-    assert record.collected == 2 and not record.finished and record.unfinished == ["x.py::b"]
+    assert record.collected == 2 and not record.finished and [n for n, _ in record.unfinished] == ["x.py::b"]
     (added,) = close_unfinished(record, "SIGTERM received", lambda nodeid: {"x.py::b": "the b test"}[nodeid])
     assert (added.name, added.outcome, added.message) == ("the b test", Outcome.INTERRUPTED,
                                                           "interrupted: SIGTERM received")
+    # It lasted from its start until it was cut: what went wrong meanwhile is evidence about it.
+    assert 30 <= added.duration < 40 and added.started + added.duration == pytest.approx(time.time(), abs=5)
     assert list(final_attempts(record.attempts)) == ["a", "the b test"]
 
 
