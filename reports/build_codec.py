@@ -58,10 +58,11 @@ def encode(parsed: ParsedBuild) -> Encoded:
             encode_failures(found.failures), encode_ran_on(found.ran_on))
 
 
-def decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *, rows: str | Callable[[], str],
+def decode(build_dir: Path, header_text: str, cells: tuple[str, str] | Callable[[], tuple[str, str] | None], *,
+           rows: str | Callable[[], str],
            stored_evidence: tuple[str, str] | Callable[[], tuple[str, str] | None]) -> ParsedBuild:
-    """A stored parse; its cells, row facts and evidence are decoded when first asked for (from the build's files
-    again should they not decode)."""
+    """A stored parse; its cells (passes, other cells), row facts and evidence are decoded when first asked for
+    (from the build's files again should they not decode)."""
     header = json.loads(header_text)
     outcome = header["outcome"]
     return ParsedBuild(
@@ -74,7 +75,7 @@ def decode(build_dir: Path, header_text: str, passes: str, cells_text: str, *, r
         counts={_STATUS[status]: int(n) for status, n in header["counts"].items()},
         excluded=dict(header["excluded"]),
         rows=_StoredRows(rows, build_dir),
-        cell_source=LazyCells(lambda: _decode_cells(passes, cells_text, build_dir)),
+        cell_source=LazyCells(lambda: _decode_cells(cells() if callable(cells) else cells, build_dir)),
         evidence_source=Lazy(lambda: _decode_evidence(
             stored_evidence() if callable(stored_evidence) else stored_evidence, build_dir)),
     )
@@ -89,8 +90,11 @@ def _decode_evidence(stored: tuple[str, str] | None, build_dir: Path) -> BuildEv
     return parse_build(build_dir).evidence
 
 
-def _decode_cells(passes: str, cells_text: str, build_dir: Path) -> dict[str, Cell]:
+def _decode_cells(stored: tuple[str, str] | None, build_dir: Path) -> dict[str, Cell]:
     try:
+        if stored is None:
+            raise ValueError("no stored cells")
+        passes, cells_text = stored
         others = json.loads(cells_text)
         cells: dict[str, Cell] = dict.fromkeys(passes.split(PASS_SEPARATOR) if passes else (), PASS)
         for key, fields in others.items():

@@ -98,15 +98,17 @@ class BuildCache:
 
     def get(self, build_dir: Path, print_: str) -> ParsedBuild | None:
         """The stored parse of `build_dir` when its fingerprint is still `print_`."""
-        if self._stored is None:  # every entry in one query (its row facts apart: most are never read)
+        if self._stored is None:  # every entry's header in one query; cells and row facts when read (a job's
+            # stored grid holds its older builds' cells: most are never read)
             self._stored = {path: entry for path, *entry in self._query(
-                "SELECT path, fingerprint, header, passes, cells FROM builds", ())}
+                "SELECT path, fingerprint, header FROM builds", ())}
         key = self._key(build_dir)
         found = self._stored.get(key)
         if found and found[0] == print_:
             try:
-                parsed = decode(build_dir, found[1], found[2], found[3], rows=lambda: self._stored_rows(key),
-                                stored_evidence=lambda: self._stored_evidence(key))
+                parsed = decode(build_dir, found[1], lambda: self._stored_cells(key, print_),
+                                rows=lambda: self._stored_rows(key, print_),
+                                stored_evidence=lambda: self._stored_evidence(key, print_))
             except UNDECODABLE:
                 parsed = None
             if parsed is not None:
@@ -194,15 +196,31 @@ class BuildCache:
     def forget_objects(self, keys: Iterable[str]) -> None:
         self._write("DELETE FROM objects WHERE key = ?", [(key,) for key in keys])
 
-    def _stored_rows(self, key: str) -> str:
-        """The stored row facts of one build ("" once the cache is closed or gone: read from the files then)."""
-        found = self._query("SELECT rows FROM builds WHERE path = ?", (key,))
-        return found[0][0] if found else ""
+    def _stored_cells(self, key: str, print_: str) -> tuple[str, str] | None:
+        """The stored passes and other cells of one build; None when gone (read from the files then)."""
+        found = self._read_later("SELECT passes, cells FROM builds WHERE path = ? AND fingerprint = ?", key, print_)
+        return (found[0], found[1]) if found else None
 
-    def _stored_evidence(self, key: str) -> tuple[str, str] | None:
+    def _stored_rows(self, key: str, print_: str) -> str:
+        """The stored row facts of one build ("" when gone: read from the files then)."""
+        found = self._read_later("SELECT rows FROM builds WHERE path = ? AND fingerprint = ?", key, print_)
+        return found[0] if found else ""
+
+    def _stored_evidence(self, key: str, print_: str) -> tuple[str, str] | None:
         """The stored failures and ran-on of one build; None when there are none (read from the files then)."""
-        found = self._query("SELECT failures, ran_on FROM evidence WHERE path = ?", (key,))
-        return (found[0][0], found[0][1]) if found else None
+        found = self._read_later("SELECT e.failures, e.ran_on FROM evidence e JOIN builds b ON b.path = e.path"
+                                 " WHERE e.path = ? AND b.fingerprint = ?", key, print_)
+        return (found[0], found[1]) if found else None
+
+    def _read_later(self, sql: str, key: str, print_: str) -> tuple[str, ...] | None:
+        """A part of a build's entry read when first asked for, while the entry is still the one get() checked:
+        through the open file, or once the cache is closed (a report analyses after it has loaded) through a
+        read-only connection of its own."""
+        if self._db is not None:
+            found = self._query(sql, (key, print_))
+        else:
+            found = _read_only(self.root / CACHE_FILE, sql, (key, print_))
+        return found[0] if found else None
 
     def _key(self, path: Path) -> str:
         text = str(path)
@@ -248,6 +266,16 @@ def new_since(listed: list[tuple[str, str]], stored: list[tuple[str, str]]) -> i
         return None
     new = listed.index(stored[0])
     return new if listed[new:] == stored[: len(listed) - new] else None
+
+
+def _read_only(path: Path, sql: str, args: tuple[object, ...]) -> list[tuple[str, ...]]:
+    """One query of the cache file through a read-only connection that is closed after it; [] when it fails."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                                timeout=LOCK_SECONDS)) as db:
+            return db.execute(sql, args).fetchall()
+    except sqlite3.Error:
+        return []
 
 
 def _open(path: Path) -> sqlite3.Connection | None:

@@ -81,14 +81,16 @@ def categories(job: Job, history: int = HISTORY) -> list[CategoryResult]:
             for case in row_cases:
                 cases.setdefault(case, []).append(key)
     builds = [b for b in job.builds if not b.running][:history]
-    columns = [build.cells for build in builds]
     # Most cases are one test, and most tests have the same cells in these builds (the one shared passing cell):
     # their verdicts are figured once per combination of cells, and shared (the page renders each list once).
     newest = len(builds) if all(map(operator.is_, builds, job.builds)) else 0  # the job's newest builds
     shared: dict[tuple[int, ...], list[Status]] = {}
+    columns: list[dict[str, Cell]] = []  # the builds' cells, read once a case needs them (most read the grid's)
 
     def verdicts(rows: list[str]) -> list[Status]:
         if len(rows) > 1 or not newest:
+            if not columns:
+                columns.extend(build.cells for build in builds)
             return case_status(columns, rows)
         cells = job.cells(rows[0])[:newest]
         found = shared.get(memo := tuple(map(id, cells)))

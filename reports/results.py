@@ -243,8 +243,8 @@ def _parse_builds(paths: list[Path], workers: int, *, encoded: bool) -> list[tup
         return [(parse_build(path), None) for path in paths]
     with ProcessPoolExecutor(len(chunks)) as pool:
         results = [text for chunk in pool.map(_parse_chunk, chunks) for text in chunk]
-    return [(decode(path, *text[:3], rows=text[3], stored_evidence=(text[4], text[5])), text if encoded else None)
-            for path, text in zip(paths, results, strict=True)]
+    return [(decode(path, text[0], (text[1], text[2]), rows=text[3], stored_evidence=(text[4], text[5])),
+             text if encoded else None) for path, text in zip(paths, results, strict=True)]
 
 
 def _parse_chunk(paths: list[Path]) -> list[Encoded]:

@@ -120,6 +120,22 @@ def test_a_new_build_and_a_removed_one_are_seen(results: Path) -> None:
     assert stored == {f"ci-linux/{build.id}" for build in linux.builds}
 
 
+def test_cells_first_read_after_the_load_come_from_the_cache_while_the_build_is_unchanged(results: Path) -> None:
+    history_of(results, cache=True)
+    cached = next(job for job in history_of(results, cache=True).jobs if job.name == "ci-windows")
+    oldest, newest = cached.builds[-1], cached.builds[0]
+    # The files are gone once the history is loaded: cells still come from the entries get() checked.
+    for junit in (results / "ci-windows" / oldest.id).rglob("junit_*.xml"):
+        junit.write_text("<testsuites/>")
+    assert oldest.cells["[sig-windows] flaky one"].status is Status.FAIL
+    # An entry rewritten since (another report, after the build changed) is not the one checked: the files decide.
+    with sqlite3.connect(results / CACHE_FILE) as db:
+        db.execute("UPDATE builds SET fingerprint = 'other' WHERE path = ?", (f"ci-windows/{newest.id}",))
+    for junit in (results / "ci-windows" / newest.id).rglob("junit_*.xml"):
+        junit.write_text("<testsuites/>")
+    assert newest.cells == {}
+
+
 def test_a_corrupt_cache_file_is_made_anew(results: Path) -> None:
     (results / CACHE_FILE).write_bytes(b"not a database, " * 100)
     assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
