@@ -83,10 +83,13 @@ def extended(stored: RunGrid, new: Sequence[Build], keep: int, keys: Iterable[st
     row that has a cell in one of them)."""
     table = _Table(stored.cells)
     columns = [build.cells for build in new]
+    whole = keep >= stored.width  # no stored build went away: each stored row is kept as it is
     runs = {}
     for key in keys:
         head = _encode([table.index(cells.get(key, NO_RESULT)) for cells in columns]) if columns else []
-        tail = _cut(stored.runs.get(key) or [table.index(NO_RESULT), stored.width], keep)
+        tail = stored.runs.get(key) or [table.index(NO_RESULT), stored.width]
+        if not whole:
+            tail = _cut(tail, keep)
         if head and tail and head[-2] == tail[0]:  # the new cells continue the newest stored run
             head[-1] += tail[1]
             tail = tail[2:]
