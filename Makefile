@@ -80,8 +80,7 @@ integration: build
 	$(VPY) -m pytest -q tests/integration
 
 # The upstream engine's tests run e2e.test: it is built once per pinned version, like the cluster. The kind tests
-# run on winsuite's own kind node image (as root: podman and debootstrap); one that cannot be built here is
-# reported by the kind tests themselves.
+# are not among them (see test-kind); they are skipped here with that reason.
 test: build lint
 	$(WINSUITE) cluster build --e2e-test
 	$(VPY) -m pytest -q tests
