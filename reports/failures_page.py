@@ -12,32 +12,24 @@ from markupsafe import escape
 from winsuite_reports.clusters import Cluster
 
 SHOWN_BUILDS = 10  # builds listed per test and job of a cluster before "and N more"
-BuildLink = Callable[[str, str], str]  # (job, build id) -> the build directory's href from the page
+BuildLink = Callable[[str, str], str]  # (job, build id) -> the build directory's href from the page (memoised)
 BuildAnchor = Callable[[str, str], str]  # (job, build id) -> the markup that links the build
 
 
 def page_context(clusters: Sequence[Cluster], link: BuildLink, *, across_jobs: bool) -> dict[str, object]:
-    """The template's context: `clusters`, `link` (memoised) and `tests_of(cluster)`."""
-    hrefs: dict[tuple[str, str], str] = {}
-
-    def linked(job: str, build: str) -> str:
-        href = hrefs.get((job, build))
-        if href is None:
-            href = hrefs[job, build] = link(job, build)
-        return href
-
+    """The template's context: `clusters`, `link` and `tests_of(cluster)`."""
     anchors: dict[tuple[str, str], str] = {}  # a build is linked from many clusters' tests
 
     def anchor(job: str, build: str) -> str:
         found = anchors.get((job, build))
         if found is None:
-            found = anchors[job, build] = f'<a href="{escape(linked(job, build))}/">{escape(build)}</a>'
+            found = anchors[job, build] = f'<a href="{escape(link(job, build))}/">{escape(build)}</a>'
         return found
 
     def tests_of(cluster: Cluster) -> Markup:
         return tests_markup(cluster, anchor, across_jobs=across_jobs)
 
-    return {"clusters": clusters, "link": linked, "tests_of": tests_of}
+    return {"clusters": clusters, "link": link, "tests_of": tests_of}
 
 
 def tests_markup(cluster: Cluster, anchor: BuildAnchor, *, across_jobs: bool) -> Markup:

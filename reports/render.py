@@ -128,11 +128,15 @@ def _build_links(tabs: Iterable[TabReport], page_dir: Path, build_url: str) -> C
     """(job name, build id) -> the build's address as a page in `page_dir` links it: `build_url`'s template when
     given (every page alike, wherever the results were read from), else the build's directory."""
     job_hrefs = {tab.job.name: _job_href(tab.job, page_dir) for tab in tabs}
+    links: dict[tuple[str, str], str] = {}  # a page links a build from many places
 
     def link(job: str, build: str) -> str:
-        if build_url:
-            return build_url.replace(JOB_TOKEN, quote(job)).replace(BUILD_TOKEN, quote(build))
-        return f"{job_hrefs[job]}/{quote(build)}"
+        found = links.get((job, build))
+        if found is None:
+            found = links[job, build] = (
+                build_url.replace(JOB_TOKEN, quote(job)).replace(BUILD_TOKEN, quote(build)) if build_url
+                else f"{job_hrefs[job]}/{quote(build)}")
+        return found
 
     return link
 
