@@ -80,10 +80,11 @@ integration: build
 	$(VPY) -m pytest -q tests/integration
 
 # The upstream engine's tests run e2e.test: it is built once per pinned version, like the cluster. The kind tests
-# are not among them (see test-kind); they are skipped here with that reason.
+# are not among them (see test-kind); they are skipped here with that reason. The 25 slowest tests are listed at
+# the end: where the time goes.
 test: build lint
 	$(WINSUITE) cluster build --e2e-test
-	$(VPY) -m pytest -q tests
+	$(VPY) -m pytest -q --durations=25 tests
 
 # The kind target's tests (opt-in: the node image costs 12-18 min cold to build, as root with podman and debootstrap).
 test-kind: build
