@@ -15,6 +15,7 @@ from markupsafe import Markup
 from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
+from winsuite_reports.categories import LISTED_CASES
 from winsuite_reports.categories import categories
 from winsuite_reports.categories_page import case_rows
 from winsuite_reports.collection import collection_paused
@@ -111,8 +112,9 @@ def _write_tab(
         **common,
     )
     _write(env, "flaky.html.j2", page_dir / "flaky.html", ignore_in_a_row=IGNORE_FAILURES_IN_A_ROW, **common)
-    _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job),
-           case_rows=case_rows, history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP),
+    _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job, listed=LISTED_CASES),
+           case_rows=case_rows, history=HISTORY, listed_cases=LISTED_CASES,
+           statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP),
            **common)
     _write(env, "diff.html.j2", page_dir / "diff.html", **common)
     _write(env, "failures.html.j2", page_dir / FAILURES_PAGE,
