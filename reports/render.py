@@ -31,6 +31,7 @@ from winsuite_reports.formats import pct
 from winsuite_reports.formats import when
 from winsuite_reports.grid import CLASS_ICONS
 from winsuite_reports.grid import grid_data
+from winsuite_reports.grid import grid_json
 from winsuite_reports.model import Build
 from winsuite_reports.model import Job
 from winsuite_reports.model import Status
@@ -100,11 +101,13 @@ def _write_tab(
         ("category", sorted({info.category for info in rows} - {""})),
         ("engine", sorted({info.engine for info in rows} - {""})),
     ]
+    data = grid_data(tab.job, build_href, grid_columns)
     _write(
         env,
         "grid.html.j2",
         page_dir / "grid.html",
-        data=grid_data(tab.job, build_href, grid_columns),
+        data=data,
+        data_json=grid_json(data),
         chart=trend_chart(tab.trend),
         filters=filters,
         column_choices=sorted({*COLUMN_CHOICES, grid_columns} - {0}),
