@@ -133,13 +133,14 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
     facts: dict[tuple[object, ...], list[int]] = {}
     single: dict[tuple[int, int], list[int]] = {}
     rows = []
+    every_runs = job.every_row_runs()
     for key, info in job.rows.items():
         fact_key = (info.tags, info.tier, info.category, info.engine)
         indexes = facts.get(fact_key)
         if indexes is None:
             indexes = facts[fact_key] = [strings(",".join(info.tags)), strings(info.tier), strings(info.category),
                                          strings(info.engine)]
-        runs = job.row_runs(key)
+        runs = every_runs[key]
         if len(runs) == 1:
             run_key = (id(runs[0][0]), runs[0][1])
             encoded = single.get(run_key)
@@ -184,5 +185,6 @@ def _rows_json(rows: list[list[object]]) -> str:
         text = runs_text.get(id(runs))
         if text is None:
             text = runs_text[id(runs)] = json.dumps(runs)
-        written.append(f"[{_json_string(str(name))}, {tags}, {tier}, {category}, {engine}, {text}, {cluster}, {row_id}]")
+        written.append(
+            f"[{_json_string(str(name))}, {tags}, {tier}, {category}, {engine}, {text}, {cluster}, {row_id}]")
     return "[" + ", ".join(written) + "]"
