@@ -11,6 +11,7 @@ import operator
 from dataclasses import dataclass
 
 from winsuite_reports.model import NO_RESULT
+from winsuite_reports.model import PASS
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
 from winsuite_reports.model import Status
@@ -18,6 +19,9 @@ from winsuite_reports.model import by_key
 
 UNCATEGORIZED = "(no category)"
 HISTORY = 10  # builds shown per case, newest first
+# A tab with more cases than this lists only the cases that did not pass in every build shown, and counts the others:
+# a page of a hundred thousand passing cases is tens of megabytes that no browser shows usefully (the grid has them).
+LISTED_CASES = 10_000
 
 
 # not frozen: a frozen dataclass's __init__ costs four times as much, and a big tab makes one per row
@@ -42,11 +46,13 @@ class CaseResult:
 @dataclass(frozen=True)
 class CategoryResult:
     name: str
-    cases: list[CaseResult]
+    cases: list[CaseResult]  # the cases listed
+    passing: int = 0  # cases not listed (a tab of more than LISTED_CASES): each passed in every build shown
 
     def count(self, status: Status) -> int:
         """Cases with this verdict in the newest build."""
-        return sum(case.latest is status for case in self.cases)
+        listed = sum(case.latest is status for case in self.cases)
+        return listed + self.passing if status is Status.PASS else listed
 
 
 def case_status(columns: list[dict[str, Cell]], rows: list[str]) -> list[Status]:
@@ -66,20 +72,10 @@ _VERDICT = {Status.FAIL: Status.FAIL, Status.FLAKY: Status.FLAKY, Status.PASS: S
 _WORST_FIRST = (Status.FAIL, Status.FLAKY, Status.PASS, Status.SKIP, Status.NO_RESULT)
 
 
-def categories(job: Job, history: int = HISTORY) -> list[CategoryResult]:
-    """The tab's rows grouped by category, then by test case; categories and cases sorted by name."""
-    grouped: dict[str, dict[str, list[str]]] = {}
-    split_categories: dict[str, list[str]] = {}  # most rows share their category field: split once
-    for key, info in job.rows.items():
-        category_text, case_text = info.category or UNCATEGORIZED, info.case or key
-        row_categories = split_categories.get(category_text)
-        if row_categories is None:
-            row_categories = split_categories[category_text] = [c.strip() for c in category_text.split(",")]
-        row_cases = [c.strip() for c in case_text.split(" | ")] if " | " in case_text else [case_text.strip()]
-        for category in row_categories:
-            cases = grouped.setdefault(category, {})
-            for case in row_cases:
-                cases.setdefault(case, []).append(key)
+def categories(job: Job, history: int = HISTORY, listed: int = LISTED_CASES) -> list[CategoryResult]:
+    """The tab's rows grouped by category, then by test case; categories and cases sorted by name. Past `listed`
+    cases, a case that passed in every build shown is counted, not listed."""
+    grouped = _grouped(job)
     builds = [b for b in job.builds if not b.running][:history]
     # Most cases are one test, and most tests have the same cells in these builds (the one shared passing cell):
     # their verdicts are figured once per combination of cells, and shared (the page renders each list once).
@@ -98,5 +94,59 @@ def categories(job: Job, history: int = HISTORY) -> list[CategoryResult]:
             found = shared[memo] = [_VERDICT[cell.status] for cell in cells]
         return found
 
-    return [CategoryResult(category, [CaseResult(name, rows, verdicts(rows)) for name, rows in by_key(cases).items()])
-            for category, cases in by_key(grouped).items()]
+    # Past `listed` cases, the rows that passed in every build shown are found build by build, in bulk: most of them
+    # are then counted without a verdict list of their own.
+    counting = bool(columns) and sum(map(len, grouped.values())) > listed
+    not_passing = _not_passing(job, columns) if counting else set()
+    result = []
+    for category, cases in by_key(grouped).items():
+        shown, passing = [], 0
+        for name in sorted(cases):
+            rows = cases[name]
+            if counting and len(rows) == 1 and rows[0] not in not_passing:
+                passing += 1
+                continue
+            found = verdicts(rows)
+            if counting and found.count(Status.PASS) == len(found):
+                passing += 1
+            else:
+                shown.append(CaseResult(name, rows, found))
+        result.append(CategoryResult(category, shown, passing))
+    return result
+
+
+def _not_passing(job: Job, columns: list[dict[str, Cell]]) -> set[str]:
+    """The rows without a passing verdict in some of these builds: missing from it, or another verdict there."""
+    found: set[str] = set()
+    for cells in columns:
+        found.update(job.rows.keys() - cells.keys())
+        found.update(key for key, cell in cells.items()
+                     if cell is not PASS and _VERDICT[cell.status] is not Status.PASS)
+    return found
+
+
+def _grouped(job: Job) -> dict[str, dict[str, list[str]]]:
+    """category -> case -> its rows, in the job's row order."""
+    grouped: dict[str, dict[str, list[str]]] = {}
+    split_categories: dict[str, list[str]] = {}  # most rows share their category field: split once
+    uncategorized: dict[str, list[str]] = {}
+    for key, info in job.rows.items():
+        if not info.category and not info.case and " | " not in key:  # most rows of a big tab: their own case
+            found = uncategorized.get(case := key.strip())
+            if found is None:
+                uncategorized[case] = [key]
+            else:
+                found.append(key)
+            continue
+        category_text, case_text = info.category or UNCATEGORIZED, info.case or key
+        row_categories = split_categories.get(category_text)
+        if row_categories is None:
+            row_categories = split_categories[category_text] = [c.strip() for c in category_text.split(",")]
+        row_cases = [c.strip() for c in case_text.split(" | ")] if " | " in case_text else [case_text.strip()]
+        for category in row_categories:
+            cases = uncategorized if category == UNCATEGORIZED else grouped.setdefault(category, {})
+            for case in row_cases:
+                cases.setdefault(case, []).append(key)
+    if uncategorized:
+        grouped[UNCATEGORIZED] = uncategorized
+    return grouped

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -112,19 +113,25 @@ def analyze(job: Job, *, days: float = DEFAULT_DAYS) -> TabFlakiness:
     # A row that is one cell throughout the window (a passing row, a one-build tab) has the figures of every other
     # row that is that cell throughout: figured once per cell.
     whole: dict[int, _Figures | None] = {}
+    every_runs = job.every_row_runs() if newest else {}
     for key in job.rows:
-        runs = job.row_runs(key) if newest else None
+        runs = every_runs.get(key)
         if runs is not None and len(runs) == 1 and runs[0][1] >= newest:
-            cell = runs[0][0]
-            if id(cell) not in whole:
-                whole[id(cell)] = _figures(_window_runs(job, key, columns, newest), failing)
-            figures = whole[id(cell)]
+            figures = whole.get(id(runs[0][0]), _UNSEEN)
+            if figures is _UNSEEN:
+                figures = whole[id(runs[0][0])] = _figures(_window_runs(job, key, columns, newest), failing)
         else:
             figures = _figures(_window_runs(job, key, columns, newest), failing)
         if figures is not None:
             tests.append(RowFlakiness(key, *figures))
-    tests.sort(key=lambda test: (-test.flakiness, test.row))
+    # Flakiest first, then by row: two stable sorts by a C-level key (most rows are in row order, most rates 0).
+    tests.sort(key=_ROW)
+    tests.sort(key=_FLAKINESS, reverse=True)
     return TabFlakiness(tests, len(builds), days)
+
+
+_UNSEEN: _Figures = (-1.0, 0, 0, 0, 0)  # no row that is this cell throughout the window has been figured yet
+_ROW, _FLAKINESS = operator.attrgetter("row"), operator.attrgetter("flakiness")
 
 
 # A row's flakiness, passes, failures, flakes and infrastructure failures in the window.

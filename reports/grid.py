@@ -9,10 +9,14 @@ RUN_WIDTH integers each: status code, length, then message, diagnostics path, ic
 from __future__ import annotations
 
 import functools
+import json
 import time
 from collections.abc import Callable
 from collections.abc import Iterable
+from json.encoder import encode_basestring_ascii as _json_string
 from urllib.parse import quote
+
+from markupsafe import Markup
 
 from winsuite_reports import environment
 from winsuite_reports.clusters import row_clusters
@@ -129,13 +133,14 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
     facts: dict[tuple[object, ...], list[int]] = {}
     single: dict[tuple[int, int], list[int]] = {}
     rows = []
+    every_runs = job.every_row_runs()
     for key, info in job.rows.items():
         fact_key = (info.tags, info.tier, info.category, info.engine)
         indexes = facts.get(fact_key)
         if indexes is None:
             indexes = facts[fact_key] = [strings(",".join(info.tags)), strings(info.tier), strings(info.category),
                                          strings(info.engine)]
-        runs = job.row_runs(key)
+        runs = every_runs[key]
         if len(runs) == 1:
             run_key = (id(runs[0][0]), runs[0][1])
             encoded = single.get(run_key)
@@ -156,3 +161,30 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
         "rows": rows,
         "strings": strings.strings,
     }
+
+
+def grid_json(data: dict[str, object]) -> Markup:
+    """`data` as jinja's tojson writes it into the page (JSON with sorted keys, its <, >, & and ' escaped), the rows
+    written without a json.dumps walk through each: a big tab's hundred thousand rows share a few runs lists, each
+    written once."""
+    parts = []
+    for key in sorted(data):
+        value = data[key]
+        text = _rows_json(value) if key == "rows" and isinstance(value, list) else json.dumps(value, sort_keys=True)
+        parts.append(f"{_json_string(key)}: {text}")
+    text = "{" + ", ".join(parts) + "}"
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+                  .replace("'", "\\u0027"))
+
+
+def _rows_json(rows: list[list[object]]) -> str:
+    """The rows as json.dumps writes them: each a name, four string indexes, its runs, its cluster and its id."""
+    runs_text: dict[int, str] = {}
+    written = []
+    for name, tags, tier, category, engine, runs, cluster, row_id in rows:
+        text = runs_text.get(id(runs))
+        if text is None:
+            text = runs_text[id(runs)] = json.dumps(runs)
+        written.append(
+            f"[{_json_string(str(name))}, {tags}, {tier}, {category}, {engine}, {text}, {cluster}, {row_id}]")
+    return "[" + ", ".join(written) + "]"

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 import stat
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,9 +55,46 @@ def row_key(testcase_name: str) -> str:
     return testcase_name.removeprefix(IT_PREFIX)
 
 
+@dataclass(slots=True)
+class Testcases:
+    """One JUnit file's testcases, in document order. A testcase without children (no properties, failure or skip)
+    is a plain pass, told by its row alone: most testcases of a big run are, and a build whose rows are one testcase
+    each takes them in bulk."""
+
+    keys: list[str]  # every testcase's row
+    childless: list[bool]  # per testcase: a plain pass
+    attempts: list[Attempt | None]  # the testcases with children; None for one TestGrid drops (a bare skip)
+
+    @property
+    def plain(self) -> Iterator[str]:
+        """The rows of the plain passes."""
+        return itertools.compress(self.keys, self.childless)
+
+    def in_order(self) -> Iterator[Attempt]:
+        """Every attempt, plain passes included, in document order."""
+        others = iter(self.attempts)
+        for key, childless in zip(self.keys, self.childless, strict=True):
+            attempt = Attempt(key, PASS, {}) if childless else next(others)
+            if attempt is not None:
+                yield attempt
+
+
+def read_testcases(path: Path) -> Testcases:
+    """One JUnit file's testcases; MalformedJunit for a file TestGrid would refuse. Each step maps over every
+    testcase in C: a big run's file holds a hundred thousand."""
+    testcases = list(parse_guarded(path).iter("testcase"))
+    keys = list(map(str.removeprefix, map(_NAME, testcases), itertools.repeat(IT_PREFIX)))
+    children = list(map(len, testcases))
+    return Testcases(keys, list(map(operator.not_, children)),
+                     list(map(_attempt, itertools.compress(testcases, children))))
+
+
+_NAME = operator.methodcaller("get", "name", "")
+
+
 def read_attempts(path: Path) -> list[Attempt]:
     """Every attempt in one JUnit file; a testcase TestGrid drops (bare skip) yields nothing."""
-    return [attempt for attempt in map(_attempt, parse_guarded(path).iter("testcase")) if attempt is not None]
+    return list(read_testcases(path).in_order())
 
 
 def parse_guarded(path: Path) -> ET.Element:
@@ -79,8 +119,7 @@ def parse_guarded(path: Path) -> ET.Element:
 
 
 def _attempt(testcase: ET.Element) -> Attempt | None:
-    if not len(testcase):  # no properties, failure or skip: a plain pass (most testcases of a big run)
-        return Attempt(row_key(testcase.get("name", "")), PASS, {})
+    """A testcase with children as TestGrid reads it."""
     # One pass over the children: ElementPath lookups cost more than the XML parse on large files.
     properties: dict[str, str] = {}
     error = failure = skipped = None

@@ -200,14 +200,32 @@ class Job:
     def row_runs(self, key: str) -> list[tuple[Cell, int]]:
         """The row's cells as runs, (cell, length), newest build first: a long history's row is a few runs, so
         what goes over runs costs a few steps a row where going over cells costs hundreds."""
-        if self.runs is None:  # every row at once: most analyses go over every row
-            if self.grid is None:
-                self.grid = transposed(self.builds, list(self.rows))
-            self.runs = {key: _runs(cells) for key, cells in self.grid.items()}
-        found = self.runs.get(key)
-        if found is None:
-            found = self.runs[key] = _runs(self.cells(key))
+        runs = self.every_row_runs()
+        found = runs.get(key)
+        if found is None:  # not a row of the tab
+            found = runs[key] = _runs(self.cells(key))
         return found
+
+    def every_row_cells(self) -> dict[str, tuple[Cell, ...]]:
+        """Every row's cells (as `cells` gives them), for an analysis that goes over every row: a big tab's hundred
+        thousand rows are as many method calls otherwise."""
+        if self.grid is None:
+            self.grid = transposed(self.builds, list(self.rows))
+        if len(self.grid) < len(self.rows):
+            self.grid.update((key, self.cells(key)) for key in self.rows.keys() - self.grid.keys())
+        return self.grid
+
+    def every_row_runs(self) -> dict[str, list[tuple[Cell, int]]]:
+        """Every row's runs (as `row_runs` gives them), made for every row at once."""
+        if self.runs is None:
+            grid = self.every_row_cells()
+            if len(self.builds) == 1:  # a one-build tab: each row is one run of its cell
+                self.runs = {key: [(cells[0], 1)] for key, cells in grid.items()}
+            else:
+                self.runs = {key: _runs(cells) for key, cells in grid.items()}
+        elif len(self.runs) < len(self.rows):
+            self.runs.update((key, _runs(self.cells(key))) for key in self.rows.keys() - self.runs.keys())
+        return self.runs
 
 
 def _runs(cells: tuple[Cell, ...]) -> list[tuple[Cell, int]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 import os
@@ -23,10 +24,13 @@ from winsuite_reports.conventions import tags_in_name
 from winsuite_reports.evidence import BuildEvidence
 from winsuite_reports.evidence import failure_of
 from winsuite_reports.flakiness import is_infra_failure
+from winsuite_reports.junit import Attempt
 from winsuite_reports.junit import MalformedJunit
+from winsuite_reports.junit import Testcases
 from winsuite_reports.junit import is_junit
 from winsuite_reports.junit import merge
-from winsuite_reports.junit import read_attempts
+from winsuite_reports.junit import read_testcases
+from winsuite_reports.model import PASS
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Lazy
@@ -95,36 +99,15 @@ def parse_build(build_dir: Path) -> ParsedBuild:
     start = _timestamp(started, STARTED, malformed) or 0
     end = _timestamp(finished, FINISHED, malformed)
 
-    attempts: dict[str, list[Cell]] = {}
-    excluded: dict[str, str] = {}
-    rows: dict[str, RowInfo] = {}
-    texts: dict[str, str] = {}  # a failed row's first failed attempt's whole text
-    ran_on: dict[str, list[str]] = {}
+    files: list[Testcases] = []
     for path in junit_files(build_dir):
         try:
-            file_attempts = read_attempts(path)
+            files.append(read_testcases(path))
         except (MalformedJunit, OSError) as err:
             malformed.append(str(err))
-            continue
-        for attempt in file_attempts:
-            key, properties = attempt.key, attempt.properties
-            found = attempts.get(key)
-            if found is None:
-                attempts[key] = [attempt.cell]
-                rows[key] = row_info(key, properties)
-            else:
-                found.append(attempt.cell)
-            if attempt.text and key not in texts:
-                texts[key] = attempt.text
-            if not properties:  # most testcases of upstream runs
-                continue
-            if _EXCLUDED in properties:
-                excluded[key] = properties[_EXCLUDED]
-            nodes = properties.get(_RAN_ON)
-            if nodes and nodes not in ran_on.setdefault(key, []):
-                ran_on[key].append(nodes)
-    # Most rows are one attempt: merging one cell is the cell.
-    cells = {key: cell_list[0] if len(cell_list) == 1 else merge(cell_list) for key, cell_list in attempts.items()}
+    facts = _Facts()
+    cells = _cells(files, facts)
+    excluded, rows, texts, ran_on = facts.excluded, facts.rows, facts.texts, facts.ran_on
     evidence = _evidence(cells, texts, ran_on)
     outcome = None
     if finished is not None:
@@ -135,9 +118,56 @@ def parse_build(build_dir: Path) -> ParsedBuild:
                        excluded, rows, LazyCells(cells), Lazy(evidence))
 
 
+def _cells(files: list[Testcases], facts: _Facts) -> dict[str, Cell]:
+    """Each row's cell, its attempts merged; `facts` takes what the attempts say beside."""
+    keys = list(itertools.chain.from_iterable(found.keys for found in files))
+    if len(set(keys)) == len(keys):  # every row one testcase (most builds): the plain passes taken whole
+        cells = dict.fromkeys(itertools.chain.from_iterable(found.plain for found in files), PASS)
+        facts.rows.update(zip(cells, map(plain_row_info, cells), strict=True))
+        for attempt in itertools.chain.from_iterable(found.attempts for found in files):
+            if attempt is not None:
+                cells[attempt.key] = attempt.cell
+                facts.add(attempt)
+        return cells
+    attempts: dict[str, list[Cell]] = {}
+    for attempt in itertools.chain.from_iterable(found.in_order() for found in files):
+        found_cells = attempts.get(attempt.key)
+        if found_cells is None:
+            attempts[attempt.key] = [attempt.cell]
+        else:
+            found_cells.append(attempt.cell)
+        facts.add(attempt)
+    # Most rows are one attempt: merging one cell is the cell.
+    return {key: cell_list[0] if len(cell_list) == 1 else merge(cell_list) for key, cell_list in attempts.items()}
+
+
+class _Facts:
+    """What a build's attempts say beside their cells, each row's from its first attempt on."""
+
+    def __init__(self) -> None:
+        self.excluded: dict[str, str] = {}
+        self.rows: dict[str, RowInfo] = {}
+        self.texts: dict[str, str] = {}  # a failed row's first failed attempt's whole text
+        self.ran_on: dict[str, list[str]] = {}
+
+    def add(self, attempt: Attempt) -> None:
+        key, properties = attempt.key, attempt.properties
+        if key not in self.rows:
+            self.rows[key] = row_info(key, properties)
+        if attempt.text and key not in self.texts:
+            self.texts[key] = attempt.text
+        if not properties:  # most testcases of upstream runs
+            return
+        if _EXCLUDED in properties:
+            self.excluded[key] = properties[_EXCLUDED]
+        nodes = properties.get(_RAN_ON)
+        if nodes and nodes not in self.ran_on.setdefault(key, []):
+            self.ran_on[key].append(nodes)
+
+
 def _evidence(cells: dict[str, Cell], texts: dict[str, str], ran_on: dict[str, list[str]]) -> BuildEvidence:
     """The build's failures (one per failed or flaky row) and where each row ran (every attempt's nodes)."""
-    failing = sorted(key for key, cell in cells.items() if cell.status.failing)
+    failing = sorted(key for key, cell in cells.items() if cell is not PASS and cell.status.failing)
     failures = tuple(failure_of(key, cells[key], texts.get(key, cells[key].message),
                                 infra=is_infra_failure(cells[key])) for key in failing)
     return BuildEvidence(failures, {key: RAN_ON_ATTEMPTS.join(nodes) for key, nodes in ran_on.items() if nodes})
@@ -157,7 +187,9 @@ def row_info(key: str, properties: dict[str, str]) -> RowInfo:
     """Row facts from winsuite's testcase properties; upstream rows only have the `[Tag]`s in their name.
 
     A long history has the same row with the same facts in every build: made once per process."""
-    values = tuple(map(properties.get, _ROW_PROPERTIES)) if properties else _NO_PROPERTIES
+    if not properties:
+        return plain_row_info(key)
+    values = tuple(map(properties.get, _ROW_PROPERTIES))
     memo_key = (key, values)
     info = _ROW_INFO.get(memo_key)
     if info is None:
@@ -167,13 +199,23 @@ def row_info(key: str, properties: dict[str, str]) -> RowInfo:
     return info
 
 
+def plain_row_info(key: str) -> RowInfo:
+    """The facts of a row without properties (most rows of upstream runs): the `[Tag]`s in its name."""
+    info = _PLAIN_ROW_INFO.get(key)
+    if info is None:
+        if len(_PLAIN_ROW_INFO) >= _ROW_INFO_LIMIT:
+            _PLAIN_ROW_INFO.clear()
+        info = _PLAIN_ROW_INFO[key] = RowInfo(key, tags_in_name(key))
+    return info
+
+
 # The properties as plain strings: a StrEnum member hashes in Python, and every testcase looks up several.
 _ROW_PROPERTIES = tuple(str(name) for name in (
     RowProperty.TAGS, RowProperty.TIER, RowProperty.CATEGORY, RowProperty.PLAN_ITEMS, RowProperty.EXCLUDED,
     RowProperty.ENGINE, RowProperty.OPS_READINESS_CASE))
 _EXCLUDED, _RAN_ON = str(RowProperty.EXCLUDED), str(RowProperty.RAN_ON)
-_NO_PROPERTIES: tuple[str | None, ...] = (None,) * len(_ROW_PROPERTIES)
 _ROW_INFO: dict[tuple[str, tuple[str | None, ...]], RowInfo] = {}
+_PLAIN_ROW_INFO: dict[str, RowInfo] = {}
 _ROW_INFO_LIMIT = 100_000
 
 

@@ -15,6 +15,7 @@ from markupsafe import Markup
 from winsuite_reports.analysis import Report
 from winsuite_reports.analysis import TabReport
 from winsuite_reports.categories import HISTORY
+from winsuite_reports.categories import LISTED_CASES
 from winsuite_reports.categories import categories
 from winsuite_reports.categories_page import case_rows
 from winsuite_reports.collection import collection_paused
@@ -30,6 +31,7 @@ from winsuite_reports.formats import pct
 from winsuite_reports.formats import when
 from winsuite_reports.grid import CLASS_ICONS
 from winsuite_reports.grid import grid_data
+from winsuite_reports.grid import grid_json
 from winsuite_reports.model import Build
 from winsuite_reports.model import Job
 from winsuite_reports.model import Status
@@ -99,11 +101,13 @@ def _write_tab(
         ("category", sorted({info.category for info in rows} - {""})),
         ("engine", sorted({info.engine for info in rows} - {""})),
     ]
+    data = grid_data(tab.job, build_href, grid_columns)
     _write(
         env,
         "grid.html.j2",
         page_dir / "grid.html",
-        data=grid_data(tab.job, build_href, grid_columns),
+        data=data,
+        data_json=grid_json(data),
         chart=trend_chart(tab.trend),
         filters=filters,
         column_choices=sorted({*COLUMN_CHOICES, grid_columns} - {0}),
@@ -111,8 +115,9 @@ def _write_tab(
         **common,
     )
     _write(env, "flaky.html.j2", page_dir / "flaky.html", ignore_in_a_row=IGNORE_FAILURES_IN_A_ROW, **common)
-    _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job),
-           case_rows=case_rows, history=HISTORY, statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP),
+    _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job, listed=LISTED_CASES),
+           case_rows=case_rows, history=HISTORY, listed_cases=LISTED_CASES,
+           statuses=(Status.PASS, Status.FAIL, Status.FLAKY, Status.SKIP),
            **common)
     _write(env, "diff.html.j2", page_dir / "diff.html", **common)
     _write(env, "failures.html.j2", page_dir / FAILURES_PAGE,

@@ -156,13 +156,11 @@ def column_statuses(build: Build, *, ignore_running: bool) -> Counter[Status]:
 
 def rows_without_recent_results(job: Job, recent: int) -> list[str]:
     """Rows with no result in the newest `recent` columns: TestGrid's summarizer leaves them out (recentRows)."""
-    return [key for key in job.rows if not _has_recent_result(job.cells(key), recent)]
-
-
-def _has_recent_result(cells: tuple[Cell, ...], recent: int) -> bool:
-    if cells and cells[0].status is not Status.NO_RESULT:  # most rows: one look at the newest build
-        return True
-    return any(cell.status is not Status.NO_RESULT for cell in cells[:recent])
+    grid = job.every_row_cells()
+    # Most rows have a result in the newest build: one look each, in one comprehension (a big tab has a hundred
+    # thousand rows).
+    unsure = [key for key in job.rows if not (cells := grid[key]) or cells[0].status is Status.NO_RESULT]
+    return [key for key in unsure if all(cell.status is Status.NO_RESULT for cell in grid[key][:recent])]
 
 
 @dataclass(frozen=True)
@@ -241,6 +239,9 @@ def _recent_failures(columns: _Columns, recent: int) -> tuple[bool, bool]:
     return False, found
 
 
+_UNSEEN = Alert("", 0, "", "", "", "")  # no row that is one cell throughout has shown its alert yet
+
+
 def job_alerts(job: Job, thresholds: Thresholds, *, skip: Set[str] = frozenset()) -> list[Alert]:
     """Open alerts, the Overall row first; rows in `skip` (no recent result) left out, as TestGrid does."""
     overall = row_alert(OVERALL, ((b.id, b.overall) for b in job.builds), thresholds)
@@ -248,12 +249,12 @@ def job_alerts(job: Job, thresholds: Thresholds, *, skip: Set[str] = frozenset()
     # A row that is one cell throughout (most rows of a big tab) alerts as every other such row does: walked once
     # per cell.
     one_cell: dict[int, Alert | None] = {}
+    every_runs = job.every_row_runs()
     for key in job.rows:
         if key in skip:
             continue
-        runs = job.row_runs(key)
-        if len(runs) == 1 and id(runs[0][0]) in one_cell:
-            alert = one_cell[id(runs[0][0])]
+        runs = every_runs[key]
+        if len(runs) == 1 and (alert := one_cell.get(id(runs[0][0]), _UNSEEN)) is not _UNSEEN:
             alert = replace(alert, row=key) if alert else None
         else:
             # Lazily: most rows settle at their newest pass, long before the oldest build.

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from markupsafe import escape
 
+from winsuite_reports import render
 from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.analysis import build_report
 from winsuite_reports.categories import UNCATEGORIZED
@@ -72,3 +74,34 @@ def test_case_names_are_escaped_as_markup_escapes_them(tmp_path: Path) -> None:
     index = write_dashboard(report, tmp_path / "dashboard")
     text = (index.parent / "jobs" / "job" / "categories.html").read_text()
     assert f'<tr><td title="{escape(odd)}">{escape(odd)}</td>' in text and odd not in text
+
+
+def test_a_tab_past_the_listed_cases_counts_its_passing_cases_and_lists_every_other(tmp_path: Path) -> None:
+    rows = {f"[sig-node] case {i}": "PP" for i in range(6)} | {HOST_IP: "FP", LOGS: "PF", NODE_PORT: "SS",
+                                                                LONELY: "PK"}
+    write_job(tmp_path / "results", "job", rows, properties={NODE_PORT: {"category": "Core.Network"}})
+    (loaded,) = load_history(tmp_path / "results", now=START).jobs
+    everything = categories(loaded)
+    found = {c.name: c for c in categories(loaded, listed=3)}
+    # Below the limit every case is listed; past it only the cases that did not pass in every build shown.
+    assert sum(len(c.cases) for c in everything) == 10 and all(not c.passing for c in everything)
+    uncategorized, network = found[UNCATEGORIZED], found["Core.Network"]
+    assert uncategorized.passing == 6 and [case.name for case in uncategorized.cases] == [LONELY, HOST_IP, LOGS]
+    assert network.passing == 0 and [case.name for case in network.cases] == [NODE_PORT]
+    # The counts stay those of every case.
+    assert uncategorized.count(Status.PASS) == 8 and uncategorized.count(Status.FAIL) == 1
+    assert uncategorized.count(Status.PASS) == next(c for c in everything if c.name == UNCATEGORIZED).count(Status.PASS)
+
+
+def test_the_page_of_a_tab_past_the_listed_cases_says_how_many_passing_cases_it_leaves_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = {f"[sig-node] case {i}": "P" for i in range(5)} | {HOST_IP: "F", NODE_PORT: "S"}
+    write_job(tmp_path / "results", "job", rows)
+    monkeypatch.setattr(render, "LISTED_CASES", 4)
+    report = build_report(load_history(tmp_path / "results", now=START), ReportOptions(), now=START)
+    text = (write_dashboard(report, tmp_path / "dashboard").parent / "jobs" / "job" / "categories.html").read_text()
+    assert "5 passing cases not listed" in text and "more than 4 cases" in text
+    assert f'<td title="{escape(HOST_IP)}">' in text and f'<td title="{escape(NODE_PORT)}">' in text
+    assert "case 0" not in text
+    # The summary table counts every case: 5 passed, 1 failed, 1 skipped.
+    assert '<td class="num">5</td><td class="num">1</td><td class="num">0</td><td class="num">1</td>' in text

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jinja2.utils import htmlsafe_json_dumps
+
 from winsuite_reports.grid import CODES
 from winsuite_reports.grid import RUN_WIDTH
 from winsuite_reports.grid import StringTable
 from winsuite_reports.grid import encode_row
 from winsuite_reports.grid import grid_data
+from winsuite_reports.grid import grid_json
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Status
@@ -77,3 +80,11 @@ def test_grid_data_lists_builds_newest_first_with_their_metadata(tmp_path: Path)
     assert decode(rows[1][5], strings)[0][4] == "1/2"
     assert all(len(b["s"]) == len("11-24 10:31") for b in builds)
     assert all(b["n"] == "" for b in builds)  # no node logs collected
+
+
+def test_the_grid_json_is_what_tojson_writes(tmp_path: Path) -> None:
+    odd = "[sig-node] <b>it</b> & 'quotes' \"double\" — ünïcode"
+    write_job(tmp_path, "job", {odd: "PFP", "[sig-apps] plain": "PPP", "[sig-apps] flaky": "KPS"})
+    (job,) = load_history(tmp_path, now=START).jobs
+    data = grid_data(job, lambda build: build.id, 50)
+    assert str(grid_json(data)) == htmlsafe_json_dumps(data, sort_keys=True)
