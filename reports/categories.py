@@ -96,7 +96,9 @@ def categories(job: Job, history: int = HISTORY, listed: int = LISTED_CASES) -> 
 
     # Past `listed` cases, the rows that passed in every build shown are found build by build, in bulk: most of them
     # are then counted without a verdict list of their own.
-    counting = bool(columns) and sum(map(len, grouped.values())) > listed
+    counting = bool(builds) and sum(map(len, grouped.values())) > listed
+    if counting:
+        columns.extend(build.cells for build in builds)
     not_passing = _not_passing(job, columns) if counting else set()
     result = []
     for category, cases in by_key(grouped).items():
