@@ -25,8 +25,9 @@ NAMESPACE_PROPERTY = "winsuite.namespace"  # a test's namespace, as its fixture 
 NAME_KEY, ROW_KEY = "name", "row"  # its full name, and its row properties as JUnit spells them
 
 
-def winsuite_properties(report: pytest.TestReport) -> dict[str, Any] | None:
-    for key, value in report.user_properties:
+def winsuite_properties(user_properties: list[tuple[str, object]]) -> dict[str, Any] | None:
+    """The winsuite test's properties among an item's or a report's user properties (None: not a winsuite test)."""
+    for key, value in user_properties:
         if key == WINSUITE_PROPERTY and isinstance(value, dict):
             return value
     return None
@@ -111,11 +112,11 @@ class ResultsWriter:
             self._event(events.collected(len(ids)))
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
-        self._running.setdefault(nodeid, time.monotonic())
+        self._running[nodeid] = time.monotonic()  # this attempt's start
         self._event(events.started(nodeid))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        props = winsuite_properties(report)
+        props = winsuite_properties(report.user_properties)
         if props is None:  # not a winsuite test: no row, but it is not left "running" either
             if report.when == "teardown":
                 self._running.pop(report.nodeid, None)
@@ -132,6 +133,7 @@ class ResultsWriter:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         reason = self._interrupt_reason(exitstatus)
+        self._open_unreported(session)
         for (nodeid, attempt), pending in list(self._pending.items()):
             pending.outcome = Outcome.INTERRUPTED
             # It ran until now, not only for the phases that reported: its evidence is read over all of that.
@@ -143,6 +145,21 @@ class ResultsWriter:
         self._events.close()
 
     # -- internals ------------------------------------------------------------------------------------
+    def _open_unreported(self, session: pytest.Session) -> None:
+        """Tests a signal cut off before their setup reported have no phase yet: they are opened from their items, so
+        that they are closed as interrupted like the others (with xdist the controller has no items: the runner
+        closes those from the event log)."""
+        items = {item.nodeid: item for item in session.items}
+        reported = {nodeid for nodeid, _ in self._pending}
+        for nodeid, began in self._running.items():
+            item = items.get(nodeid)
+            props = winsuite_properties(item.user_properties) if item is not None else None
+            if nodeid in reported or item is None or props is None:
+                continue
+            pending = self._pending[nodeid, 1 + sum(a.nodeid == nodeid for a in self.attempts)] = _Pending(props)
+            pending.started = time.time() - (time.monotonic() - began)
+            pending.namespaces = [str(value) for key, value in item.user_properties if key == NAMESPACE_PROPERTY]
+
     def _interrupt_reason(self, exitstatus: int) -> str:
         path = self.results_dir / INTERRUPT_REASON_FILE
         if path.exists():

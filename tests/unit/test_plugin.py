@@ -156,6 +156,41 @@ def test_sigterm_still_writes_valid_results_with_the_interrupted_test(cases: pyt
     assert status == "failure" and message.startswith("interrupted") and props["interrupted"] == "true"
 
 
+def test_sigterm_during_a_tests_setup_still_writes_its_row_interrupted(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_slow_setup='''
+import time
+import pytest
+from winsuite.authoring.naming import Area, Describe
+
+group = Describe(Area("sig-testing"), "plugin")
+
+@pytest.fixture
+def slow():
+    time.sleep(30)
+
+@group.it("is cut off in its setup")
+def test_cut(slow): pass
+''')
+    results = pytester.path / "artifacts"
+    process = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--node-os", "linux",
+                                "--results-dir", str(results)], cwd=pytester.path,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    events = results / "winsuite-events_01.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "test_cut" not in (events.read_text() if events.exists() else ""):
+        time.sleep(0.1)  # polling a file another process appends to
+    time.sleep(1)  # well inside the fixture's sleep: no phase of the test has reported
+    began = time.time()
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=60)
+    (row,) = [(status, message, props) for name, status, message, props in junit_rows(results / "junit_01.xml")
+              if name.endswith("is cut off in its setup")]
+    status, message, props = row
+    assert status == "failure" and message.startswith("interrupted") and props["interrupted"] == "true"
+    record = [json.loads(line) for line in events.read_text().splitlines() if '"attempt"' in line][-1]["result"]
+    assert record["duration"] >= 1 and record["started"] <= began - 1  # it lasted from its start until the signal
+
+
 def test_an_excluded_test_keeps_its_exclusion_reason_over_missing_capabilities(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_needs='''
 from winsuite.authoring.capabilities import Capability
