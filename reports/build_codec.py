@@ -91,9 +91,9 @@ def _decode_evidence(stored: tuple[str, str] | None, build_dir: Path) -> BuildEv
 
 
 def _decode_cells(stored: tuple[str, str] | None, build_dir: Path) -> dict[str, Cell]:
+    if stored is None:  # the entry is gone or was rewritten since it was checked
+        return parse_build(build_dir).cells
     try:
-        if stored is None:
-            raise ValueError("no stored cells")
         passes, cells_text = stored
         others = json.loads(cells_text)
         cells: dict[str, Cell] = dict.fromkeys(passes.split(PASS_SEPARATOR) if passes else (), PASS)
