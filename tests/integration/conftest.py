@@ -1,5 +1,6 @@
-"""Integration fixtures: one embedded cluster and one kind cluster per test session (the kind one opt-in:
-WINSUITE_KIND_TESTS=1), a fresh namespace per test."""
+"""Integration fixtures: one embedded cluster and one kind cluster per test session (the kind one's node image built
+in the background from the session's start; WINSUITE_KIND_TESTS=0 leaves the kind tests out), a fresh namespace per
+test."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
+from tests.integration.kind_image import BackgroundBuild
 from tests.integration.kind_support import KindCluster
 from tests.integration.kind_support import embedded_running
 from tests.tools.embedded_cluster import EmbeddedCluster
 from tests.tools.host_state import HostState
 from winsuite.cluster.kind import KindTarget
+from winsuite.cluster.kind.paths import kind_dir
 from winsuite.cluster.kind.state import load as load_kind
 from winsuite.cluster.local import LocalCluster
 from winsuite.cluster.local import kube
@@ -43,6 +46,10 @@ KIND_TEARDOWN_FIXTURE = "deleted_kind_cluster"
 KIND_CLUSTER_ENV = "WINSUITE_TEST_KIND_CLUSTER"
 DEFAULT_KIND_CLUSTER = "winsuite-kind-test"
 KIND_TESTS_ENV = "WINSUITE_KIND_TESTS"
+KIND_FIXTURE = "kind_cluster"
+KIND_BUILD_TIMEOUT = 3600.0
+KIND_BUILD = pytest.StashKey[BackgroundBuild]()
+KIND_BUILD_OUTCOME = pytest.StashKey[str]()
 
 
 def _missing_prerequisite() -> str | None:
@@ -55,11 +62,39 @@ def _missing_prerequisite() -> str | None:
     return None
 
 
+def kind_tests_off() -> bool:
+    return os.environ.get(KIND_TESTS_ENV) == "0"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that disrupt the session cluster run after the others, and the one that takes it down runs last
-    (a stable sort keeps the rest in order)."""
-    order = {DISRUPTION_FIXTURE: 1, TEARDOWN_FIXTURE: 2, KIND_TEARDOWN_FIXTURE: 2}
+    """The kind tests run after the others, so that their node image has the longest time to build in the
+    background; then the tests that disrupt the session cluster; the ones that take a cluster down run last (a stable
+    sort keeps the rest in order)."""
+    order = {KIND_FIXTURE: 1, DISRUPTION_FIXTURE: 2, TEARDOWN_FIXTURE: 3, KIND_TEARDOWN_FIXTURE: 3}
     items.sort(key=lambda item: max((order.get(name, 0) for name in getattr(item, "fixturenames", ())), default=0))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A session with kind tests starts their node image's build now, in the background."""
+    if kind_tests_off() or session.config.option.collectonly:
+        return
+    if any(KIND_FIXTURE in getattr(item, "fixturenames", ()) for item in session.items):
+        log = kind_dir() / "logs" / f"test-session-build-{os.getpid()}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        session.config.stash[KIND_BUILD] = BackgroundBuild(log)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    build = session.config.stash.get(KIND_BUILD, None)
+    if build is not None:
+        build.stop()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """The kind node image's cost, for the session's record (CI's cold and warm figures)."""
+    outcome = config.stash.get(KIND_BUILD_OUTCOME, None)
+    if outcome is not None:
+        terminalreporter.write_line(outcome)
 
 
 @pytest.fixture(scope="session")
@@ -85,12 +120,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluste
 
 
 @pytest.fixture(scope="session")
-def kind_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KindCluster]:
+def kind_cluster(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[KindCluster]:
     """A kind cluster on winsuite's node image, created once per session (or reused) and deleted if created here;
     the host's state before it was created is kept for the teardown test."""
-    if os.environ.get(KIND_TESTS_ENV) != "1":
-        pytest.skip(f"the kind tests are opt-in ({KIND_TESTS_ENV}=1, or `make test-kind`): their node image costs "
-                    "12-18 min to build cold, beyond what `make test` spends")
+    if kind_tests_off():
+        pytest.skip(f"the kind tests are off ({KIND_TESTS_ENV}=0)")
+    build = pytestconfig.stash.get(KIND_BUILD, None)
+    if build is not None:
+        pytestconfig.stash[KIND_BUILD_OUTCOME] = build.wait(KIND_BUILD_TIMEOUT)
     missing = _missing_prerequisite()
     if missing:
         pytest.skip(missing)

@@ -4,6 +4,7 @@ attach; nothing of the run left in the cluster."""
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
+from tests.integration.runner_support import together
 from tests.integration.runner_support import verdicts
 from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local.ociimage import Entry
@@ -71,10 +73,11 @@ def local_and_in_cluster(cluster: EmbeddedCluster, tmp_path_factory: pytest.Temp
         pytest.skip(f"needs the embedded cluster's real Linux node ({cluster.real_node_reason})")
     real_node = cluster
     local_root, remote_root = tmp_path_factory.mktemp("local"), tmp_path_factory.mktemp("in-cluster")
-    subprocess.run(winsuite(real_node, local_root, "--focus", FOCUS), cwd=PROJECT_ROOT, capture_output=True,
-                   text=True, timeout=TIMEOUT, check=False)
-    done = subprocess.run(winsuite(real_node, remote_root, "--focus", FOCUS, "--in-cluster", "--shards", "2"),
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    _, done = together(*(functools.partial(subprocess.run, argv, cwd=PROJECT_ROOT, capture_output=True, text=True,
+                                           timeout=TIMEOUT, check=False)
+                         for argv in (winsuite(real_node, local_root, "--focus", FOCUS),
+                                      winsuite(real_node, remote_root, "--focus", FOCUS, "--in-cluster", "--shards",
+                                               "2"))))
     assert "2 shard(s)" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
     return only_build(local_root), only_build(remote_root)
 

@@ -5,6 +5,7 @@ run's verdicts."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from tests.integration.kind_support import KindCluster
 from tests.integration.kind_support import on_kind
 from tests.integration.kind_support import run
 from tests.integration.runner_support import Build
+from tests.integration.runner_support import together
 from tests.integration.runner_support import verdicts
 from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.kind import engine as engines
@@ -35,8 +37,16 @@ UPSTREAM_FOCUS = r"\[sig-node\] (PodTemplates|Lease|ConfigMap|Secrets) .*\[Confo
 
 
 @pytest.fixture(scope="module")
-def kind_build(kind_cluster: KindCluster, tmp_path_factory: pytest.TempPathFactory) -> Build:
-    return run(on_kind(kind_cluster), tmp_path_factory.mktemp("kind"), "--engine", "native", "--focus", FOCUS)
+def native_builds(kind_cluster: KindCluster, cluster: EmbeddedCluster,
+                  tmp_path_factory: pytest.TempPathFactory) -> tuple[Build, Build]:
+    """The default job's Linux side on the kind cluster and on the embedded one's real node, at once."""
+    if not cluster.has_real_node:
+        pytest.skip(f"needs the embedded cluster's real Linux node ({cluster.real_node_reason})")
+    kind, embedded = together(*(functools.partial(run, cluster_args, tmp_path_factory.mktemp(name), "--engine",
+                                                  "native", "--focus", FOCUS)
+                                for name, cluster_args in (("kind", on_kind(kind_cluster)),
+                                                           ("embedded", ["--cluster-name", cluster.name]))))
+    return kind, embedded
 
 
 def taints(node: client.V1Node) -> list[dict[str, str]]:
@@ -62,8 +72,8 @@ def test_simulated_windows_nodes_are_tainted_as_on_the_embedded_cluster(kind_clu
 
 
 def test_the_default_jobs_linux_side_gives_the_embedded_clusters_rows_and_verdicts(
-        kind_build: Build, real_node: EmbeddedCluster, tmp_path: Path) -> None:
-    embedded = run(["--cluster-name", real_node.name], tmp_path, "--engine", "native", "--focus", FOCUS)
+        native_builds: tuple[Build, Build]) -> None:
+    kind_build, embedded = native_builds
     assert len(verdicts(kind_build)) >= 40
     assert verdicts(kind_build) == verdicts(embedded)
     assert kind_build.finished["result"] == embedded.finished["result"]
@@ -71,18 +81,18 @@ def test_the_default_jobs_linux_side_gives_the_embedded_clusters_rows_and_verdic
 
 def test_upstream_specs_give_the_embedded_clusters_verdicts(
         kind_cluster: KindCluster, real_node: EmbeddedCluster, tmp_path: Path) -> None:
-    on_kind_cluster = run(on_kind(kind_cluster), tmp_path / "kind", "--engine", "upstream", "--focus", UPSTREAM_FOCUS)
-    embedded = run(["--cluster-name", real_node.name], tmp_path / "embedded", "--engine", "upstream",
-                   "--focus", UPSTREAM_FOCUS)
+    on_kind_cluster, embedded = together(*(
+        functools.partial(run, cluster_args, tmp_path / name, "--engine", "upstream", "--focus", UPSTREAM_FOCUS)
+        for name, cluster_args in (("kind", on_kind(kind_cluster)), ("embedded", ["--cluster-name", real_node.name]))))
     rows = verdicts(on_kind_cluster)
     assert len(rows) >= 10 and rows == verdicts(embedded)
     assert all(r.properties["engine"] == "upstream" for r in on_kind_cluster.rows())
 
 
 def test_the_shards_of_a_run_inside_the_kind_cluster_give_the_local_runs_verdicts(
-        kind_cluster: KindCluster, kind_build: Build, tmp_path: Path) -> None:
+        kind_cluster: KindCluster, native_builds: tuple[Build, Build], tmp_path: Path) -> None:
     remote = run(on_kind(kind_cluster), tmp_path, "--engine", "native", "--focus", FOCUS, "--in-cluster",
                  "--shards", "2")
-    assert verdicts(remote) == verdicts(kind_build)
+    assert verdicts(remote) == verdicts(native_builds[0])
     assert [s["shard"] for s in remote.finished["metadata"]["shards"]] == ["1/2", "2/2"]
     assert remote.finished["metadata"]["in-cluster"]["image"].startswith("winsuite.local/winsuite:")

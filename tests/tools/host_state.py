@@ -27,6 +27,12 @@ def _rules(save: str) -> frozenset[str]:
     return frozenset(lines)
 
 
+def _interface(path: Path) -> str:
+    """An interface's name, with the bridge it is attached to: a pod's veth says whose cluster it belongs to."""
+    master = path / "master"
+    return f"{path.name} (on {master.resolve().name})" if master.exists() else path.name
+
+
 @dataclasses.dataclass(frozen=True)
 class HostState:
     rules: frozenset[str]
@@ -36,7 +42,7 @@ class HostState:
 
     @classmethod
     def now(cls) -> HostState:
-        interfaces = frozenset(path.name for path in Path("/sys/class/net").iterdir())
+        interfaces = frozenset(_interface(path) for path in Path("/sys/class/net").iterdir())
         mounts = frozenset(line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines())
         return cls(_rules("iptables-save") | _rules("iptables-legacy-save") | _rules("ip6tables-save"), interfaces,
                    mounts, Path("/proc/sys/net/ipv4/ip_forward").read_text().strip())

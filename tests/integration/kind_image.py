@@ -1,0 +1,52 @@
+"""The kind node image, built in the background from the start of a session that will use it: the build (12-18 min
+cold) overlaps the embedded cluster's tests, which spend most of their time waiting on the cluster, and runs niced
+so they keep the CPU when they need it. Warm, the build only finds the image up to date."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from tests.integration.runner_support import PROJECT_ROOT
+from tests.integration.runner_support import WINSUITE
+
+NICENESS = "15"
+
+
+class BackgroundBuild:
+    """`winsuite cluster build --kind` started now, its output in `log`; `wait()` before the kind cluster is made."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        self.started = time.monotonic()
+        with log.open("wb") as out:
+            self.process = subprocess.Popen(["nice", "-n", NICENESS, *WINSUITE, "cluster", "build", "--kind"],
+                                            cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL, stdout=out,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait(self, timeout: float) -> str:
+        """Wait for the build; one line on how it went. Whatever its outcome, the kind fixture then makes the
+        cluster, which finds the image built or fails (or skips, for a missing prerequisite) with the build's
+        own error."""
+        waited = time.monotonic()
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return f"the background kind node image build did not end within {timeout:.0f}s (log: {self.log})"
+        took, blocked = time.monotonic() - self.started, time.monotonic() - waited
+        return (f"background kind node image build: exit {code} after {took:.0f}s, {blocked:.0f}s of it waited "
+                f"for (log: {self.log})")
+
+    def stop(self) -> None:
+        """Stop the build and what it started (its Go builds, debootstrap, the engine's import): its process group."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
