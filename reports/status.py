@@ -246,6 +246,8 @@ def job_alerts(job: Job, thresholds: Thresholds, *, skip: Set[str] = frozenset()
     """Open alerts, the Overall row first; rows in `skip` (no recent result) left out, as TestGrid does."""
     overall = row_alert(OVERALL, ((b.id, b.overall) for b in job.builds), thresholds)
     alerts = [overall] if overall else []
+    if len(job.builds) < thresholds.num_failures_to_alert:  # too few columns for any row to fail often enough
+        return alerts
     # A row that is one cell throughout (most rows of a big tab) alerts as every other such row does: walked once
     # per cell.
     one_cell: dict[int, Alert | None] = {}
