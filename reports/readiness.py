@@ -212,12 +212,19 @@ def _row_states(job: Job, criteria: Criteria) -> dict[str, RowReadiness]:
     judged: dict[tuple[object, ...], _Judgement] = {}
     states = {}
     grid = job.every_row_cells() if newest else {}
+    runs = job.every_row_runs() if newest else {}
+
+    def read(key: str) -> Sequence[Cell]:
+        return grid[key][:newest] if newest else [column.get(key, NO_RESULT) for column in columns]
+
     for key, info in job.rows.items():
-        cells = grid[key][:newest] if newest else [column.get(key, NO_RESULT) for column in columns]
-        memo_key = (info.excluded, *map(id, cells))
+        if newest and (first := runs[key][0])[1] >= newest:  # one cell throughout the runs read: no slice to make
+            memo_key: tuple[object, ...] = (info.excluded, id(first[0]))
+        else:
+            memo_key = (info.excluded, *map(id, read(key)))
         found = judged.get(memo_key)
         if found is None:
-            found = judged[memo_key] = _judge(info.excluded, cells, where)
+            found = judged[memo_key] = _judge(info.excluded, read(key), where)
         states[key] = RowReadiness(key, found[0], found[1], info.category, found[2], found[3])
     return states
 
