@@ -8,6 +8,7 @@ lower bound of that distance, so the exact (banded) distance is computed only fo
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import zlib
@@ -47,6 +48,8 @@ _HASH_ALPHABET = frozenset("bcdfghjkmnpqrstvwxz2456789")
 _HEX_DIGITS = frozenset("0123456789abcdef")
 
 
+# Many failures of a big run say the same thing (one cause across many tests): each text is normalised once.
+@functools.lru_cache(maxsize=256)
 def normalize(text: str) -> str:
     """The failure text with what varies between occurrences of one failure masked (see the module docstring)."""
     text = _TIMES.sub(TIME, text)
