@@ -179,12 +179,14 @@ def grid_json(data: dict[str, object]) -> Markup:
 
 def _rows_json(rows: list[list[object]]) -> str:
     """The rows as json.dumps writes them: each a name, four string indexes, its runs, its cluster and its id."""
-    runs_text: dict[int, str] = {}
+    # Most rows share all but their name (their facts' strings, their runs, no cluster, no id): what follows the
+    # name is written once per combination.
+    tails: dict[tuple[object, ...], str] = {}
     written = []
     for name, tags, tier, category, engine, runs, cluster, row_id in rows:
-        text = runs_text.get(id(runs))
-        if text is None:
-            text = runs_text[id(runs)] = json.dumps(runs)
-        written.append(
-            f"[{_json_string(str(name))}, {tags}, {tier}, {category}, {engine}, {text}, {cluster}, {row_id}]")
+        tail_key = (tags, tier, category, engine, id(runs), cluster, row_id)
+        tail = tails.get(tail_key)
+        if tail is None:
+            tail = tails[tail_key] = f", {tags}, {tier}, {category}, {engine}, {json.dumps(runs)}, {cluster}, {row_id}]"
+        written.append("[" + _json_string(str(name)) + tail)
     return "[" + ", ".join(written) + "]"
