@@ -132,12 +132,13 @@ def assess(
     if assumed:
         jobs = list(history.jobs)
     job_results = [_job_readiness(job, criteria) for job in jobs]
-    tests = _aggregate([_row_states(job, criteria) for job in jobs])
+    by_state = _aggregate([_row_states(job, criteria) for job in jobs])
+    tests = list(itertools.chain.from_iterable(by_state.values()))  # worst first, then by row
     items = _items(plan_items, tests) if plan_items is not None else None
     categories: dict[str, Counter[RowState]] = {}
     for (category, state), count in Counter(map(_CATEGORY_AND_STATE, tests)).items():
         categories.setdefault(category or "(none)", Counter())[state] += count
-    reasons = _reasons(jobs, job_results, tests, items)
+    reasons = _reasons(jobs, job_results, by_state, items)
     return Readiness(
         ready=not reasons,
         reasons=reasons,
@@ -266,25 +267,25 @@ def _failing(cells: Sequence[Cell], of_runs: str) -> _Judgement:
     return RowState.FAILING, detail, newest.failure_class, is_infra_failure(newest)
 
 
-def _aggregate(per_job: list[dict[str, RowReadiness]]) -> list[RowReadiness]:
-    """A test in several blocking jobs takes its worst state."""
+def _aggregate(per_job: list[dict[str, RowReadiness]]) -> dict[RowState, list[RowReadiness]]:
+    """A test in several blocking jobs takes its worst state; the tests by state (see _by_state)."""
     if len(per_job) == 1:  # one blocking job (most dashboards): its states as they are
-        return _worst_first(per_job[0].values())
+        return _by_state(per_job[0].values())
     worst: dict[str, RowReadiness] = {}
     for states in per_job:
         for key, state in states.items():
             if key not in worst or RANK[state.state] < RANK[worst[key].state]:
                 worst[key] = state
-    return _worst_first(worst.values())
+    return _by_state(worst.values())
 
 
-def _worst_first(tests: Iterable[RowReadiness]) -> list[RowReadiness]:
-    """`tests` by state, worst first, then by row: sorted by row in C, then grouped by state (a big tab has a hundred
-    thousand tests, in a few states)."""
+def _by_state(tests: Iterable[RowReadiness]) -> dict[RowState, list[RowReadiness]]:
+    """Every state, worst first, with its tests by row: sorted by row in C, then grouped by state (a big tab has a
+    hundred thousand tests, in a few states: the verdict reads each state's tests without going over them all)."""
     by_state: dict[RowState, list[RowReadiness]] = {state: [] for state in RowState}
     for test in sorted(tests, key=_ROW):
         by_state[test.state].append(test)
-    return list(itertools.chain.from_iterable(by_state.values()))
+    return by_state
 
 
 _ROW = operator.attrgetter("row")
@@ -307,7 +308,7 @@ def _items(plan_items: Sequence[PlanItem], tests: list[RowReadiness]) -> list[It
 def _reasons(
     jobs: list[Job],
     job_results: list[JobReadiness],
-    tests: list[RowReadiness],
+    by_state: dict[RowState, list[RowReadiness]],
     items: list[ItemReadiness] | None,
 ) -> list[str]:
     if not jobs:
@@ -318,16 +319,16 @@ def _reasons(
         for check in result.checks
         if not check.ok
     ]
-    failing = [test for test in tests if test.state is RowState.FAILING]
+    failing = by_state[RowState.FAILING]
     for cause in _FailureCause:
         rows = [test.row for test in failing if _FailureCause.of(test) is cause]
         if rows:
             reasons.append(f"{_count(rows, 'applicable test')} {RowState.FAILING.value}{cause.value}: {_some(rows)}")
     for state in (RowState.FLAKY, RowState.RECOVERED, RowState.NOT_CONTINUOUS):
-        rows = [test.row for test in tests if test.state is state]
+        rows = [test.row for test in by_state[state]]
         if rows:
             reasons.append(f"{_count(rows, 'applicable test')} {state.value}: {_some(rows)}")
-    if not any(test.state is RowState.GREEN or test.state.blocks for test in tests):
+    if not any(tests for state, tests in by_state.items() if state is RowState.GREEN or state.blocks):
         reasons.append("no applicable test ran in the blocking jobs")
     untested = [item.item.id for item in items or [] if item.blocks and item.state == UNTESTED]
     if untested:
