@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
 from collections.abc import Iterator
@@ -83,11 +84,12 @@ class TabFlakiness:
 
     @property
     def average(self) -> float:
-        return sum(test.flakiness for test in self.tests) / len(self.tests) if self.tests else 0.0
+        return sum(map(_FLAKINESS, self.tests)) / len(self.tests) if self.tests else 0.0
 
     @property
     def flaky_tests(self) -> list[RowFlakiness]:
-        return [test for test in self.tests if test.flakiness > 0]
+        """The tests that flipped: the first ones, flakiest first (a big tab has a hundred thousand that did not)."""
+        return list(itertools.takewhile(_flipped, self.tests))
 
 
 def window(job: Job, days: float) -> list[Build]:
@@ -132,6 +134,10 @@ def analyze(job: Job, *, days: float = DEFAULT_DAYS) -> TabFlakiness:
 
 _UNSEEN: _Figures = (-1.0, 0, 0, 0, 0)  # no row that is this cell throughout the window has been figured yet
 _ROW, _FLAKINESS = operator.attrgetter("row"), operator.attrgetter("flakiness")
+
+
+def _flipped(test: RowFlakiness) -> bool:
+    return test.flakiness > 0
 
 
 # A row's flakiness, passes, failures, flakes and infrastructure failures in the window.

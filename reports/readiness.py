@@ -62,6 +62,10 @@ _RAN = (Status.PASS, Status.FAIL, Status.FLAKY)
 UNTESTED = "UNTESTED"
 
 
+def _blocks(test: RowReadiness) -> bool:
+    return test.state in _BLOCKING
+
+
 @dataclass(frozen=True)
 class Criteria:
     runs: int = 10  # the last N finished runs the KEP criterion reads
@@ -116,9 +120,9 @@ class Readiness:
 
     @property
     def blocking_tests(self) -> list[RowReadiness]:
-        """The tests that keep the verdict from READY (a tab can have a hundred thousand tests: not a template
-        filter's attribute lookups)."""
-        return [test for test in self.tests if test.state in _BLOCKING]
+        """The tests that keep the verdict from READY: the first ones, as the blocking states are the worst (a tab can
+        have a hundred thousand tests, most of them not blocking)."""
+        return list(itertools.takewhile(_blocks, self.tests))
 
 
 def assess(
