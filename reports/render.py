@@ -3,6 +3,8 @@ diff and Failures pages."""
 
 from __future__ import annotations
 
+import itertools
+import operator
 import os
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -44,6 +46,7 @@ SPARKLINE_BUILDS = 60
 COMPARE_PAGE = "compare.html"
 JOB_TOKEN, BUILD_TOKEN = "<job>", "<build>"  # of --build-url, as TestGrid's link templates write them
 FAILURES_PAGE = "failures.html"
+_TAGS, _TIER, _CATEGORY, _ENGINE = (operator.attrgetter(name) for name in ("tags", "tier", "category", "engine"))
 
 
 def environment() -> jinja2.Environment:
@@ -95,11 +98,12 @@ def _write_tab(
 
     common = {"report": report, "tab": tab, "root": "../../"}
     rows = tab.job.rows.values()
+    # Each filter's values gathered by C-level maps: a big tab has a hundred thousand rows.
     filters = [
-        ("tag", sorted({tag for info in rows for tag in info.tags})),
-        ("tier", sorted({info.tier for info in rows} - {""})),
-        ("category", sorted({info.category for info in rows} - {""})),
-        ("engine", sorted({info.engine for info in rows} - {""})),
+        ("tag", sorted(set(itertools.chain.from_iterable(map(_TAGS, rows))))),
+        ("tier", sorted(set(map(_TIER, rows)) - {""})),
+        ("category", sorted(set(map(_CATEGORY, rows)) - {""})),
+        ("engine", sorted(set(map(_ENGINE, rows)) - {""})),
     ]
     data = grid_data(tab.job, build_href, grid_columns)
     _write(
