@@ -26,6 +26,7 @@ SYSCTLS_RESTORED = (
     "net.ipv4.conf.all.route_localnet",
 )
 NETNS_DIR = Path("/run/netns")
+POD_NETNS_PREFIX = "cni-"
 PREFIX_LENGTH = NODE_POD_CIDR.split("/")[1]
 
 
@@ -96,7 +97,12 @@ def make_root_shared() -> None:
 
 
 def netns_names() -> list[str]:
-    return sorted(path.name for path in NETNS_DIR.iterdir()) if NETNS_DIR.is_dir() else []
+    """The pods' network namespaces on the host: containerd's CRI plugin names each `cni-<uuid>`. The others
+    under /run/netns (podman's `netns-<uuid>` of a kind node, `ip netns add`'s) are never the embedded cluster's,
+    though made while it runs: its teardown must leave them."""
+    if not NETNS_DIR.is_dir():
+        return []
+    return sorted(path.name for path in NETNS_DIR.iterdir() if path.name.startswith(POD_NETNS_PREFIX))
 
 
 def setup() -> None:
