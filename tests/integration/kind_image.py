@@ -37,9 +37,9 @@ class BackgroundBuild:
         except subprocess.TimeoutExpired:
             self.stop()
             return f"the background kind node image build did not end within {timeout:.0f}s (log: {self.log})"
-        took, blocked = time.monotonic() - self.started, time.monotonic() - waited
-        return (f"background kind node image build: exit {code} after {took:.0f}s, {blocked:.0f}s of it waited "
-                f"for (log: {self.log})")
+        ahead, blocked = waited - self.started, time.monotonic() - waited
+        return (f"background kind node image build: exit {code}; started {ahead:.0f}s before the kind tests, which "
+                f"waited {blocked:.0f}s for it (its time: the log, {self.log})")
 
     def stop(self) -> None:
         """Stop the build and what it started (its Go builds, debootstrap, the engine's import): its process group."""
