@@ -140,12 +140,14 @@ def kind_cluster(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.
     the host's state before it was created is kept for the teardown test."""
     if kind_tests_off():
         pytest.skip(f"the kind tests are off ({KIND_TESTS_ENV}=0)")
-    build = pytestconfig.stash.get(KIND_BUILD, None)
-    if build is not None:
-        pytestconfig.stash[KIND_BUILD_OUTCOME] = build.wait(KIND_BUILD_TIMEOUT)
     missing = _missing_prerequisite() or _kind_prerequisite_missing()
     if missing:
         pytest.skip(missing)
+    build = pytestconfig.stash.get(KIND_BUILD, None)
+    if build is not None:
+        outcome = pytestconfig.stash[KIND_BUILD_OUTCOME] = build.wait(KIND_BUILD_TIMEOUT)
+        if build.failed:  # its error, once: making the cluster would only build it again
+            raise AssertionError(f"{outcome}\n{build.last_lines()}")
     before, embedded_before = HostState.now(), embedded_running()
     target = KindTarget(name=os.environ.get(KIND_CLUSTER_ENV, DEFAULT_KIND_CLUSTER))
     target.connect()

@@ -27,10 +27,15 @@ class BackgroundBuild:
                                             cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL, stdout=out,
                                             stderr=subprocess.STDOUT, start_new_session=True)
 
+    @property
+    def failed(self) -> bool:
+        return self.process.returncode not in (None, 0)
+
+    def last_lines(self, count: int = 15) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-count:])
+
     def wait(self, timeout: float) -> str:
-        """Wait for the build; one line on how it went. Whatever its outcome, the kind fixture then makes the
-        cluster, which finds the image built or fails (or skips, for a missing prerequisite) with the build's
-        own error."""
+        """Wait for the build; one line on how it went (`failed` then says whether the image is missing)."""
         waited = time.monotonic()
         try:
             code = self.process.wait(timeout=timeout)
