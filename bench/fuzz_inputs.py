@@ -31,9 +31,9 @@ from tests.tools.fuzz_inputs import describe
 from tests.tools.fuzz_inputs import expected
 from tests.tools.fuzz_inputs import keep_to_loopback
 from tests.tools.fuzz_inputs import materialize
-from tests.tools.fuzz_inputs import mutate
-from tests.tools.fuzz_inputs import path_case
 from tests.tools.fuzz_inputs import run_cli
+from tests.tools.fuzz_mutations import mutate
+from tests.tools.fuzz_mutations import path_case
 
 HANG_SECONDS = 30.0
 COLUMNS = ("tried", "certainly bad", "clean", "traceback", "wrong exit code", "bad input accepted",
