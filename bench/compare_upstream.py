@@ -3,9 +3,9 @@
 Same cluster (the embedded one, real Linux node), same parallelism, same focus (the twins' exact names).
 Prints both wall times and both verdict lists. Upstream runs in parallel through the ginkgo CLI of the
 version e2e.test was built with (installed from the Go module proxy into winsuite's cache).
-Where verdicts differ, the usual causes are the embedded cluster's images (test_images/README-embedded.md:
-busybox's applets and shell are Debian's 1.35) and capabilities the cluster lacks, which winsuite skips
-with a reason and upstream fails on (no metrics server, no load balancer).
+Where verdicts differ, the usual causes are the embedded cluster's images (test_images/README-embedded.md says how
+each differs from upstream's) and capabilities the cluster lacks, which winsuite skips with a reason and upstream
+fails on.
 
 The ratio compares the same work: when the verdicts differ, both run again on the tests both passed, and the
 ratio is taken from that second round; with no test passed by both there is no ratio to give (exit 1). Both are

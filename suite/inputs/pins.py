@@ -24,6 +24,8 @@ class Pins:
     containerd: str
     crictl: str
     cni_plugins: str
+    busybox: str
+    busybox_sha256: str
     node_debian: str
     kind_node_image: str
 
@@ -43,6 +45,8 @@ def load_pins() -> Pins:
             containerd=str(raw["containerd"]),
             crictl=str(raw["crictl"]),
             cni_plugins=str(raw["cniPlugins"]),
+            busybox=str(raw["busybox"]),
+            busybox_sha256=str(raw["busyboxSha256"]),
             node_debian=str(raw["nodeDebian"]),
             kind_node_image=str(raw["kindNodeImage"]),
         )

@@ -54,7 +54,7 @@ def http_get(target_os: str, url: str) -> list[str]:
     """A command that prints the body of an HTTP GET (nothing on failure, with a non-zero exit)."""
     if target_os == NodeOS.WINDOWS:
         return ["curl.exe", "-g", "-q", "-s", "--max-time", "15", url]
-    return ["wget", "-q", "-O", "-", url]  # no -T: busybox 1.35 wget crashes with it on a refused connection
+    return ["wget", "-q", "-T", "15", "-O", "-", url]
 
 
 def dial_url(via_ip: str, via_port: int, *, request: str, protocol: str, host: str, port: int) -> str:

@@ -37,6 +37,13 @@ def test_kubernetes_pin_is_the_image_catalogs_version(pins: Pins) -> None:
     assert catalog["kubernetes"] == pins.kubernetes
 
 
+def test_busybox_pin_is_the_version_of_the_catalogs_busybox_tag(pins: Pins) -> None:
+    catalog = yaml.safe_load((paths.test_images_dir() / "catalog.yaml").read_text())
+    tag = catalog["images"]["busybox"]["version"]  # 1.37.0-1: busybox 1.37.0, the image's first build
+    assert tag.rsplit("-", 1)[0] == pins.busybox
+    assert re.fullmatch(r"[0-9a-f]{64}", pins.busybox_sha256)
+
+
 def test_kind_node_image_and_staging_version_follow_the_kubernetes_pin(pins: Pins) -> None:
     # winsuite's own build (kind v0.33.0 publishes no kindest/node for v1.36.3), tagged with the Kubernetes it holds.
     repository, tag = pins.kind_node_image.rsplit(":", 1)

@@ -35,11 +35,12 @@ class Recipe(enum.Enum):
     GO_BUILD_OWN = "go build of winsuite's own Go program against the pinned Kubernetes modules"
     MODULE_FILES = "files copied from the module"
     C_STATIC = "gcc -static of a C file in the module"
+    BUSYBOX = "busybox's source tarball (Debian's mirror) built static with its default configuration"
 
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """A Go module at a pinned version; its artifacts share one cache directory."""
+    """A Go module (or another source) at a pinned version; its artifacts share one cache directory."""
 
     key: str
     module: str
@@ -83,6 +84,7 @@ def sources(pins: Pins) -> dict[str, Source]:
         "containerd": Source("containerd", "github.com/containerd/containerd/v2", pins.containerd),
         "crictl": Source("crictl", "sigs.k8s.io/cri-tools", pins.crictl),
         "cni-plugins": Source("cni-plugins", "github.com/containernetworking/plugins", pins.cni_plugins),
+        "busybox": Source("busybox", "busybox", pins.busybox),  # its source tarball, from Debian's mirror
     }
 
 
@@ -135,6 +137,7 @@ def catalog(pins: Pins) -> tuple[Artifact, ...]:
         # The certificates upstream's agnhost image carries at /localhost.crt and /localhost.key.
         Artifact("agnhost-certificates", node, k8s, Recipe.MODULE_FILES, "test/images/agnhost/porter"),
         Artifact("pause", node, k8s, Recipe.C_STATIC, "build/pause/linux/pause.c"),
+        Artifact("busybox", node, src["busybox"], Recipe.BUSYBOX, "busybox"),
         # Upstream's resource-consumer image (the HPA tests' load): its server and the CPU burner it runs.
         Artifact("resource-consumer", node, k8s, Recipe.GO_BUILD, "k8s.io/kubernetes/test/images/resource-consumer"),
         Artifact("consume-cpu", node, k8s, Recipe.GO_BUILD,

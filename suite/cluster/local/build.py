@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from winsuite.cluster.local import busybox
 from winsuite.cluster.local.artifacts import OWN_GO_DIR
 from winsuite.cluster.local.artifacts import Artifact
 from winsuite.cluster.local.artifacts import Recipe
@@ -96,6 +97,10 @@ class Builder:
             return out
         if artifact.recipe is Recipe.C_STATIC:
             self._compile_c(artifact, out, label, log)
+            return out
+        if artifact.recipe is Recipe.BUSYBOX:
+            busybox.build(artifact.source.version, self.pins.busybox_sha256, scratch, out, label, log.parent,
+                          self.report)
             return out
         go = self._toolchain()
         if artifact.recipe is Recipe.GO_INSTALL:

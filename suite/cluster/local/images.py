@@ -167,7 +167,8 @@ def shared_libraries(program: Path, root: Path | None = None, *more: Path) -> li
 
 def _entries(raw: list[dict[str, Any]], built: Mapping[str, Path]) -> tuple[Entry, ...]:
     entries: list[Entry] = []
-    sources = {entry["file"]: Path(entry["host"]) for entry in raw if "host" in entry}
+    sources = {entry["file"]: Path(entry["host"]) if "host" in entry else _built_file(built, entry["built"])
+               for entry in raw if "host" in entry or "built" in entry}
     for entry in raw:
         mode = int(str(entry.get("mode", "0755")), 8)
         if "dir" in entry:

@@ -8,13 +8,12 @@ import shutil
 from pathlib import Path
 
 from winsuite.cluster.kind.paths import kind_dir
+from winsuite.cluster.local.debian import mirror
 from winsuite.cluster.local.locks import file_lock
 from winsuite.cluster.local.progress import Reporter
 from winsuite.cluster.local.progress import run_step
 from winsuite.errors import UsageError
 
-MIRROR_ENV = "WINSUITE_DEBIAN_MIRROR"
-DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # What kind's base image installs (images/base/Dockerfile), less what a single-node offline cluster never uses
 # (nfs-common, open-iscsi, fuse-overlayfs, curl), plus runc (kind builds its own) and dbus (systemd's bus).
 PACKAGES = (
@@ -24,10 +23,6 @@ PACKAGES = (
 )
 # Left out of the image: what the container engine provides, and apt's downloaded indexes.
 DROPPED = ("dev/", "proc/", "sys/", "var/lib/apt/lists/", "var/cache/apt/")
-
-
-def mirror() -> str:
-    return os.environ.get(MIRROR_ENV) or DEFAULT_MIRROR
 
 
 def rootfs_dir(release: str) -> Path:
