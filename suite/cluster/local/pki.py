@@ -57,7 +57,7 @@ def client_cert(name: str, user: str, *groups: str) -> CertSpec:
 
 
 def _new_key() -> rsa.RSAPrivateKey:
-    # RSA as kubeadm issues them: small TLS stacks in test images (busybox wget) lack ECDSA suites.
+    # RSA 2048, as kubeadm issues them.
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
