@@ -4,14 +4,17 @@ the API server stopped under one (the last two disrupt the cluster, so they run 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client
 
 from tests.integration.runner_support import apiserver_pid
@@ -19,16 +22,23 @@ from tests.integration.runner_support import only_build
 from tests.integration.runner_support import start
 from tests.integration.test_evidence_run import rows_by_name
 from tests.integration.test_evidence_run import run
+from tests.integration.test_real_node_stats import node_of
 from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.local import images
 from winsuite.cluster.local.config import REAL_NODE_NAME
 from winsuite.errors import ExitCode
+from winsuite.inputs.images import load_image_catalog
+from winsuite.inputs.images import load_repo_list
 
 pytestmark = [pytest.mark.cluster, pytest.mark.real_node]
 
-# Its pod runs `sh -c env`: the embedded node's busybox sh drops variables whose names are no shell identifiers
-# (data-1), so the spec's expected output is missing: an assertion that fails.
+# Its pod runs `sh -c env` in the busybox image. Given the pause image under busybox's name (a repo list of the test's
+# own), the pod fails to start and the spec's assertion that it succeeded fails.
 ENV_FROM = "[sig-node] ConfigMap should be consumable via the environment [NodeConformance] [Conformance]"
+# Watches its agnhost pod for four minutes, as PROBE watches its busybox one: a spec that runs a while.
+AGNHOST_PROBE = ("[sig-node] Probing container should *not* be restarted with a tcp:8080 liveness probe "
+                 "[NodeConformance] [Conformance]")
+ASSERTION_REGISTRY = "winsuite.local/assertion-case"  # the repo list's promoterE2eRegistry for that run
 # Watches its pod for four minutes (a liveness probe that must not restart it): a spec that runs a while.
 PROBE = ('[sig-node] Probing container should *not* be restarted with a exec "cat /tmp/health" liveness probe '
          "[NodeConformance] [Conformance]")
@@ -36,10 +46,32 @@ PROBE_NAMESPACE = "container-probe-"  # the e2e framework's namespace for it: it
 RUN_TIMEOUT = 120
 
 
-def upstream(*names: str) -> tuple[str, ...]:
-    """The settings of an upstream run of exactly these specs on the real node, with the cluster's own images."""
-    return ("--engine", "upstream", "--node-os", "linux", "--repo-list", str(images.repo_list_file()),
+def upstream(*names: str, repo_list: Path | None = None) -> tuple[str, ...]:
+    """The settings of an upstream run of exactly these specs on the real node, with the cluster's own images (or
+    those `repo_list` names)."""
+    return ("--engine", "upstream", "--node-os", "linux", "--repo-list", str(repo_list or images.repo_list_file()),
             "--focus", "|".join(re.escape(name) for name in names))
+
+
+@contextlib.contextmanager
+def pause_as_busybox(cluster: EmbeddedCluster, directory: Path) -> Iterator[Path]:
+    """A repo list whose promoterE2eRegistry holds the pause image as busybox and the real agnhost, tagged so in the
+    real node's containerd while the caller runs; the tags are removed afterwards."""
+    catalog = load_image_catalog()
+    repo_list = directory / "repo-list.yaml"
+    repo_list.write_text(yaml.safe_dump({**yaml.safe_load(images.repo_list_file().read_text()),
+                                         "promoterE2eRegistry": ASSERTION_REGISTRY}))
+    resolved = load_repo_list(repo_list, catalog)
+    tags = {catalog.resolve("busybox", resolved): images.sandbox_image_name(),
+            catalog.resolve("agnhost", resolved): images.image_name("agnhost")}
+    containerd = node_of(cluster).containerd
+    try:
+        for tag, image in tags.items():
+            tagged = containerd.ctr("images", "tag", "--force", image, tag)
+            assert tagged.returncode == 0, tagged.stderr
+        yield repo_list
+    finally:
+        containerd.ctr("images", "rm", *tags)
 
 
 def probe_namespaces(cluster: EmbeddedCluster) -> set[str]:
@@ -67,12 +99,15 @@ def wait_for_build_log(root: Path, text: str, process: subprocess.Popen[str], ti
 
 def test_an_upstream_assertion_is_test_and_a_cut_off_spec_is_timeout(real_node: EmbeddedCluster,
                                                                      tmp_path: Path) -> None:
-    code, output, build = run(real_node, tmp_path, *upstream(ENV_FROM, PROBE), "--test-timeout", "30s")
+    with pause_as_busybox(real_node, tmp_path) as repo_list:
+        code, output, build = run(real_node, tmp_path / "results", *upstream(ENV_FROM, AGNHOST_PROBE,
+                                                                             repo_list=repo_list),
+                                  "--test-timeout", "30s")
     assert code == ExitCode.TESTS_FAILED, output
     rows = rows_by_name(build)
-    failed, cut = rows[ENV_FROM][-1], rows[PROBE][-1]
+    failed, cut = rows[ENV_FROM][-1], rows[AGNHOST_PROBE][-1]
     assert failed["status"] == "failed" and failed["engine"] == "upstream", failed
-    assert failed["message"].startswith("test: ") and "data-1=value-1" in failed["message"], failed
+    assert failed["message"].startswith("test: ") and "success" in failed["message"], failed
     assert failed["failure-class"] == "test", failed
     assert cut["status"] == "failed" and cut["failure-class"] == "timeout", cut
     assert cut["message"] == "timeout: timed out after 30s (per-test timeout)", cut
