@@ -220,12 +220,20 @@ class Job:
         if self.runs is None:
             grid = self.every_row_cells()
             if len(self.builds) == 1:  # a one-build tab: each row is one run of its cell
-                self.runs = {key: [(cells[0], 1)] for key, cells in grid.items()}
+                self.runs = _one_run_each(grid)
             else:
                 self.runs = {key: _runs(cells) for key, cells in grid.items()}
         elif len(self.runs) < len(self.rows):
             self.runs.update((key, _runs(self.cells(key))) for key in self.rows.keys() - self.runs.keys())
         return self.runs
+
+
+def _one_run_each(grid: dict[str, tuple[Cell, ...]]) -> dict[str, list[tuple[Cell, int]]]:
+    """The runs of a one-build grid: each row one run of its cell, the same list for the rows of the same cell (a big
+    run's hundred thousand plain passes share one)."""
+    shared: dict[int, list[tuple[Cell, int]]] = {}
+    return {key: shared.get(id(cells[0])) or shared.setdefault(id(cells[0]), [(cells[0], 1)])
+            for key, cells in grid.items()}
 
 
 def _runs(cells: tuple[Cell, ...]) -> list[tuple[Cell, int]]:

@@ -21,6 +21,7 @@ from winsuite_reports.conventions import RowProperty
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import split_list
 from winsuite_reports.conventions import tags_in_name
+from winsuite_reports.conventions import tags_in_names
 from winsuite_reports.evidence import BuildEvidence
 from winsuite_reports.evidence import failure_of
 from winsuite_reports.flakiness import is_infra_failure
@@ -123,7 +124,7 @@ def _cells(files: list[Testcases], facts: _Facts) -> dict[str, Cell]:
     keys = list(itertools.chain.from_iterable(found.keys for found in files))
     if len(set(keys)) == len(keys):  # every row one testcase (most builds): the plain passes taken whole
         cells = dict.fromkeys(itertools.chain.from_iterable(found.plain for found in files), PASS)
-        facts.rows.update(zip(cells, map(plain_row_info, cells), strict=True))
+        facts.rows.update(zip(cells, plain_row_infos(list(cells)), strict=True))
         for attempt in itertools.chain.from_iterable(found.attempts for found in files):
             if attempt is not None:
                 cells[attempt.key] = attempt.cell
@@ -207,6 +208,22 @@ def plain_row_info(key: str) -> RowInfo:
             _PLAIN_ROW_INFO.clear()
         info = _PLAIN_ROW_INFO[key] = RowInfo(key, tags_in_name(key))
     return info
+
+
+def plain_row_infos(keys: list[str]) -> list[RowInfo]:
+    """plain_row_info of each of `keys` (distinct), the facts new to the process made by C-level maps."""
+    found = list(map(_PLAIN_ROW_INFO.get, keys))
+    missing = list(itertools.compress(keys, map(operator.not_, found)))
+    if not missing:
+        return found  # type: ignore[return-value]  # none is None
+    made = list(map(RowInfo, missing, tags_in_names(missing)))
+    if len(_PLAIN_ROW_INFO) + len(made) > _ROW_INFO_LIMIT:
+        _PLAIN_ROW_INFO.clear()
+    _PLAIN_ROW_INFO.update(zip(missing, made, strict=True))
+    if len(made) == len(keys):
+        return made
+    new = iter(made)
+    return [info if info is not None else next(new) for info in found]
 
 
 # The properties as plain strings: a StrEnum member hashes in Python, and every testcase looks up several.
