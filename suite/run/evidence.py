@@ -86,6 +86,14 @@ class Evidence:
             properties=dataclasses.replace(attempt.properties, failure_class=failure_class,
                                            failure_evidence=evidence))
 
+    def judge_all(self, rows: list[Attempt], stop: Stop, build_dir: Path) -> list[Attempt]:
+        """Each row judged; a failed row's evidence written beside its diagnostics in `build_dir`."""
+        judged = [self.judge(row, stop) for row in rows]
+        for row in judged:
+            if row.properties.failure_class and row.properties.diagnostics:
+                _write_evidence(build_dir / row.properties.diagnostics, row)
+        return judged
+
     def ran_on(self, pods: Iterable[PodSeen]) -> list[NodeFacts]:
         """The nodes where a container of the pods started (simulated nodes run nothing: never counted)."""
         names = dict.fromkeys(p.node for p in pods if p.started and p.node)
@@ -142,7 +150,7 @@ class Evidence:
                                    "timeout was observed while it ran")
 
 
-def write_evidence(directory: Path, attempt: Attempt) -> None:
+def _write_evidence(directory: Path, attempt: Attempt) -> None:
     """Beside a failed row's diagnostics: where it ran, its class and what decided it."""
     properties = attempt.properties
     directory.mkdir(parents=True, exist_ok=True)

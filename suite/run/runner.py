@@ -22,12 +22,8 @@ from winsuite.k8s.run_leases import KeptLease
 from winsuite.plugin.session import RunSession
 from winsuite.policy.catalog import Entry
 from winsuite.policy.catalog import collect
-from winsuite.policy.catalog import engine_catalog
-from winsuite.policy.ops_readiness import NO_CASES
 from winsuite.policy.prepull_list import to_prepull
 from winsuite.policy.run_config import RunConfig
-from winsuite.policy.selection import Outcome as Selected
-from winsuite.policy.shard_selection import shard_tests
 from winsuite.results import durations
 from winsuite.results import junit
 from winsuite.results import prow
@@ -52,9 +48,11 @@ from winsuite.run.engines.together import split_workers
 from winsuite.run.engines.upstream import UpstreamEngine
 from winsuite.run.evidence import Evidence
 from winsuite.run.evidence import Stop
-from winsuite.run.evidence import write_evidence
 from winsuite.run.finisher import Finisher
 from winsuite.run.finisher import run_metadata
+from winsuite.run.narrowing import selects_a_test_needing
+from winsuite.run.narrowing import to_ops_cases
+from winsuite.run.narrowing import to_shard
 from winsuite.run.observations import Observer
 from winsuite.run.ops_run import OpsRun
 from winsuite.run.phase_plan import PhasePlan
@@ -105,7 +103,8 @@ class Runner:
             self.supervisor.set_interruptible(True)
             with timeline.span("run: connect and discover"):
                 session = open_session(self.run, self.console,
-                                       probe_load_balancer=self._selects_a_test_needing(Capability.LOAD_BALANCER))
+                                       probe_load_balancer=selects_a_test_needing(self.run, self.natives,
+                                                                                  Capability.LOAD_BALANCER))
             self.run = session.run
             with timeline.span("run: lease"):
                 lease = hold_lease(session.connection.api, self.run, self.console)
@@ -141,21 +140,16 @@ class Runner:
                                result="FAILURE" if error else None, error=error, error_code=error_code)
 
     # -- planning ------------------------------------------------------------------------------------------
-    def _selects_a_test_needing(self, capability: Capability) -> bool:
-        """Whether a native test the run selects needs `capability` (discovery then observes it at a cost)."""
-        policy = self.run.policy
-        return any(capability in entry.spec.needs and policy.decide(entry.spec.full_name, entry.spec.tags).outcome
-                   is not Selected.DESELECT for entry in self.natives)
-
     def _plan(self, session: RunSession, upstream: UpstreamEngine) -> dict[str, PhasePlan]:
         """How many tests each phase will report (skips included), known before any phase starts; the run
         narrowed to its ops-readiness cases or its shard first, and written down as every phase will see it."""
         names = upstream.names(session.facts.server_version) if self.run.with_upstream else []
         natives = self.natives
         if self.ops is not None:
-            self._narrow_to_ops_cases([e.spec.full_name for e in natives] + names, session)
+            self.run = to_ops_cases(self.run, self.ops, [e.spec.full_name for e in natives] + names, session.facts,
+                                    self.console.say)
         if self.run.shard is not None:
-            self._narrow_to_shard(natives, names)
+            self.run = to_shard(self.run, natives, names, self.console.say)
         self.run.save(self.output.run_file)
         plan = plan_run(self.run, natives, names)
         if any(p.upstream for p in plan.values()):
@@ -164,25 +158,6 @@ class Runner:
                 count = skip_upstream(plan, reason)
                 self.console.say(f"winsuite: {count} upstream spec(s) skipped: {reason}")
         return plan
-
-    def _narrow_to_ops_cases(self, names: list[str], session: RunSession) -> None:
-        """--ops-readiness: the run selects exactly what the cases that apply select."""
-        assert self.ops is not None
-        self.run = self.run.narrowed(self.ops.select(names, session.facts), "ops-readiness test cases")
-        for selection in self.ops.selections:
-            state = selection.not_applicable or f"{len(selection.names)} test(s)"
-            self.console.say(f"ops-readiness {selection.case.category}: {selection.case.description}: {state}")
-        for spec in self.ops.empty:
-            self.console.say(f"ops-readiness {spec.category}: {NO_CASES}")
-
-    def _narrow_to_shard(self, natives: list[Entry], names: list[str]) -> None:
-        """--shard I/N: the run selects exactly the tests of its shard of the selection."""
-        assert self.run.shard is not None
-        plan = list(self.run.shard_plan) if self.run.shard_plan is not None else None
-        shard = shard_tests(self.run, engine_catalog(natives, names, self.run.job.engine), self.run.shard, plan)
-        self.run = self.run.narrowed(list(shard.tests), f"shard {self.run.shard}")
-        self.console.say(f"shard {self.run.shard}: {len(shard.tests)} test(s), expected {shard.expected:.0f}s"
-                         + (" (from the plan file)" if plan else " (cut by declared slowness)"))
 
     def _prepull(self, session: RunSession) -> list[Attempt]:
         """--prepull: the selection's images pulled on the nodes that will run the tests; a row per DaemonSet."""
@@ -289,11 +264,7 @@ class Runner:
         if self.evidence is None:
             return rows
         stop = Stop(self.supervisor.abort_reason, self.supervisor.timed_out)
-        judged = [self.evidence.judge(row, stop) for row in rows]
-        for row in judged:
-            if row.properties.failure_class and row.properties.diagnostics:
-                write_evidence(self.output.build_dir / row.properties.diagnostics, row)
-        return judged
+        return self.evidence.judge_all(rows, stop, self.output.build_dir)
 
     def _native_phase(self, spec: PhaseSpec) -> PhaseProcess:
         snapshot = self.output.artifacts / durations.SNAPSHOT_FILE  # the record the phases order their tests by

@@ -167,8 +167,7 @@ def shared_libraries(program: Path, root: Path | None = None, *more: Path) -> li
 
 def _entries(raw: list[dict[str, Any]], built: Mapping[str, Path]) -> tuple[Entry, ...]:
     entries: list[Entry] = []
-    sources = {entry["file"]: Path(entry["host"]) if "host" in entry else _built_file(built, entry["built"])
-               for entry in raw if "host" in entry or "built" in entry}
+    sources = {entry["file"]: _file_source(entry, built) for entry in raw if "host" in entry or "built" in entry}
     for entry in raw:
         mode = int(str(entry.get("mode", "0755")), 8)
         if "dir" in entry:
@@ -183,12 +182,17 @@ def _entries(raw: list[dict[str, Any]], built: Mapping[str, Path]) -> tuple[Entr
                 Entry(entry["file"], int(str(entry.get("mode", "0644")), 8), data=entry["text"].encode())
             )
         else:
-            source = Path(entry["host"]) if "host" in entry else _built_file(built, entry["built"])
+            source = sources[entry["file"]]
             entries.append(Entry(entry["file"], mode, source=source))
             if entry.get("libraries"):
                 # At the paths ldd names, with the content of the files they resolve to on this machine.
                 entries += [Entry(str(lib), 0o755, source=lib.resolve()) for lib in shared_libraries(source)]
     return tuple(entries)
+
+
+def _file_source(entry: dict[str, Any], built: Mapping[str, Path]) -> Path:
+    """Where a file entry's content is: a file of this machine, or one the build made."""
+    return Path(entry["host"]) if "host" in entry else _built_file(built, entry["built"])
 
 
 def _built_file(built: Mapping[str, Path], reference: str) -> Path:
