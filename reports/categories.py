@@ -129,17 +129,21 @@ def _not_passing(job: Job, columns: list[dict[str, Cell]]) -> set[str]:
 
 def _grouped(job: Job) -> dict[str, dict[str, list[str]]]:
     """category -> case -> its rows, in the job's row order."""
+    # Most rows of a big tab are their own case in no category: those are grouped in bulk, each its own one-row list.
+    simple: list[str] = []
+    other: list[str] = []
+    for key, info in job.rows.items():
+        (other if info.category or info.case or " | " in key else simple).append(key)
+    uncategorized = {key.strip(): [key] for key in simple}
+    if len(uncategorized) < len(simple):  # names that differ only in surrounding blanks are one case
+        uncategorized = {}
+        for key in simple:
+            uncategorized.setdefault(key.strip(), []).append(key)
     grouped: dict[str, dict[str, list[str]]] = {}
     split_categories: dict[str, list[str]] = {}  # most rows share their category field: split once
-    uncategorized: dict[str, list[str]] = {}
-    for key, info in job.rows.items():
-        if not info.category and not info.case and " | " not in key:  # most rows of a big tab: their own case
-            found = uncategorized.get(case := key.strip())
-            if found is None:
-                uncategorized[case] = [key]
-            else:
-                found.append(key)
-            continue
+    joined: set[str] = set()  # uncategorized cases that rows of the other kind joined
+    for key in other:
+        info = job.rows[key]
         category_text, case_text = info.category or UNCATEGORIZED, info.case or key
         row_categories = split_categories.get(category_text)
         if row_categories is None:
@@ -149,6 +153,10 @@ def _grouped(job: Job) -> dict[str, dict[str, list[str]]]:
             cases = uncategorized if category == UNCATEGORIZED else grouped.setdefault(category, {})
             for case in row_cases:
                 cases.setdefault(case, []).append(key)
+                if cases is uncategorized:
+                    joined.add(case)
+    for case in joined:  # back into the job's row order, which is by key
+        uncategorized[case].sort()
     if uncategorized:
         grouped[UNCATEGORIZED] = uncategorized
     return grouped

@@ -146,6 +146,8 @@ def read_job(
               for path, (build, encoded) in zip(missing, fresh, strict=True))
     cache.forget_others(job_dir, every_build)
     listed = [(cache.key(path), prints[path]) for path in paths]
+    if len(paths) == 1:  # the grid is the one build's column: nothing a next report could extend is worth keeping
+        return _with_evidence(_job(job_dir, builds, by_key(_row_facts(in_order)), None), in_order, cache, listed)
     rows, grid = _rows_and_grid(cache, job_dir, listed, in_order, builds)
     return _with_evidence(_job(job_dir, builds, rows, grid), in_order, cache, listed)
 

@@ -17,12 +17,15 @@ from hypothesis import strategies as st
 
 from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.analysis import build_report
+from winsuite_reports.build_codec import decode_rows
+from winsuite_reports.build_codec import encode_rows
 from winsuite_reports.cache import CACHE_FILE
 from winsuite_reports.cache import BuildCache
 from winsuite_reports.cache import fingerprint
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
 from winsuite_reports.model import History
+from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.render import write_dashboard
 from winsuite_reports.results import load_history
@@ -231,6 +234,31 @@ def test_a_rewritten_build_remakes_the_grid(results: Path) -> None:
     junit.write_text(junit.read_text().replace("[sig-node] a", "[sig-node] b"))
     os.utime(junit, ns=(junit.stat().st_atime_ns, junit.stat().st_mtime_ns + 1_000_000))
     assert columns(history_of(results, cache=True)) == columns(history_of(results, cache=False))
+
+
+def test_a_one_build_job_keeps_no_grid_until_a_second_build_comes(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    write_job(root, "ci", {"[sig-node] a": "P", "[sig-node] b": "F"})
+    history_of(root, cache=True)
+    with sqlite3.connect(root / CACHE_FILE) as db:
+        assert db.execute("SELECT count(*) FROM jobs").fetchone() == (0,)
+    write_build(root / "ci", START + 10 * 3600, {"[sig-node] a": "F", "[sig-node] c": "P"})
+    cached = history_of(root, cache=True)
+    assert columns(cached) == columns(history_of(root, cache=False))
+    assert stored_job_builds(root, "ci") == [f"ci/{build.id}" for build in cached.jobs[0].builds]
+
+
+FACT = st.text(max_size=6)  # any character: the codec's separators and its JSON mark among them
+
+
+@settings(max_examples=200, deadline=None)
+@given(facts=st.dictionaries(FACT, st.tuples(st.lists(FACT, max_size=3), FACT, FACT, st.lists(FACT, max_size=2),
+                                             FACT, FACT, FACT), max_size=5))
+def test_stored_row_facts_read_back_as_they_were(facts: dict[str, tuple[list[str], str, str, list[str], str, str,
+                                                                          str]]) -> None:
+    rows = {key: RowInfo(key, tuple(tags), tier, category, tuple(items), excluded, engine, case)
+            for key, (tags, tier, category, items, excluded, engine, case) in facts.items()}
+    assert decode_rows(encode_rows(rows)) == rows
 
 
 GRID, DERIVED = "UPDATE jobs SET grid = ?", "UPDATE derived SET state = ?"
