@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import time
@@ -12,41 +13,37 @@ from typing import NoReturn
 
 from winsuite import paths
 from winsuite import timeline
-from winsuite.commands import cleanup
-from winsuite.commands import cluster
-from winsuite.commands import exclusions
-from winsuite.commands import images
-from winsuite.commands import incluster
-from winsuite.commands import list as listing
-from winsuite.commands import merge
-from winsuite.commands import plan
-from winsuite.commands import prepull
-from winsuite.commands import publish
-from winsuite.commands import report
-from winsuite.commands import run
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.process_exit import exit_now
 
-# Each module of suite/commands/ adds its subcommand(s) with `register(subparsers)`; --help lists them in this order.
-COMMAND_MODULES = (run, listing, plan, images, prepull, exclusions, cleanup, cluster, report, publish, merge,
-                   incluster)
+# Each subcommand and the module of suite/commands/ that adds it with `register(subparsers)`, in --help's order. A
+# command imports its own module alone: the others' imports (pytest, the Kubernetes client, jinja) would cost more
+# than many commands' own work.
+COMMANDS = {
+    "run": "run", "list": "list", "plan": "plan", "images": "images", "prepull": "prepull",
+    "exclusions": "exclusions", "cleanup": "cleanup", "cluster": "cluster", "report": "report", "publish": "publish",
+    "merge": "merge", "image": "incluster", "attach": "incluster", "shard-worker": "incluster",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of `command` alone when it names one."""
     parser = argparse.ArgumentParser(
         prog="winsuite",
         description="Run the Kubernetes SIG-Windows testing plan (KEP-116) and publish its results.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMAND_MODULES:
-        module.register(subparsers)
+    modules = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
+    for module in modules:
+        importlib.import_module(f"winsuite.commands.{module}").register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(given[0] if given else None).parse_args(given)
     timeline.since_process_start("cli: start and imports")
     try:
         return int(args.handler(args))

@@ -43,7 +43,7 @@ RULES = [
          why="cases import the authoring vocabulary and the Kubernetes helpers only"),
 ]
 # The one module that imports names it computes: the case catalog's loader walks a test package.
-DYNAMIC_IMPORTERS = {"winsuite.policy.catalog"}
+DYNAMIC_IMPORTERS = {"winsuite.policy.catalog", "winsuite.cli"}  # the cli imports the command asked for alone
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_only_the_case_catalog_imports_computed_names(graph: ImportGraph) -> Non
 def test_the_graph_sees_the_whole_project(graph: ImportGraph) -> None:
     assert len(graph.files) > 150
     assert "winsuite.run.runner" in graph.edges["winsuite.commands.run"]
-    assert "winsuite.commands.run" in graph.edges["winsuite.cli"]
+    assert "winsuite.errors" in graph.edges["winsuite.cli"]
 
 
 def write(root: Path, files: dict[str, str]) -> None:
