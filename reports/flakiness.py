@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field
+from functools import cached_property
 
 from winsuite_reports.conventions import FailureClass
 from winsuite_reports.model import Build
@@ -76,20 +78,30 @@ class RowFlakiness:
 
 @dataclass(frozen=True)
 class TabFlakiness:
-    """A tab's flakiness: every row that ran in the window, flakiest first."""
+    """A tab's flakiness: every row that ran in the window, flakiest first (see tests)."""
 
-    tests: list[RowFlakiness]
+    flaky_tests: list[RowFlakiness]  # the tests that flipped, flakiest first, then by row
+    ran: int  # how many tests ran in the window
     builds: int  # columns in the window
     days: float
+    # Each row's figures: a big tab's hundred thousand rows have a few distinct ones, kept by what the row's cells in
+    # the window are known by (its token), so that no RowFlakiness is made for a row no page lists.
+    rows: list[str] = field(repr=False)
+    tokens: list[object] = field(repr=False)  # per row
+    figured: dict[object, Figures] = field(repr=False)  # token -> figures, of the tokens that ran in the window
 
     @property
     def average(self) -> float:
-        return sum(map(_FLAKINESS, self.tests)) / len(self.tests) if self.tests else 0.0
+        # The other tests' flakiness is 0.0, which adds nothing: the same sum as over every test, flakiest first.
+        return sum(map(_FLAKINESS, self.flaky_tests)) / self.ran if self.ran else 0.0
 
-    @property
-    def flaky_tests(self) -> list[RowFlakiness]:
-        """The tests that flipped: the first ones, flakiest first (a big tab has a hundred thousand that did not)."""
-        return list(itertools.takewhile(_flipped, self.tests))
+    @cached_property
+    def tests(self) -> list[RowFlakiness]:
+        """Every test that ran in the window, flakiest first, then by row (made on first use: a big tab has a hundred
+        thousand that did not flip, which no page lists)."""
+        by_row = zip(self.rows, map(self.figured.get, self.tokens), strict=True)
+        steady = sorted((row, figures) for row, figures in by_row if figures and not figures[0])
+        return self.flaky_tests + [RowFlakiness(row, *figures) for row, figures in steady]
 
 
 def window(job: Job, days: float) -> list[Build]:
@@ -111,41 +123,58 @@ def analyze(job: Job, *, days: float = DEFAULT_DAYS) -> TabFlakiness:
     # The window is the newest builds (builds sort by id, which is mostly by start): then each row is read by its
     # runs of one cell, clipped to the window, instead of cell by cell.
     newest = len(columns) if all(index == i for i, (index, _) in enumerate(columns)) else 0
-    tests = []
-    # A row that is one cell throughout the window (a passing row, a one-build tab) has the figures of every other
-    # row that is that cell throughout: figured once per cell.
-    whole: dict[int, _Figures | None] = {}
-    every_runs = job.every_row_runs() if newest else {}
-    for key in job.rows:
-        runs = every_runs.get(key)
-        if runs is not None and len(runs) == 1 and runs[0][1] >= newest:
-            figures = whole.get(id(runs[0][0]), _UNSEEN)
-            if figures is _UNSEEN:
-                figures = whole[id(runs[0][0])] = _figures(_window_runs(job, key, columns, newest), failing)
-        else:
-            figures = _figures(_window_runs(job, key, columns, newest), failing)
-        if figures is not None:
-            tests.append(RowFlakiness(key, *figures))
-    # Flakiest first, then by row: two stable sorts by a C-level key (most rows are in row order, most rates 0).
-    tests.sort(key=_ROW)
-    tests.sort(key=_FLAKINESS, reverse=True)
-    return TabFlakiness(tests, len(builds), days)
+    if newest:
+        every_runs = job.every_row_runs()
+        if len(every_runs) > len(job.rows):  # it holds a row asked for that is not the tab's
+            every_runs = {key: every_runs[key] for key in job.rows}
+        rows, runs = list(every_runs), list(every_runs.values())  # in the runs' order: no lookup per row
+        # Rows that share a runs list (a one-build tab's rows of one cell) are figured once, by the list's id.
+        tokens: list[object] = list(map(id, runs))
+        figured = _figured_by_runs(dict(zip(tokens, runs, strict=True)), newest, failing)
+    else:
+        rows = list(job.rows)
+        tokens = list(rows)  # each row figured on its own, known by its key
+        figured = {key: _figures(_one_by_one(job.cells(key), columns), failing) for key in rows}
+    ran = {token: figures for token, figures in figured.items() if figures is not None}
+    # Rows go through C-level maps only: a big tab has a hundred thousand rows, of a few distinct figures.
+    flipped = {token for token, figures in ran.items() if figures[0] > 0}
+    flaky_tests = [RowFlakiness(rows[index], *ran[token])
+                   for index, token in itertools.compress(enumerate(tokens), map(flipped.__contains__, tokens))]
+    # Flakiest first, then by row: two stable sorts by a C-level key.
+    flaky_tests.sort(key=_ROW)
+    flaky_tests.sort(key=_FLAKINESS, reverse=True)
+    ran_count = len(tokens) if len(ran) == len(figured) else sum(map(ran.__contains__, tokens))
+    return TabFlakiness(flaky_tests, ran_count, len(builds), days, rows, tokens, ran)
 
 
-_UNSEEN: _Figures = (-1.0, 0, 0, 0, 0)  # no row that is this cell throughout the window has been figured yet
-_ROW, _FLAKINESS = operator.attrgetter("row"), operator.attrgetter("flakiness")
-
-
-def _flipped(test: RowFlakiness) -> bool:
-    return test.flakiness > 0
-
-
+_ROW = operator.attrgetter("row")
+_FLAKINESS = operator.attrgetter("flakiness")
 # A row's flakiness, passes, failures, flakes and infrastructure failures in the window.
-_Figures = tuple[float, int, int, int, int]
+Figures = tuple[float, int, int, int, int]
 
 
-def _figures(runs: Iterator[tuple[Cell, int, int]], failing: list[bool | None]) -> _Figures | None:
-    """A row's figures from its runs in the window (see _window_runs); None when it did not run there."""
+def _figured_by_runs(runs: dict[object, list[tuple[Cell, int]]], newest: int, failing: list[bool | None]
+                     ) -> dict[object, Figures | None]:
+    """The figures of each runs list over the `newest` builds. A list that is one cell throughout them has the figures
+    of every other such list of a cell that _figures reads alike (its status, and whether a failure is the
+    infrastructure's): the passing rows of a long history, the skipped or failed rows of a one-build tab."""
+    alike: dict[tuple[Status, bool], Figures | None] = {}
+    figured = {}
+    for token, row_runs in runs.items():
+        if len(row_runs) == 1 and row_runs[0][1] >= newest:
+            cell = row_runs[0][0]
+            read_as = (cell.status, is_infra_failure(cell))
+            if read_as not in alike:
+                alike[read_as] = _figures(_clipped(row_runs, newest), failing)
+            figured[token] = alike[read_as]
+        else:
+            figured[token] = _figures(_clipped(row_runs, newest), failing)
+    return figured
+
+
+def _figures(runs: Iterator[tuple[Cell, int, int]], failing: list[bool | None]) -> Figures | None:
+    """A row's figures from its cells in the window as (cell, length, first build index); None when it did not run
+    there."""
     codes: list[str] = []
     passed = failed = flaky = infra = 0
     for cell, length, first in runs:
@@ -169,20 +198,20 @@ def _figures(runs: Iterator[tuple[Cell, int, int]], failing: list[bool | None]) 
     return None
 
 
-def _window_runs(job: Job, key: str, columns: list[tuple[int, bool]], newest: int) -> Iterator[tuple[Cell, int, int]]:
-    """The row's cells in the window as (cell, length, first build index): its runs clipped to the `newest` builds
-    when the window is those, else one by one."""
-    if newest:
-        first = 0
-        for cell, length in job.row_runs(key):
-            if first >= newest:
-                return
-            yield cell, min(length, newest - first), first
-            first += length
-    else:
-        cells = job.cells(key)
-        for index, _ in columns:
-            yield cells[index], 1, index
+def _clipped(runs: list[tuple[Cell, int]], newest: int) -> Iterator[tuple[Cell, int, int]]:
+    """A row's runs clipped to the `newest` builds, when the window is those."""
+    first = 0
+    for cell, length in runs:
+        if first >= newest:
+            return
+        yield cell, min(length, newest - first), first
+        first += length
+
+
+def _one_by_one(cells: Sequence[Cell], columns: list[tuple[int, bool]]) -> Iterator[tuple[Cell, int, int]]:
+    """A row's cells in the window's columns, one by one, when the window is not the newest builds."""
+    for index, _ in columns:
+        yield cells[index], 1, index
 
 
 # A cell's status, coalesced, as its one-letter code (looked up once per cell of the window); a running cell is no

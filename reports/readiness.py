@@ -4,8 +4,8 @@ KEP-116: "100 % green/passing conformance tests that are applicable to Windows �
 and continuously run". Read over the last N finished runs of every release-blocking job: a test that ran
 (passed or failed) in that window is applicable; it must pass in every one of those runs. A test that only
 ever skipped there is not part of that job, an excluded one is documented as not applicable.
-SIG Release (release-blocking-jobs.md): ≥ 75 % of a week's runs pass, no more than 10 failures in a row,
-and three green runs in a row at decision time.
+SIG Release (release-blocking-jobs.md, reports.release_jobs): ≥ 75 % of a week's runs pass, no more than 10
+failures in a row, and three green runs in a row at decision time.
 A FAILING test is named as failing on infrastructure (its newest failure's class, reports.flakiness.is_infra_failure)
 or on a product or test failure: both keep the verdict from READY, but they call for different people.
 """
@@ -19,16 +19,22 @@ from collections import Counter
 from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field
+from functools import cached_property
 
 from winsuite_reports.flakiness import flip_flakiness
 from winsuite_reports.flakiness import is_infra_failure
 from winsuite_reports.model import NO_RESULT
-from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
 from winsuite_reports.model import History
 from winsuite_reports.model import Job
 from winsuite_reports.model import PlanItem
+from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
+from winsuite_reports.model import by_key
+from winsuite_reports.release_jobs import JobReadiness
+from winsuite_reports.release_jobs import finished
+from winsuite_reports.release_jobs import job_readiness
 
 # Plan tiers whose outcome is documented (an exclusion with its reason), not tested green; the plan's
 # data calls it "will-never-work", the JUnit tier property "never-works".
@@ -56,14 +62,10 @@ class RowState(enum.Enum):
 
 
 RANK = {state: rank for rank, state in enumerate(RowState)}
-_CATEGORY_AND_STATE = operator.attrgetter("category", "state")
-_BLOCKING = frozenset(state for state in RowState if state.blocks)
+_BLOCKING = frozenset(state for state in RowState if state.blocks)  # a set lookup, in C: a big tab's every judgement
+_EXCLUDED, _CATEGORY, _STATUS = (operator.attrgetter(name) for name in ("excluded", "category", "status"))
 _RAN = (Status.PASS, Status.FAIL, Status.FLAKY)
 UNTESTED = "UNTESTED"
-
-
-def _blocks(test: RowReadiness) -> bool:
-    return test.state in _BLOCKING
 
 
 @dataclass(frozen=True)
@@ -75,19 +77,6 @@ class Criteria:
     week_days: float = 7.0
 
 
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
-
-
-@dataclass(frozen=True)
-class JobReadiness:
-    job: str
-    checks: list[Check]
-
-
 # not frozen: a frozen dataclass's __init__ costs four times as much, and a big tab makes one per row
 @dataclass(slots=True)
 class RowReadiness:
@@ -97,6 +86,51 @@ class RowReadiness:
     category: str
     failure_class: str = ""  # of its newest failure, when FAILING ("" when its results name none)
     infra: bool = False  # its newest failure was the infrastructure's, not the product's or the test's
+
+
+@dataclass(frozen=True)
+class RowStates:
+    """Every row's state in the runs read, judged once per distinct cells there (a big tab's hundred thousand rows
+    are mostly the one passing cell); a row's RowReadiness is made only when asked for."""
+
+    rows: dict[str, RowInfo]  # by key
+    keys: list[str]  # the rows' keys, in order: a few rows are read by position
+    tokens: list[object]  # per row, in order: what its cells in the runs read are known by
+    judged: dict[object, _Judgement]  # token -> the state of a row with those cells, unless it is excluded
+
+    def judgement(self, info: RowInfo, token: object) -> _Judgement:
+        if info.excluded:
+            return RowState.EXCLUDED, f"excluded: {info.excluded}", "", False
+        return self.judged[token]
+
+    def every(self) -> list[RowReadiness]:
+        """Every row's, by row."""
+        rows = zip(self.rows.items(), self.tokens, strict=True)
+        return [self._readiness(key, info, token) for (key, info), token in rows]
+
+    def blocking(self) -> list[RowReadiness]:
+        """The rows in a blocking state, by row: only the rows of a blocking judgement are looked at."""
+        blocks = {token for token, judgement in self.judged.items() if judgement[0] in _BLOCKING}
+        if not blocks:
+            return []
+        found = itertools.compress(enumerate(self.tokens), map(blocks.__contains__, self.tokens))
+        tests = (self._readiness(self.keys[index], self.rows[self.keys[index]], token) for index, token in found)
+        return [test for test in tests if test.state in _BLOCKING]
+
+    def counts(self) -> Counter[tuple[str, RowState]]:
+        """How many rows of each category are in each state (counted by C-level maps: a row is in one of a few)."""
+        state_of = {token: judgement[0] for token, judgement in self.judged.items()}
+        counts: Counter[tuple[str, RowState]] = Counter()
+        infos = self.rows.values()
+        states = map(state_of.__getitem__, self.tokens)
+        facts = Counter(zip(map(_EXCLUDED, infos), map(_CATEGORY, infos), states, strict=True))
+        for (excluded, category, state), count in facts.items():
+            counts[category, RowState.EXCLUDED if excluded else state] += count
+        return counts
+
+    def _readiness(self, key: str, info: RowInfo, token: object) -> RowReadiness:
+        state, detail, failure_class, infra = self.judgement(info, token)
+        return RowReadiness(key, state, detail, info.category, failure_class, infra)
 
 
 @dataclass(frozen=True)
@@ -114,15 +148,18 @@ class Readiness:
     blocking_jobs: list[str]
     assumed_blocking: bool  # no job is marked release-blocking: every job was judged
     jobs: list[JobReadiness]
-    tests: list[RowReadiness]
     items: list[ItemReadiness] | None
     categories: dict[str, Counter[RowState]]
+    # The tests that keep the verdict from READY, worst first, then by row (a big tab has a hundred thousand tests,
+    # most of them not blocking).
+    blocking_tests: list[RowReadiness]
+    states: RowStates = field(repr=False)  # every test's state (see tests)
 
-    @property
-    def blocking_tests(self) -> list[RowReadiness]:
-        """The tests that keep the verdict from READY: the first ones, as the blocking states are the worst (a tab can
-        have a hundred thousand tests, most of them not blocking)."""
-        return list(itertools.takewhile(_blocks, self.tests))
+    @cached_property
+    def tests(self) -> list[RowReadiness]:
+        """Every test, worst first, then by row (made on first use: no page lists them all)."""
+        by_state = _by_state(self.states.every())
+        return list(itertools.chain.from_iterable(by_state.values()))
 
 
 def assess(
@@ -135,117 +172,98 @@ def assess(
     assumed = not jobs and not blocking
     if assumed:
         jobs = list(history.jobs)
-    job_results = [_job_readiness(job, criteria) for job in jobs]
-    by_state = _aggregate([_row_states(job, criteria) for job in jobs])
-    tests = list(itertools.chain.from_iterable(by_state.values()))  # worst first, then by row
-    items = _items(plan_items, tests) if plan_items is not None else None
+    job_results = [job_readiness(job, criteria) for job in jobs]
+    states = _aggregate([_row_states(job, criteria) for job in jobs])
+    blocking_tests = list(itertools.chain.from_iterable(_by_state(states.blocking()).values()))
+    items = _items(plan_items, states) if plan_items is not None else None
     categories: dict[str, Counter[RowState]] = {}
-    for (category, state), count in Counter(map(_CATEGORY_AND_STATE, tests)).items():
+    for (category, state), count in states.counts().items():
         categories.setdefault(category or "(none)", Counter())[state] += count
-    reasons = _reasons(jobs, job_results, by_state, items)
+    reasons = _reasons(jobs, job_results, blocking_tests, categories, items)
     return Readiness(
         ready=not reasons,
         reasons=reasons,
         blocking_jobs=[job.name for job in jobs],
         assumed_blocking=assumed,
         jobs=job_results,
-        tests=tests,
         items=items,
         categories=dict(sorted(categories.items())),
+        blocking_tests=blocking_tests,
+        states=states,
     )
 
 
-def _finished(job: Job) -> list[Build]:
-    return [build for build in job.builds if not build.running]
-
-
-def _job_readiness(job: Job, criteria: Criteria) -> JobReadiness:
-    finished = _finished(job)
-    passed = [build.overall.status is Status.PASS for build in finished]
-    newest = finished[0].started if finished else 0
-    week = [
-        ok
-        for build, ok in zip(finished, passed, strict=True)
-        if newest - build.started <= criteria.week_days * 86400
-    ]
-    greens = next((i for i, ok in enumerate(passed) if not ok), len(passed))
-    worst_streak = _longest_failure_streak(week)
-    rate = sum(week) / len(week) if week else 0.0
-    return JobReadiness(
-        job.name,
-        [
-            Check(
-                f"runs continuously: ≥ {criteria.runs} finished runs",
-                len(finished) >= criteria.runs,
-                f"{len(finished)} finished runs",
-            ),
-            Check(
-                f"≥ {100 * criteria.min_pass_rate:.0f} % of a week's runs pass",
-                bool(week) and rate >= criteria.min_pass_rate,
-                f"{sum(week)} of {len(week)} runs passed ({100 * rate:.1f} %)",
-            ),
-            Check(
-                f"≤ {criteria.max_consecutive_failures} failed runs in a row",
-                worst_streak <= criteria.max_consecutive_failures,
-                f"longest failure streak in the week: {worst_streak}",
-            ),
-            Check(
-                f"≥ {criteria.min_consecutive_greens} green runs in a row",
-                greens >= criteria.min_consecutive_greens,
-                f"latest green streak: {greens}",
-            ),
-        ],
-    )
-
-
-def _longest_failure_streak(passed: Sequence[bool]) -> int:
-    longest = current = 0
-    for ok in passed:
-        current = 0 if ok else current + 1
-        longest = max(longest, current)
-    return longest
-
-
-def _row_states(job: Job, criteria: Criteria) -> dict[str, RowReadiness]:
-    builds = _finished(job)[: criteria.runs]
-    # The job's newest builds are read from its grid, others build by build.
+def _row_states(job: Job, criteria: Criteria) -> RowStates:
+    builds = finished(job)[: criteria.runs]
+    # The job's newest builds are read from its runs, others build by build.
     newest = len(builds) if all(map(operator.is_, builds, job.builds)) else 0
-    columns = [] if newest else [build.cells for build in builds]
     where = f"{len(builds)} runs of {job.name}"
-    # Most rows of a big tab have the same cells in the runs read (the one shared passing cell): each exclusion and
-    # combination of cells is judged once.
-    judged: dict[tuple[object, ...], _Judgement] = {}
-    states = {}
-    grid = job.every_row_cells() if newest else {}
-    runs = job.every_row_runs() if newest else {}
+    keys = list(job.rows)
+    # Rows whose cells in the runs read are alike (the one passing cell, mostly) are judged once.
+    by_alike: dict[tuple[object, ...], _Judgement] = {}
 
-    def read(key: str) -> Sequence[Cell]:
-        return grid[key][:newest] if newest else [column.get(key, NO_RESULT) for column in columns]
+    def judge(read: Sequence[Cell]) -> _Judgement:
+        alike = _alike(read)
+        if alike not in by_alike:
+            by_alike[alike] = _judge(read, where)
+        return by_alike[alike]
 
-    for key, info in job.rows.items():
-        if newest and (first := runs[key][0])[1] >= newest:  # one cell throughout the runs read: no slice to make
-            memo_key: tuple[object, ...] = (info.excluded, id(first[0]))
-        else:
-            memo_key = (info.excluded, *map(id, read(key)))
-        found = judged.get(memo_key)
-        if found is None:
-            found = judged[memo_key] = _judge(info.excluded, read(key), where)
-        states[key] = RowReadiness(key, found[0], found[1], info.category, found[2], found[3])
-    return states
+    judged: dict[object, _Judgement] = {}
+    if newest:
+        # Rows that share a runs list (a one-build tab's rows of one cell) are judged once, by the list's id; a row
+        # that is one cell throughout the runs read, once per cell (a long history's passing rows).
+        runs = list(_in_row_order(job.every_row_runs(), keys))
+        tokens: list[object] = list(map(id, runs))
+        by_cell: dict[int, _Judgement] = {}
+        for token, row_runs in dict(zip(tokens, runs, strict=True)).items():
+            cell, length = row_runs[0]
+            if length < newest:
+                judged[token] = judge(_head(row_runs, newest))
+            elif id(cell) in by_cell:
+                judged[token] = by_cell[id(cell)]
+            else:
+                judged[token] = by_cell[id(cell)] = judge([cell] * newest)
+    else:
+        columns = [build.cells for build in builds]
+        tokens = list(keys)  # each row judged on its own, known by its key
+        for key in keys:
+            judged[key] = judge([column.get(key, NO_RESULT) for column in columns])
+    return RowStates(job.rows, keys, tokens, judged)
+
+
+def _in_row_order(runs: dict[str, list[tuple[Cell, int]]], keys: list[str]) -> Iterable[list[tuple[Cell, int]]]:
+    """Each row's runs, in the order of `keys`: as they are when they were made in that order (most often), without a
+    lookup per row."""
+    return runs.values() if list(runs) == keys else map(runs.__getitem__, keys)
+
+
+def _head(runs: list[tuple[Cell, int]], newest: int) -> list[Cell]:
+    """The row's cells in the `newest` builds, from its runs."""
+    return list(itertools.islice(itertools.chain.from_iterable(itertools.starmap(itertools.repeat, runs)), newest))
+
+
+def _alike(read: Sequence[Cell]) -> tuple[object, ...]:
+    """What _judge reads of a row's cells: their statuses, and when the newest one that ran failed, its class, its
+    evidence and whether it was the infrastructure's."""
+    statuses = tuple(map(_STATUS, read))
+    if Status.FAIL not in statuses:
+        return statuses
+    newest = next(cell for cell in read if cell.status in _RAN)
+    if newest.status is not Status.FAIL:
+        return statuses
+    return statuses, newest.failure_class, newest.evidence, is_infra_failure(newest)
 
 
 # A row's state, detail, newest failure's class and whether that was the infrastructure's.
 _Judgement = tuple[RowState, str, str, bool]
 
 
-def _judge(excluded: str, read: Sequence[Cell], where: str) -> _Judgement:
-    """The state of a row with these cells in the runs read (newest first)."""
+def _judge(read: Sequence[Cell], where: str) -> _Judgement:
+    """The state of a row with these cells in the runs read (newest first), unless it is excluded."""
     cells = [cell for cell in read if cell.status in _RAN]
     ran = [cell.status for cell in cells]
     failures = ran.count(Status.FAIL)
-    if excluded:
-        state, detail = RowState.EXCLUDED, f"excluded: {excluded}"
-    elif not ran:
+    if not ran:
         state, detail = RowState.SKIPPED, f"did not run in the last {where}"
     elif ran[0] is Status.FAIL:
         return _failing(cells, f"{failures} of the last {where}")
@@ -271,32 +289,32 @@ def _failing(cells: Sequence[Cell], of_runs: str) -> _Judgement:
     return RowState.FAILING, detail, newest.failure_class, is_infra_failure(newest)
 
 
-def _aggregate(per_job: list[dict[str, RowReadiness]]) -> dict[RowState, list[RowReadiness]]:
-    """A test in several blocking jobs takes its worst state; the tests by state (see _by_state)."""
+def _aggregate(per_job: list[RowStates]) -> RowStates:
+    """A test in several blocking jobs takes its worst state (the first job's among equals)."""
     if len(per_job) == 1:  # one blocking job (most dashboards): its states as they are
-        return _by_state(per_job[0].values())
-    worst: dict[str, RowReadiness] = {}
-    for states in per_job:
-        for key, state in states.items():
-            if key not in worst or RANK[state.state] < RANK[worst[key].state]:
-                worst[key] = state
-    return _by_state(worst.values())
+        return per_job[0]
+    worst: dict[str, tuple[RowInfo, tuple[int, object], _Judgement]] = {}
+    for index, states in enumerate(per_job):
+        for (key, info), token in zip(states.rows.items(), states.tokens, strict=True):
+            judgement = states.judgement(info, token)
+            if key not in worst or RANK[judgement[0]] < RANK[worst[key][2][0]]:
+                worst[key] = (info, (index, token), judgement)
+    ordered = by_key(worst)
+    judged: dict[object, _Judgement] = {token: per_job[token[0]].judged[token[1]] for _, token, _ in ordered.values()}
+    return RowStates({key: info for key, (info, _, _) in ordered.items()}, list(ordered),
+                     [token for _, token, _ in ordered.values()], judged)
 
 
 def _by_state(tests: Iterable[RowReadiness]) -> dict[RowState, list[RowReadiness]]:
-    """Every state, worst first, with its tests by row: sorted by row in C, then grouped by state (a big tab has a
-    hundred thousand tests, in a few states: the verdict reads each state's tests without going over them all)."""
+    """Every state, worst first, with its tests in the order given (by row)."""
     by_state: dict[RowState, list[RowReadiness]] = {state: [] for state in RowState}
-    for test in sorted(tests, key=_ROW):
+    for test in tests:
         by_state[test.state].append(test)
     return by_state
 
 
-_ROW = operator.attrgetter("row")
-
-
-def _items(plan_items: Sequence[PlanItem], tests: list[RowReadiness]) -> list[ItemReadiness]:
-    by_row = {test.row: test for test in tests}
+def _items(plan_items: Sequence[PlanItem], states: RowStates) -> list[ItemReadiness]:
+    by_row = {test.row: test for test in states.every()}
     items = []
     for item in plan_items:
         rows = [
@@ -312,7 +330,8 @@ def _items(plan_items: Sequence[PlanItem], tests: list[RowReadiness]) -> list[It
 def _reasons(
     jobs: list[Job],
     job_results: list[JobReadiness],
-    by_state: dict[RowState, list[RowReadiness]],
+    blocking_tests: list[RowReadiness],
+    categories: dict[str, Counter[RowState]],
     items: list[ItemReadiness] | None,
 ) -> list[str]:
     if not jobs:
@@ -323,16 +342,16 @@ def _reasons(
         for check in result.checks
         if not check.ok
     ]
-    failing = by_state[RowState.FAILING]
+    by_state = _by_state(blocking_tests)
     for cause in _FailureCause:
-        rows = [test.row for test in failing if _FailureCause.of(test) is cause]
+        rows = [test.row for test in by_state[RowState.FAILING] if _FailureCause.of(test) is cause]
         if rows:
             reasons.append(f"{_count(rows, 'applicable test')} {RowState.FAILING.value}{cause.value}: {_some(rows)}")
     for state in (RowState.FLAKY, RowState.RECOVERED, RowState.NOT_CONTINUOUS):
         rows = [test.row for test in by_state[state]]
         if rows:
             reasons.append(f"{_count(rows, 'applicable test')} {state.value}: {_some(rows)}")
-    if not any(tests for state, tests in by_state.items() if state is RowState.GREEN or state.blocks):
+    if not blocking_tests and not any(counts[RowState.GREEN] for counts in categories.values()):
         reasons.append("no applicable test ran in the blocking jobs")
     untested = [item.item.id for item in items or [] if item.blocks and item.state == UNTESTED]
     if untested:
