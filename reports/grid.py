@@ -197,15 +197,16 @@ def _rows(job: Job, strings: StringTable, clusters: dict[str, str], ids: dict[st
     facts: set[Facts] = set()
     every_runs = job.every_row_runs()
     for key, info in job.rows.items():
-        runs = every_runs[key]
-        rest = (info.tags, info.tier, info.category, info.engine, id(runs), clusters.get(key, ""), ids.get(key, -1))
+        runs = every_runs[key]  # held there throughout: its id is no other list's
+        cluster, row_id = clusters.get(key, ""), ids.get(key, -1)
+        rest = (info.tags, info.tier, info.category, info.engine, id(runs), cluster, row_id)
         tail = by_identity.get(rest)
         if tail is None:
-            content = (*rest[:4], tuple(runs), *rest[5:])
+            content = (info.tags, info.tier, info.category, info.engine, tuple(runs), cluster, row_id)
             tail = by_content.get(content)
             if tail is None:
                 row_fields = [strings(",".join(info.tags)), strings(info.tier), strings(info.category),
-                              strings(info.engine), encode_row(runs, strings), strings(rest[5]), rest[6]]
+                              strings(info.engine), encode_row(runs, strings), strings(cluster), row_id]
                 tail = by_content[content] = ", " + json.dumps(row_fields)[1:]  # the fields without their "["
                 fields[tail] = row_fields
                 facts.add((info.tags, info.tier, info.category, info.engine))
