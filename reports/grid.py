@@ -9,11 +9,14 @@ RUN_WIDTH integers each: status code, length, then message, diagnostics path, ic
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import time
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Iterator
 from json.encoder import encode_basestring_ascii as _json_string
+from typing import Any
 from urllib.parse import quote
 
 from markupsafe import Markup
@@ -40,6 +43,7 @@ RUN_WIDTH = 7
 CLASS_ICONS: dict[str, str] = {FailureClass.INFRASTRUCTURE: "I", FailureClass.SETUP: "U", FailureClass.TIMEOUT: "T",
                FailureClass.TEST: "F"}
 UNCLASSIFIED_ICON = "?"  # in a column's failure counts: failures whose results name no class
+Facts = tuple[tuple[str, ...], str, str, str]  # a row's tags, tier, category and engine: what the page filters by
 
 
 class StringTable:
@@ -110,8 +114,6 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
     placement = job.placement.columns if job.placement is not None else []
     if len(placement) != len(job.builds):
         placement = [Column()] * len(job.builds)
-    ids = job.placement.ids if job.placement is not None else {}
-    clusters = row_clusters(job)
     builds = [
         {
             "id": build.id,
@@ -128,28 +130,7 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
         }
         for build, column in zip(job.builds, placement, strict=True)
     ]
-    # Rows share their facts' strings and, mostly, their runs (a passing row is one shared cell throughout): each
-    # distinct set is encoded once. A string is in the table from its first use on, so the order stays the same.
-    facts: dict[tuple[object, ...], list[int]] = {}
-    single: dict[tuple[int, int], list[int]] = {}
-    rows = []
-    every_runs = job.every_row_runs()
-    for key, info in job.rows.items():
-        fact_key = (info.tags, info.tier, info.category, info.engine)
-        indexes = facts.get(fact_key)
-        if indexes is None:
-            indexes = facts[fact_key] = [strings(",".join(info.tags)), strings(info.tier), strings(info.category),
-                                         strings(info.engine)]
-        runs = every_runs[key]
-        if len(runs) == 1:
-            run_key = (id(runs[0][0]), runs[0][1])
-            encoded = single.get(run_key)
-            if encoded is None:
-                encoded = single[run_key] = encode_row(runs, strings)
-        else:
-            encoded = encode_row(runs, strings)
-        cluster = clusters.get(key)  # most rows are in none: the empty string's index is 0
-        rows.append([info.name, *indexes, encoded, strings(cluster) if cluster else 0, ids.get(key, -1)])
+    rows = _rows(job, strings, row_clusters(job), job.placement.ids if job.placement is not None else {})
     return {
         "codes": CODES,
         "runWidth": RUN_WIDTH,
@@ -163,30 +144,86 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
     }
 
 
+class GridRows:
+    """A tab's rows as the page's script reads each: [name, tags, tier, category, engine, runs, cluster, id] (string
+    indexes but the encoded runs and the id, -1 for none). A big tab's hundred thousand rows mostly share all but their
+    name: kept as each row's name and the JSON of the rest (its tail), which rows of the same rest share."""
+
+    __slots__ = ("_fields", "facts", "names", "tails")
+
+    def __init__(self, names: list[str], tails: list[str], fields: dict[str, list[object]], facts: set[Facts]) -> None:
+        self.names = names
+        self.tails = tails  # per row: ", tags, tier, category, engine, [runs], cluster, id]"
+        self._fields = fields  # each tail's fields
+        self.facts = facts  # the rows' distinct facts
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, index: int) -> list[Any]:  # a row is a JSON list of mixed fields
+        return [self.names[index], *self._fields[self.tails[index]]]
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        return map(self.__getitem__, range(len(self.names)))
+
+    def json(self) -> str:
+        """The rows as json.dumps writes them: the names encoded and joined to their tails in C, without a step per
+        row in Python."""
+        if not self.names:
+            return "[]"
+        pieces = itertools.chain.from_iterable(zip(itertools.repeat(", ["), map(_json_string, self.names), self.tails))
+        return "[[" + "".join(itertools.islice(pieces, 1, None)) + "]"  # the first row opens without a comma
+
+    def filters(self) -> list[tuple[str, list[str]]]:
+        """What the page's filters offer: each fact's values over the rows, from their few distinct facts."""
+        return [
+            ("tag", sorted(set(itertools.chain.from_iterable(tags for tags, _, _, _ in self.facts)))),
+            ("tier", sorted({tier for _, tier, _, _ in self.facts} - {""})),
+            ("category", sorted({category for _, _, category, _ in self.facts} - {""})),
+            ("engine", sorted({engine for _, _, _, engine in self.facts} - {""})),
+        ]
+
+
+def _rows(job: Job, strings: StringTable, clusters: dict[str, str], ids: dict[str, int]) -> GridRows:
+    """The rows in one pass, each distinct rest (facts, runs, cluster, id) encoded once where rows first use it (the
+    string table's order stays that of row by row)."""
+    names: list[str] = []
+    tails: list[str] = []
+    fields: dict[str, list[object]] = {}
+    # Found by the runs list's identity first (rows of one cell share one list), else by its cells: a big tab's skips
+    # and failures are thousands of lists of equal cells.
+    by_identity: dict[tuple[object, ...], str] = {}
+    by_content: dict[tuple[object, ...], str] = {}
+    facts: set[Facts] = set()
+    every_runs = job.every_row_runs()
+    for key, info in job.rows.items():
+        runs = every_runs[key]  # held there throughout: its id is no other list's
+        cluster, row_id = clusters.get(key, ""), ids.get(key, -1)
+        rest = (info.tags, info.tier, info.category, info.engine, id(runs), cluster, row_id)
+        tail = by_identity.get(rest)
+        if tail is None:
+            content = (info.tags, info.tier, info.category, info.engine, tuple(runs), cluster, row_id)
+            tail = by_content.get(content)
+            if tail is None:
+                row_fields = [strings(",".join(info.tags)), strings(info.tier), strings(info.category),
+                              strings(info.engine), encode_row(runs, strings), strings(cluster), row_id]
+                tail = by_content[content] = ", " + json.dumps(row_fields)[1:]  # the fields without their "["
+                fields[tail] = row_fields
+                facts.add((info.tags, info.tier, info.category, info.engine))
+            by_identity[rest] = tail
+        names.append(info.name)
+        tails.append(tail)
+    return GridRows(names, tails, fields, facts)
+
+
 def grid_json(data: dict[str, object]) -> Markup:
     """`data` as jinja's tojson writes it into the page (JSON with sorted keys, its <, >, & and ' escaped), the rows
-    written without a json.dumps walk through each: a big tab's hundred thousand rows share a few runs lists, each
-    written once."""
+    written by GridRows.json."""
     parts = []
     for key in sorted(data):
         value = data[key]
-        text = _rows_json(value) if key == "rows" and isinstance(value, list) else json.dumps(value, sort_keys=True)
+        text = value.json() if isinstance(value, GridRows) else json.dumps(value, sort_keys=True)
         parts.append(f"{_json_string(key)}: {text}")
     text = "{" + ", ".join(parts) + "}"
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
                   .replace("'", "\\u0027"))
-
-
-def _rows_json(rows: list[list[object]]) -> str:
-    """The rows as json.dumps writes them: each a name, four string indexes, its runs, its cluster and its id."""
-    # Most rows share all but their name (their facts' strings, their runs, no cluster, no id): what follows the
-    # name is written once per combination.
-    tails: dict[tuple[object, ...], str] = {}
-    written = []
-    for name, tags, tier, category, engine, runs, cluster, row_id in rows:
-        tail_key = (tags, tier, category, engine, id(runs), cluster, row_id)
-        tail = tails.get(tail_key)
-        if tail is None:
-            tail = tails[tail_key] = f", {tags}, {tier}, {category}, {engine}, {json.dumps(runs)}, {cluster}, {row_id}]"
-        written.append("[" + _json_string(str(name)) + tail)
-    return "[" + ", ".join(written) + "]"

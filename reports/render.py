@@ -3,8 +3,6 @@ diff and Failures pages."""
 
 from __future__ import annotations
 
-import itertools
-import operator
 import os
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -32,6 +30,7 @@ from winsuite_reports.flakiness import IGNORE_FAILURES_IN_A_ROW
 from winsuite_reports.formats import pct
 from winsuite_reports.formats import when
 from winsuite_reports.grid import CLASS_ICONS
+from winsuite_reports.grid import GridRows
 from winsuite_reports.grid import grid_data
 from winsuite_reports.grid import grid_json
 from winsuite_reports.model import Build
@@ -46,7 +45,6 @@ SPARKLINE_BUILDS = 60
 COMPARE_PAGE = "compare.html"
 JOB_TOKEN, BUILD_TOKEN = "<job>", "<build>"  # of --build-url, as TestGrid's link templates write them
 FAILURES_PAGE = "failures.html"
-_FACTS = operator.attrgetter("tags", "tier", "category", "engine")  # of a row: what the grid's filters offer
 
 
 def environment() -> jinja2.Environment:
@@ -97,24 +95,17 @@ def _write_tab(
         return link(tab.job.name, build.id)
 
     common = {"report": report, "tab": tab, "root": "../../"}
-    # Each filter's values gathered from the rows' distinct combinations of facts, found by one C-level map: a big tab
-    # has a hundred thousand rows and a few combinations.
-    combinations = set(map(_FACTS, tab.job.rows.values()))
-    filters = [
-        ("tag", sorted(set(itertools.chain.from_iterable(tags for tags, _, _, _ in combinations)))),
-        ("tier", sorted({tier for _, tier, _, _ in combinations} - {""})),
-        ("category", sorted({category for _, _, category, _ in combinations} - {""})),
-        ("engine", sorted({engine for _, _, _, engine in combinations} - {""})),
-    ]
     data = grid_data(tab.job, build_href, grid_columns)
-    _write(
+    rows = data["rows"]
+    assert isinstance(rows, GridRows)
+    _write_streamed(
         env,
         "grid.html.j2",
         page_dir / "grid.html",
         data=data,
         data_json=grid_json(data),
         chart=trend_chart(tab.trend),
-        filters=filters,
+        filters=rows.filters(),
         column_choices=sorted({*COLUMN_CHOICES, grid_columns} - {0}),
         class_icons=list(CLASS_ICONS.items()),
         **common,
@@ -166,3 +157,10 @@ def _sparkline(tab: TabReport) -> Markup:
 
 def _write(env: jinja2.Environment, template: str, path: Path, **context: object) -> None:
     path.write_text(env.get_template(template).render(**context), encoding="utf-8")
+
+
+def _write_streamed(env: jinja2.Environment, template: str, path: Path, **context: object) -> None:
+    """A page of megabytes (a big tab's grid: its JSON) written piece by piece as the template makes them: the JSON,
+    plain ASCII, is encoded as such, not joined with the page's other text into one wider string first."""
+    with path.open("w", encoding="utf-8") as page:
+        page.writelines(env.get_template(template).generate(**context))

@@ -8,6 +8,7 @@ from jinja2.utils import htmlsafe_json_dumps
 
 from winsuite_reports.grid import CODES
 from winsuite_reports.grid import RUN_WIDTH
+from winsuite_reports.grid import GridRows
 from winsuite_reports.grid import StringTable
 from winsuite_reports.grid import encode_row
 from winsuite_reports.grid import grid_data
@@ -71,7 +72,7 @@ def test_grid_data_lists_builds_newest_first_with_their_metadata(tmp_path: Path)
     ]
     rows = data["rows"]
     strings = data["strings"]
-    assert isinstance(rows, list)
+    assert isinstance(rows, GridRows)
     assert isinstance(strings, list)
     assert [row[0] for row in rows] == ["a", "b"]
     assert strings[rows[0][1]] == "Serial"
@@ -87,4 +88,6 @@ def test_the_grid_json_is_what_tojson_writes(tmp_path: Path) -> None:
     write_job(tmp_path, "job", {odd: "PFP", "[sig-apps] plain": "PPP", "[sig-apps] flaky": "KPS"})
     (job,) = load_history(tmp_path, now=START).jobs
     data = grid_data(job, lambda build: build.id, 50)
-    assert str(grid_json(data)) == htmlsafe_json_dumps(data, sort_keys=True)
+    rows = data["rows"]
+    assert isinstance(rows, GridRows)
+    assert str(grid_json(data)) == htmlsafe_json_dumps({**data, "rows": list(rows)}, sort_keys=True)
