@@ -98,7 +98,7 @@ def _write_tab(
     data = grid_data(tab.job, build_href, grid_columns)
     rows = data["rows"]
     assert isinstance(rows, GridRows)
-    _write_streamed(
+    _write(
         env,
         "grid.html.j2",
         page_dir / "grid.html",
@@ -156,11 +156,7 @@ def _sparkline(tab: TabReport) -> Markup:
 
 
 def _write(env: jinja2.Environment, template: str, path: Path, **context: object) -> None:
-    path.write_text(env.get_template(template).render(**context), encoding="utf-8")
-
-
-def _write_streamed(env: jinja2.Environment, template: str, path: Path, **context: object) -> None:
-    """A page of megabytes (a big tab's grid: its JSON) written piece by piece as the template makes them: the JSON,
-    plain ASCII, is encoded as such, not joined with the page's other text into one wider string first."""
+    """A page written piece by piece as the template makes them: a big tab's grid is megabytes of plain-ASCII JSON,
+    encoded as such, not first joined with the page's other text into one wider string."""
     with path.open("w", encoding="utf-8") as page:
         page.writelines(env.get_template(template).generate(**context))
