@@ -8,12 +8,14 @@ winsuite's catalog without a case is its own case, named by the test.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import PASS
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
+from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.model import by_key
 
@@ -75,8 +77,8 @@ _WORST_FIRST = (Status.FAIL, Status.FLAKY, Status.PASS, Status.SKIP, Status.NO_R
 def categories(job: Job, history: int = HISTORY, listed: int = LISTED_CASES) -> list[CategoryResult]:
     """The tab's rows grouped by category, then by test case; categories and cases sorted by name. Past `listed`
     cases, a case that passed in every build shown is counted, not listed."""
-    grouped = _grouped(job)
     builds = [b for b in job.builds if not b.running][:history]
+    grouped, alone = _grouped(job, apart=bool(builds) and len(job.rows) > listed)
     # Most cases are one test, and most tests have the same cells in these builds (the one shared passing cell):
     # their verdicts are figured once per combination of cells, and shared (the page renders each list once).
     newest = len(builds) if all(map(operator.is_, builds, job.builds)) else 0  # the job's newest builds
@@ -96,13 +98,21 @@ def categories(job: Job, history: int = HISTORY, listed: int = LISTED_CASES) -> 
 
     # Past `listed` cases, the rows that passed in every build shown are found build by build, in bulk: most of them
     # are then counted without a verdict list of their own.
-    counting = bool(builds) and sum(map(len, grouped.values())) > listed
+    counting = bool(builds) and len(alone) + sum(map(len, grouped.values())) > listed
     if counting:
         columns.extend(build.cells for build in builds)
     not_passing = _not_passing(job, columns) if counting else set()
+    # The rows kept apart are each their own uncategorized case: only those that did not pass throughout are looked
+    # at (a big tab's hundred thousand passing tests are a count).
+    apart_passing = 0
+    if alone:
+        in_alone = _kept_apart(job)
+        shown_apart = [key for key in not_passing if in_alone(key)] if counting else alone
+        apart_passing = len(alone) - len(shown_apart)
+        grouped.setdefault(UNCATEGORIZED, {}).update(zip(shown_apart, map(list, zip(shown_apart)), strict=True))
     result = []
     for category, cases in by_key(grouped).items():
-        shown, passing = [], 0
+        shown, passing = [], apart_passing if category == UNCATEGORIZED else 0
         for name in sorted(cases):
             rows = cases[name]
             if counting and len(rows) == 1 and rows[0] not in not_passing:
@@ -127,21 +137,26 @@ def _not_passing(job: Job, columns: list[dict[str, Cell]]) -> set[str]:
     return found
 
 
-def _grouped(job: Job) -> dict[str, dict[str, list[str]]]:
-    """category -> case -> its rows, in the job's row order."""
-    # Most rows of a big tab are their own case in no category: those are grouped in bulk, each its own one-row list.
+def _own_case(key: str, info: RowInfo) -> bool:
+    """Whether the row is its own case in no category (most rows of a big tab)."""
+    return not (info.category or info.case or " | " in key)
+
+
+def _kept_apart(job: Job) -> Callable[[str], bool]:
+    """Whether a row is one of those _grouped(apart=True) kept apart."""
+    return lambda key: _own_case(key, job.rows[key])
+
+
+def _grouped(job: Job, *, apart: bool = False) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
+    """category -> case -> its rows, in the job's row order; with `apart`, the rows that are their own uncategorized
+    case under their own name (no other row's case, no surrounding blanks) are left out and listed beside."""
     simple: list[str] = []
     other: list[str] = []
     for key, info in job.rows.items():
-        (other if info.category or info.case or " | " in key else simple).append(key)
-    uncategorized = {key.strip(): [key] for key in simple}
-    if len(uncategorized) < len(simple):  # names that differ only in surrounding blanks are one case
-        uncategorized = {}
-        for key in simple:
-            uncategorized.setdefault(key.strip(), []).append(key)
+        (simple if _own_case(key, info) else other).append(key)
     grouped: dict[str, dict[str, list[str]]] = {}
+    uncategorized: dict[str, list[str]] = {}
     split_categories: dict[str, list[str]] = {}  # most rows share their category field: split once
-    joined: set[str] = set()  # uncategorized cases that rows of the other kind joined
     for key in other:
         info = job.rows[key]
         category_text, case_text = info.category or UNCATEGORIZED, info.case or key
@@ -153,10 +168,23 @@ def _grouped(job: Job) -> dict[str, dict[str, list[str]]]:
             cases = uncategorized if category == UNCATEGORIZED else grouped.setdefault(category, {})
             for case in row_cases:
                 cases.setdefault(case, []).append(key)
-                if cases is uncategorized:
-                    joined.add(case)
-    for case in joined:  # back into the job's row order, which is by key
-        uncategorized[case].sort()
-    if uncategorized:
-        grouped[UNCATEGORIZED] = uncategorized
-    return grouped
+    stripped = list(map(str.strip, simple))  # str.strip gives the very string back when there is nothing to strip
+    named_alone = not any(map(operator.is_not, stripped, simple)) and not any(
+        case in job.rows and _own_case(case, job.rows[case]) for case in uncategorized)
+    if apart and named_alone:
+        if uncategorized:
+            grouped[UNCATEGORIZED] = uncategorized
+        return grouped, simple
+    # Each simple row is a case of its own, joined by rows of the other kind naming it, and by the simple rows whose
+    # names differ from its only in surrounding blanks: in the job's row order, which is by key.
+    joined: dict[str, list[str]] = {}
+    for key, case in zip(simple, stripped, strict=True):
+        joined.setdefault(case, []).append(key)
+    for case, rows in uncategorized.items():
+        if case in joined:
+            joined[case] = sorted(joined[case] + rows)
+        else:
+            joined[case] = rows
+    if joined:
+        grouped[UNCATEGORIZED] = joined
+    return grouped, []

@@ -93,6 +93,24 @@ def test_a_tab_past_the_listed_cases_counts_its_passing_cases_and_lists_every_ot
     assert uncategorized.count(Status.PASS) == next(c for c in everything if c.name == UNCATEGORIZED).count(Status.PASS)
 
 
+@pytest.mark.parametrize("joining", ["a name with surrounding blanks", "another row's case"])
+def test_past_the_listed_cases_a_case_that_other_rows_join_is_judged_with_them(tmp_path: Path, joining: str) -> None:
+    rows = {f"[sig-node] case {i}": "PP" for i in range(6)}
+    if joining == "a name with surrounding blanks":
+        rows[" [sig-node] case 1 "] = "PF"
+        properties = {}
+    else:
+        rows[HOST_IP] = "PF"
+        properties = {HOST_IP: {"ops-readiness-case": "[sig-node] case 1"}}
+    write_job(tmp_path / "results", "job", rows, properties=properties)
+    (loaded,) = load_history(tmp_path / "results", now=START).jobs
+    (uncategorized,) = categories(loaded, listed=3)
+    # The case of "[sig-node] case 1" holds both rows, and did not pass in every build: listed, the others counted.
+    assert uncategorized.passing == 5
+    assert [(case.name, len(case.tests), case.history) for case in uncategorized.cases] == [
+        ("[sig-node] case 1", 2, [Status.PASS, Status.FAIL])]
+
+
 def test_the_page_of_a_tab_past_the_listed_cases_says_how_many_passing_cases_it_leaves_out(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = {f"[sig-node] case {i}": "P" for i in range(5)} | {HOST_IP: "F", NODE_PORT: "S"}
