@@ -4,7 +4,8 @@ the first report with it (what `winsuite report` does on new results: it parses 
 
 Goal (exit code 1 when missed): each whole report (load + analysis + render of the dashboard) in <= 2.0 s. The
 testcases are shaped like a big job's: mostly passed, some failed with a message, some skipped with a reason.
-CPU time is printed too: on a shared machine the wall time counts what others ran meanwhile.
+CPU time is printed too (a forked page writer's included): on a shared machine the wall time counts what others ran
+meanwhile.
 
     python -m bench.junit_large [--tests 100000] [--keep DIR]
 """
@@ -12,6 +13,7 @@ CPU time is printed too: on a shared machine the wall time counts what others ra
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -60,15 +62,21 @@ def main() -> int:
 
 
 def measure(results: Path, output: Path, *, cache: bool) -> tuple[float, float, float, float]:
-    """Seconds to load, analyse and render, and the CPU seconds of all three."""
-    wall, cpu = time.perf_counter(), time.process_time()
+    """Seconds to load, analyse and render, and the CPU seconds of all three (a forked page writer's included)."""
+    wall, cpu = time.perf_counter(), cpu_seconds()
     history = load_history(results, now=STARTED + 3600, cache=cache)
     loaded = time.perf_counter()
     report = build_report(history, ReportOptions(), now=STARTED + 3600)
     analysed = time.perf_counter()
     write_dashboard(report, output)
     done = time.perf_counter()
-    return loaded - wall, analysed - loaded, done - analysed, time.process_time() - cpu
+    return loaded - wall, analysed - loaded, done - analysed, cpu_seconds() - cpu
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that ended."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 if __name__ == "__main__":

@@ -37,10 +37,14 @@ from winsuite_reports.model import Build
 from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 from winsuite_reports.readiness import RowState
+from winsuite_reports.split import both
 from winsuite_reports.svg import trend_chart
 
 COLUMN_CHOICES = (25, 50, 100, 200)
 DEFAULT_GRID_COLUMNS = 50  # the grid draws this many builds at first; the page can show all
+# Cells (rows x builds, over every tab) from which the grid pages are written beside the others (reports.split): a
+# smaller report's grid pages take less time than the fork costs.
+SPLIT_FROM_CELLS = 100_000
 SPARKLINE_BUILDS = 60
 COMPARE_PAGE = "compare.html"
 JOB_TOKEN, BUILD_TOKEN = "<job>", "<build>"  # of --build-url, as TestGrid's link templates write them
@@ -75,20 +79,32 @@ def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT
     template of TestGrid's kind (`<job>`, `<build>`); "" links each job's own directory."""
     env = environment()
     output.mkdir(parents=True, exist_ok=True)
-    _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline,
-           compare_page=COMPARE_PAGE if compared else "")
-    _write(env, "readiness.html.j2", output / "readiness.html", report=report, root="", states=list(RowState))
-    _write(env, "failures.html.j2", output / FAILURES_PAGE, report=report, root="", tab=None,
-           **page_context(report.clusters, _build_links(report.tabs, output, build_url), across_jobs=True))
-    for tab in report.tabs:
-        _write_tab(env, report, tab, output / "jobs" / tab.slug, grid_columns, build_url)
+    page_dirs = [output / "jobs" / tab.slug for tab in report.tabs]
+    for page_dir in page_dirs:
+        page_dir.mkdir(parents=True, exist_ok=True)
+
+    def grid_pages() -> None:
+        for tab, page_dir in zip(report.tabs, page_dirs, strict=True):
+            _write_grid(env, report, tab, page_dir, grid_columns, build_url)
+
+    def other_pages() -> None:
+        _write(env, "index.html.j2", output / "index.html", report=report, root="", sparkline=_sparkline,
+               compare_page=COMPARE_PAGE if compared else "")
+        _write(env, "readiness.html.j2", output / "readiness.html", report=report, root="", states=list(RowState))
+        _write(env, "failures.html.j2", output / FAILURES_PAGE, report=report, root="", tab=None,
+               **page_context(report.clusters, _build_links(report.tabs, output, build_url), across_jobs=True))
+        for tab, page_dir in zip(report.tabs, page_dirs, strict=True):
+            _write_tab(env, report, tab, page_dir, build_url)
+
+    # A big tab's grid page takes as long as its other pages: written beside them where a second CPU can.
+    cells = sum(len(tab.job.rows) * max(len(tab.job.builds), 1) for tab in report.tabs)
+    both(grid_pages, other_pages, split=cells >= SPLIT_FROM_CELLS)
     return output / "index.html"
 
 
-def _write_tab(
+def _write_grid(
     env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, grid_columns: int, build_url: str
 ) -> None:
-    page_dir.mkdir(parents=True, exist_ok=True)
     link = _build_links([tab], page_dir, build_url)
 
     def build_href(build: Build) -> str:
@@ -110,6 +126,12 @@ def _write_tab(
         class_icons=list(CLASS_ICONS.items()),
         **common,
     )
+
+
+def _write_tab(env: jinja2.Environment, report: Report, tab: TabReport, page_dir: Path, build_url: str) -> None:
+    """The tab's pages but its grid."""
+    link = _build_links([tab], page_dir, build_url)
+    common = {"report": report, "tab": tab, "root": "../../"}
     _write(env, "flaky.html.j2", page_dir / "flaky.html", ignore_in_a_row=IGNORE_FAILURES_IN_A_ROW, **common)
     _write(env, "categories.html.j2", page_dir / "categories.html", categories=categories(tab.job, listed=LISTED_CASES),
            case_rows=case_rows, history=HISTORY, listed_cases=LISTED_CASES,

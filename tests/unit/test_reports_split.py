@@ -1,0 +1,85 @@
+"""Writing two parts of a report at once (reports.split): each case runs in a process of its own, with no other
+thread (the test session may have some, and then nothing is forked)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from winsuite_reports.split import available_cpus
+from winsuite_reports.synthetic import write_job
+
+pytestmark = pytest.mark.skipif(available_cpus() < 2 or sys.platform == "win32",
+                                reason="a forked copy writes beside the process only with fork and a second CPU")
+
+PARTS = """
+import os, sys
+from pathlib import Path
+from winsuite_reports.split import both, can_fork
+out, split, fail_in_copy = Path(sys.argv[1]), sys.argv[2] == "split", sys.argv[3] == "fail"
+parent = os.getpid()
+assert can_fork()
+
+def first():
+    if fail_in_copy and os.getpid() != parent:
+        raise RuntimeError("the copy fails")
+    (out / "first").write_text(str(os.getpid()))
+
+def second():
+    (out / "second").write_text(str(os.getpid()))
+
+both(first, second, split=split)
+print(parent)
+"""
+
+
+def run_parts(tmp_path: Path, split: bool, fail_in_copy: bool = False) -> tuple[str, str, str]:
+    done = subprocess.run([sys.executable, "-c", PARTS, str(tmp_path), "split" if split else "serial",
+                           "fail" if fail_in_copy else "-"], capture_output=True, text=True, check=True, timeout=60)
+    return done.stdout.strip(), (tmp_path / "first").read_text(), (tmp_path / "second").read_text()
+
+
+def test_a_split_runs_the_first_part_in_a_copy_and_the_second_here(tmp_path: Path) -> None:
+    parent, first, second = run_parts(tmp_path, split=True)
+    assert second == parent and first != parent
+
+
+def test_without_a_split_both_parts_run_here(tmp_path: Path) -> None:
+    parent, first, second = run_parts(tmp_path, split=False)
+    assert first == second == parent
+
+
+def test_a_part_the_copy_failed_is_written_here(tmp_path: Path) -> None:
+    parent, first, second = run_parts(tmp_path, split=True, fail_in_copy=True)
+    assert first == second == parent
+
+
+DASHBOARD = """
+import sys
+from pathlib import Path
+from winsuite_reports import render
+from winsuite_reports.analysis import ReportOptions, build_report
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import START
+results, output = Path(sys.argv[1]), Path(sys.argv[2])
+render.SPLIT_FROM_CELLS = 0 if sys.argv[3] == "split" else 1 << 62
+report = build_report(load_history(results, now=START + 86400, cache=False), ReportOptions(), now=START + 86400)
+render.write_dashboard(report, output)
+"""
+
+
+def test_a_dashboard_written_in_two_parts_is_the_one_written_in_one(tmp_path: Path) -> None:
+    for job in ("ci-a", "ci-b"):
+        write_job(tmp_path / "results", job, {"[sig-node] passes": "PPPP", "[sig-node] flakes": "PFKP",
+                                              "[sig-windows] skips": "SSSS", "[sig-node] breaks": "FFPP"},
+                  properties={"[sig-node] flakes": {"category": "Core.Pods"}})
+    pages = {}
+    for how in ("split", "serial"):
+        subprocess.run([sys.executable, "-c", DASHBOARD, str(tmp_path / "results"), str(tmp_path / how), how],
+                       check=True, timeout=120)
+        pages[how] = {path.relative_to(tmp_path / how): path.read_bytes()
+                      for path in sorted((tmp_path / how).rglob("*")) if path.is_file()}
+    assert len(pages["split"]) >= 10 and pages["split"] == pages["serial"]
