@@ -8,7 +8,6 @@ winsuite's catalog without a case is its own case, named by the test.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from winsuite_reports.model import NO_RESULT
@@ -106,8 +105,7 @@ def categories(job: Job, history: int = HISTORY, listed: int = LISTED_CASES) -> 
     # at (a big tab's hundred thousand passing tests are a count).
     apart_passing = 0
     if alone:
-        in_alone = _kept_apart(job)
-        shown_apart = [key for key in not_passing if in_alone(key)] if counting else alone
+        shown_apart = [key for key in not_passing if _own_case(key, job.rows[key])] if counting else alone
         apart_passing = len(alone) - len(shown_apart)
         grouped.setdefault(UNCATEGORIZED, {}).update(zip(shown_apart, map(list, zip(shown_apart)), strict=True))
     result = []
@@ -142,11 +140,6 @@ def _own_case(key: str, info: RowInfo) -> bool:
     return not (info.category or info.case or " | " in key)
 
 
-def _kept_apart(job: Job) -> Callable[[str], bool]:
-    """Whether a row is one of those _grouped(apart=True) kept apart."""
-    return lambda key: _own_case(key, job.rows[key])
-
-
 def _grouped(job: Job, *, apart: bool = False) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
     """category -> case -> its rows, in the job's row order; with `apart`, the rows that are their own uncategorized
     case under their own name (no other row's case, no surrounding blanks) are left out and listed beside."""
@@ -169,9 +162,8 @@ def _grouped(job: Job, *, apart: bool = False) -> tuple[dict[str, dict[str, list
             for case in row_cases:
                 cases.setdefault(case, []).append(key)
     stripped = list(map(str.strip, simple))  # str.strip gives the very string back when there is nothing to strip
-    named_alone = not any(map(operator.is_not, stripped, simple)) and not any(
-        case in job.rows and _own_case(case, job.rows[case]) for case in uncategorized)
-    if apart and named_alone:
+    if apart and not any(map(operator.is_not, stripped, simple)) and not any(
+            case in job.rows and _own_case(case, job.rows[case]) for case in uncategorized):
         if uncategorized:
             grouped[UNCATEGORIZED] = uncategorized
         return grouped, simple
