@@ -5,7 +5,8 @@ the first report with it (what `winsuite report` does on new results: it parses 
 Goal (exit code 1 when missed): each whole report (load + analysis + render of the dashboard) in <= 2.0 s. The
 testcases are shaped like a big job's: mostly passed, some failed with a message, some skipped with a reason.
 CPU time is printed too (a forked page writer's included): on a shared machine the wall time counts what others ran
-meanwhile.
+meanwhile. A tab's figures are computed as its pages first ask for them, so most of the analysis shows under
+render (see reports.analysis).
 
     python -m bench.junit_large [--tests 100000] [--keep DIR]
 """

@@ -1,4 +1,6 @@
-"""Everything the pages and the markdown summary show, computed once from a History."""
+"""Everything the pages and the markdown summary show, computed from a History: each figure once, when first asked
+for (a big report's grid pages are written by a forked copy of the process that needs only a few of the figures,
+while the process computes the others; see reports.render)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from functools import cached_property
 
 from winsuite_reports.clusters import Cluster
 from winsuite_reports.clusters import across_jobs
@@ -52,25 +55,50 @@ class ReportOptions:
 
 @dataclass(frozen=True)
 class TabReport:
+    """A tab's figures, each computed on first use from the job (see the module's text)."""
+
     job: Job
     slug: str  # directory name of the tab's pages
-    summary: TabSummary
-    flakiness: TabFlakiness
-    diffs: list[RunDiff]  # the latest pair first, then the ones asked for
-    trend: list[Point]
-    regression: GreenToRed | None  # the newest pass-then-fail pair of builds
-    failures: FailureFigures  # over the recent columns
+    options: ReportOptions
+    now: float
     clusters: list[Cluster]  # the job's failures clustered, most failures first
+    diffs: list[RunDiff]  # the latest pair first, then the ones asked for (made at once: a pair asked for may not be)
+
+    @cached_property
+    def summary(self) -> TabSummary:
+        return summarize(self.job, self.options.thresholds, self.now)
+
+    @cached_property
+    def flakiness(self) -> TabFlakiness:
+        return analyze(self.job, days=self.options.flake_days)
+
+    @cached_property
+    def trend(self) -> list[Point]:
+        return trend_points(self.job)
+
+    @cached_property
+    def regression(self) -> GreenToRed | None:
+        """The newest pass-then-fail pair of builds."""
+        return green_to_red(self.job)
+
+    @cached_property
+    def failures(self) -> FailureFigures:
+        """Over the recent columns."""
+        return figures(self.job, self.job.builds[: self.options.thresholds.num_columns_recent])
 
 
 @dataclass(frozen=True)
 class Report:
     history: History
     tabs: list[TabReport]
-    readiness: Readiness
     generated: float
     options: ReportOptions
     clusters: list[Cluster]  # every job's failures clustered across jobs
+    plan_items: Sequence[PlanItem] | None  # the plan's items the readiness verdict covers (None: the packaged plan)
+
+    @cached_property
+    def readiness(self) -> Readiness:
+        return assess(self.history, self.options.criteria, self.plan_items, self.options.blocking)
 
     def dashboards(self) -> dict[str, list[TabReport]]:
         grouped: dict[str, list[TabReport]] = {}
@@ -96,26 +124,16 @@ def build_report(
         raise ReportError(f"no job {unknown[0]} under {history.root} (jobs: {known})")
     slugs: set[str] = set()
     per_job = [job_clusters(job) for job in history.jobs]
-    tabs = [_tab(job, options, now, _slug(job.name, slugs), clusters)
+    tabs = [TabReport(job, _slug(job.name, slugs), options, now, most_failures_first(clusters), _diffs(job, options))
             for job, clusters in zip(history.jobs, per_job, strict=True)]
-    readiness = assess(history, options.criteria, plan_items, options.blocking)
-    return Report(history, tabs, readiness, now, options, across_jobs(per_job))
+    return Report(history, tabs, now, options, across_jobs(per_job), plan_items)
 
 
-def _tab(job: Job, options: ReportOptions, now: float, slug: str, clusters: list[Cluster]) -> TabReport:
+def _diffs(job: Job, options: ReportOptions) -> list[RunDiff]:
+    """The latest pair first, then the ones asked for; ReportError for a build the job does not hold."""
     latest = latest_diff(job)
     asked = [diff_between(job, old, new) for name, old, new in options.diffs if name == job.name]
-    return TabReport(
-        job=job,
-        slug=slug,
-        summary=summarize(job, options.thresholds, now),
-        flakiness=analyze(job, days=options.flake_days),
-        diffs=([latest] if latest else []) + asked,
-        trend=trend_points(job),
-        regression=green_to_red(job),
-        failures=figures(job, job.builds[:options.thresholds.num_columns_recent]),  # the recent columns
-        clusters=most_failures_first(clusters),
-    )
+    return ([latest] if latest else []) + asked
 
 
 def _slug(name: str, taken: set[str]) -> str:

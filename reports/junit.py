@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import itertools
-import operator
 import re
 import stat
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from typing import TypeVar
+from xml.parsers import expat
 
 from winsuite_reports.conventions import IT_PREFIX
 from winsuite_reports.conventions import RowProperty
@@ -28,6 +31,8 @@ MAX_TEXT_CHARS = 20_000  # a failure's text kept for the Failures page (triage r
 _INTERRUPTED, _TIMED_OUT = str(RowProperty.INTERRUPTED), str(RowProperty.TIMED_OUT)
 _DIAGNOSTICS = str(RowProperty.DIAGNOSTICS)
 _FAILURE_CLASS, _FAILURE_EVIDENCE = str(RowProperty.FAILURE_CLASS), str(RowProperty.FAILURE_EVIDENCE)
+
+_T = TypeVar("_T")
 
 
 class MalformedJunit(Exception):
@@ -80,16 +85,89 @@ class Testcases:
 
 
 def read_testcases(path: Path) -> Testcases:
-    """One JUnit file's testcases; MalformedJunit for a file TestGrid would refuse. Each step maps over every
-    testcase in C: a big run's file holds a hundred thousand."""
-    testcases = list(parse_guarded(path).iter("testcase"))
-    keys = list(map(str.removeprefix, map(_NAME, testcases), itertools.repeat(IT_PREFIX)))
-    children = list(map(len, testcases))
-    return Testcases(keys, list(map(operator.not_, children)),
-                     list(map(_attempt, itertools.compress(testcases, children))))
+    """One JUnit file's testcases; MalformedJunit for a file TestGrid would refuse (as parse_guarded does)."""
+    data = _checked_bytes(path)
+    reader = _TestcaseReader()
+    _parsed(path, lambda: reader.parse(data))
+    if reader.root not in _ROOTS:
+        raise MalformedJunit(_not_junit(path, reader.root))
+    keys = list(map(str.removeprefix, reader.names, itertools.repeat(IT_PREFIX)))
+    return Testcases(keys, reader.childless, reader.attempts)
 
 
-_NAME = operator.methodcaller("get", "name", "")
+class _TestcaseReader:
+    """A JUnit file's testcases read as expat parses it, with elements built only under the testcases that have
+    children: the others are plain passes, told by their name alone. A big run's file holds a hundred thousand
+    testcases, most of them plain, and a whole element tree of it takes twice the memory and more time than the
+    parse.
+
+    Elements are named as ElementTree names them (expat's namespace separator `}`): a namespaced `testcase` is not
+    one, as with ElementTree's `iter("testcase")`. The handlers are closures over local lists because expat calls
+    them for every element, where an attribute lookup per call shows."""
+
+    def __init__(self) -> None:
+        self.root = ""  # the document element's name
+        self.names: list[str] = []  # every testcase's name attribute, in document order
+        self.childless: list[bool] = []  # per testcase: it has no child element
+        self.attempts: list[Attempt | None] = []  # of the testcases with children, in document order
+
+    def parse(self, data: bytes) -> None:
+        names, childless, attempts = self.names, self.childless, self.attempts
+        # The open testcases, innermost last: [index in names, attributes, its builder once a child starts, the
+        # index of its attempt]. A testcase inside another is rare, but is a testcase of its own, as in iter().
+        opened: list[list[Any]] = []
+        parser = expat.ParserCreate(namespace_separator="}")
+
+        def first(tag: str, attributes: dict[str, str]) -> None:
+            self.root = "{" + tag if "}" in tag else tag  # expat's `uri}name` as ElementTree writes it
+            parser.StartElementHandler = start
+            start(tag, attributes)
+
+        def start(tag: str, attributes: dict[str, str]) -> None:
+            if opened:
+                for testcase in opened:  # an element inside open testcases belongs to each one's tree
+                    builder = testcase[2]
+                    if builder is None:  # the testcase's first child: from now on its elements are built
+                        childless[testcase[0]] = False
+                        builder = testcase[2] = ET.TreeBuilder()
+                        builder.start("testcase", testcase[1])
+                        testcase[3] = len(attempts)
+                        attempts.append(None)
+                    builder.start(tag, attributes)
+            if tag == "testcase":
+                opened.append([len(names), attributes, None, 0])
+                names.append(attributes.get("name", ""))
+                childless.append(True)
+
+        def end(tag: str) -> None:
+            if tag == "testcase":  # the innermost open element ends, so the innermost open testcase does
+                _, _, builder, slot = opened.pop()
+                if builder is not None:
+                    builder.end(tag)
+                    attempts[slot] = _attempt(builder.close())
+            if opened:
+                for testcase in opened:
+                    if testcase[2] is not None:
+                        testcase[2].end(tag)
+
+        def text(data: str) -> None:
+            if opened:
+                for testcase in opened:
+                    if testcase[2] is not None:
+                        testcase[2].data(data)
+
+        parser.buffer_text = True  # a text in one piece, as ElementTree's builder joins it
+        parser.StartElementHandler = first
+        parser.EndElementHandler = end
+        parser.CharacterDataHandler = text
+        parser.Parse(data, True)
+
+
+_ROOTS = ("testsuites", "testsuite")
+
+
+def _not_junit(path: Path, root: str) -> str:
+    return f"{path.name}: root element is <{root}>, not <testsuites> or <testsuite>"
 
 
 def read_attempts(path: Path) -> list[Attempt]:
@@ -99,6 +177,15 @@ def read_attempts(path: Path) -> list[Attempt]:
 
 def parse_guarded(path: Path) -> ET.Element:
     """The root of a JUnit file TestGrid would read; MalformedJunit for anything it would refuse."""
+    data = _checked_bytes(path)
+    root = _parsed(path, lambda: ET.fromstring(data))
+    if root.tag not in _ROOTS:
+        raise MalformedJunit(_not_junit(path, root.tag))
+    return root
+
+
+def _checked_bytes(path: Path) -> bytes:
+    """A JUnit file's bytes, when TestGrid would parse them at all."""
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):  # a FIFO would block the reader forever
         raise MalformedJunit(f"{path.name}: not a regular file")
@@ -107,15 +194,17 @@ def parse_guarded(path: Path) -> ET.Element:
     data = path.read_bytes()
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:  # JUnit has no DTD; entities are how XML bombs expand
         raise MalformedJunit(f"{path.name}: has a DOCTYPE or ENTITY declaration; JUnit needs neither")
+    return data
+
+
+def _parsed(path: Path, parse: Callable[[], _T]) -> _T:
+    """What `parse` returns; a MalformedJunit naming the file for what it refuses."""
     try:
-        root = ET.fromstring(data)
-    except ET.ParseError as err:
+        return parse()
+    except (ET.ParseError, expat.ExpatError) as err:
         raise MalformedJunit(f"{path.name}: {err}") from None
     except (LookupError, ValueError, RecursionError) as err:  # e.g. encoding="bogus-enc"
         raise MalformedJunit(f"{path.name}: {str(err)[:200] or type(err).__name__}") from None
-    if root.tag not in ("testsuites", "testsuite"):
-        raise MalformedJunit(f"{path.name}: root element is <{root.tag}>, not <testsuites> or <testsuite>")
-    return root
 
 
 def _attempt(testcase: ET.Element) -> Attempt | None:
