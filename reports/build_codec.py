@@ -4,9 +4,11 @@ same way: strings cross a process boundary far faster than objects); a stored bu
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import operator
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from pathlib import Path
@@ -48,16 +50,23 @@ def encode(parsed: ParsedBuild) -> Encoded:
     }
     # Most cells of a history are plain passes: their names, NUL-separated (XML cannot hold a NUL), split in one
     # C call, faster than a JSON list of a thousand strings.
-    passes: list[str] = []
+    # The passes are told apart by identity in C (a big build has a hundred thousand); a Cell's == is Python.
+    cells = parsed.cells
+    identical = list(map(operator.is_, cells.values(), itertools.repeat(PASS)))
+    passes = list(itertools.compress(cells, identical))
     others: dict[str, list[object]] = {}
-    for key, cell in parsed.cells.items():
-        if (cell is PASS or cell == PASS) and PASS_SEPARATOR not in key:  # identity first: a Cell's == is Python
+    for key in itertools.compress(cells, map(operator.not_, identical)):
+        if cells[key] == PASS:
             passes.append(key)
         else:
-            others[key] = cell.fields()
+            others[key] = cells[key].fields()
+    joined = PASS_SEPARATOR.join(passes)
+    if joined.count(PASS_SEPARATOR) != max(len(passes) - 1, 0):  # a name holding the separator: kept as a cell
+        others.update((key, PASS.fields()) for key in passes if PASS_SEPARATOR in key)
+        joined = PASS_SEPARATOR.join(key for key in passes if PASS_SEPARATOR not in key)
     found = parsed.evidence
-    return (dumps(header), PASS_SEPARATOR.join(passes), dumps(others), encode_rows(parsed.rows),
-            encode_failures(found.failures), encode_ran_on(found.ran_on))
+    return (dumps(header), joined, dumps(others), encode_rows(parsed.rows), encode_failures(found.failures),
+            encode_ran_on(found.ran_on))
 
 
 def decode(build_dir: Path, header_text: str, cells: tuple[str, str] | Callable[[], tuple[str, str] | None], *,
@@ -108,15 +117,20 @@ def _decode_cells(stored: tuple[str, str] | None, build_dir: Path) -> dict[str, 
 
 def encode_rows(rows: Mapping[str, RowInfo]) -> str:
     """Row facts column by column, each column's values joined in one C call (a big build has a hundred thousand
-    rows): values NUL-separated, a list's items US-separated. XML, where every row's facts come from, can hold
-    neither character; facts that hold one anyway are stored as JSON."""
+    rows): values NUL-separated, a list's items US-separated, a column whose values are all empty stored as "" (most
+    rows of upstream runs have no facts but their tags). XML, where every row's facts come from, can hold none of
+    these characters; facts that hold one anyway are stored as JSON."""
     infos = list(rows.values())
     tags, items = list(map(_TAGS, infos)), list(map(_PLAN_ITEMS, infos))
-    columns = [list(rows), map(_ITEM_SEPARATOR.join, tags), map(_TIER, infos), map(_CATEGORY, infos),
-               map(_ITEM_SEPARATOR.join, items), map(_EXCLUDED, infos), map(_ENGINE, infos), map(_CASE, infos)]
-    text = _COLUMN_SEPARATOR.join(map(_ROW_SEPARATOR.join, columns))
+    columns: list[Iterable[str]] = [list(rows), map(_ITEM_SEPARATOR.join, tags), map(_TIER, infos),
+                                    map(_CATEGORY, infos), map(_ITEM_SEPARATOR.join, items), map(_EXCLUDED, infos),
+                                    map(_ENGINE, infos), map(_CASE, infos)]
+    filled = [True, any(tags), any(map(_TIER, infos)), any(map(_CATEGORY, infos)), any(items),
+              any(map(_EXCLUDED, infos)), any(map(_ENGINE, infos)), any(map(_CASE, infos))]
+    text = _COLUMN_SEPARATOR.join(_ROW_SEPARATOR.join(column) if full else ""
+                                  for column, full in zip(columns, filled, strict=True))
     lists = sum(map(len, tags)) + sum(map(len, items)) - sum(map(bool, tags)) - sum(map(bool, items))
-    if (text.count(_ROW_SEPARATOR) != len(_ROW_COLUMNS) * max(len(infos) - 1, 0)
+    if (text.count(_ROW_SEPARATOR) != sum(filled) * max(len(infos) - 1, 0)
             or text.count(_COLUMN_SEPARATOR) != len(_ROW_COLUMNS) - 1 or text.count(_ITEM_SEPARATOR) != lists
             or tags.count(_ONE_EMPTY) or items.count(_ONE_EMPTY)  # a list of one "" would read back as none
             or text.startswith(_JSON_MARK)):
@@ -137,9 +151,20 @@ def decode_rows(text: str) -> dict[str, RowInfo]:
     columns = text.split(_COLUMN_SEPARATOR)
     if len(columns) != len(_ROW_COLUMNS):
         raise ValueError("stored row facts have another number of columns")
-    keys, tags, tier, category, items, excluded, engine, case = (column.split(_ROW_SEPARATOR) for column in columns)
+    keys = columns[0].split(_ROW_SEPARATOR)
+    tags, tier, category, items, excluded, engine, case = (_column(column, len(keys)) for column in columns[1:])
     infos = map(RowInfo, keys, map(_items, tags), tier, category, map(_items, items), excluded, engine, case)
     return dict(zip(keys, infos, strict=True))
+
+
+def _column(text: str, rows: int) -> Iterable[str]:
+    """A stored column's values: "" is a column of empty values."""
+    if not text:
+        return itertools.repeat("", rows)
+    values = text.split(_ROW_SEPARATOR)
+    if len(values) != rows:
+        raise ValueError("a stored row facts column has another number of rows")
+    return values
 
 
 _ROW_COLUMNS = ("key", "tags", "tier", "category", "plan_items", "excluded", "engine", "case")
