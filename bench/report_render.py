@@ -6,6 +6,7 @@ Four reports of the same results root, each timed as load (reading the builds), 
 - cached: a report of the cached root, nothing changed (the state of every report after the first);
 - one new build: a build added to the cached root, then a report (the report at the end of a run).
 The dashboard must be byte-identical with and without the cache, before and after the new build.
+A tab's figures are computed as its pages first ask for them, so most of the analysis shows under render.
 
 Goals (exit code 1 when one is missed), each a whole report (load + analysis + render, the Failures pages
 included): cold, with no cache, <= 1.5 s; after one new build added to a cached root <= 0.3 s; the pages within

@@ -55,7 +55,8 @@ class ReportOptions:
 
 @dataclass(frozen=True)
 class TabReport:
-    """A tab's figures, each computed on first use from the job (see the module's text)."""
+    """A tab's figures, each computed on first use from the job (see the module's text), with the cycle collector
+    held off as while the report was built."""
 
     job: Job
     slug: str  # directory name of the tab's pages
@@ -65,23 +66,28 @@ class TabReport:
     diffs: list[RunDiff]  # the latest pair first, then the ones asked for (made at once: a pair asked for may not be)
 
     @cached_property
+    @collection_paused()
     def summary(self) -> TabSummary:
         return summarize(self.job, self.options.thresholds, self.now)
 
     @cached_property
+    @collection_paused()
     def flakiness(self) -> TabFlakiness:
         return analyze(self.job, days=self.options.flake_days)
 
     @cached_property
+    @collection_paused()
     def trend(self) -> list[Point]:
         return trend_points(self.job)
 
     @cached_property
+    @collection_paused()
     def regression(self) -> GreenToRed | None:
         """The newest pass-then-fail pair of builds."""
         return green_to_red(self.job)
 
     @cached_property
+    @collection_paused()
     def failures(self) -> FailureFigures:
         """Over the recent columns."""
         return figures(self.job, self.job.builds[: self.options.thresholds.num_columns_recent])
@@ -97,6 +103,7 @@ class Report:
     plan_items: Sequence[PlanItem] | None  # the plan's items the readiness verdict covers (None: the packaged plan)
 
     @cached_property
+    @collection_paused()
     def readiness(self) -> Readiness:
         return assess(self.history, self.options.criteria, self.plan_items, self.options.blocking)
 
