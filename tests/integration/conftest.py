@@ -83,9 +83,11 @@ def kind_tests_off() -> bool:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The kind tests run after the others, so that their node image has the longest time to build in the
-    background; then the tests that disrupt the session cluster; the ones that take a cluster down run last (a stable
-    sort keeps the rest in order)."""
-    order = {KIND_FIXTURE: 1, DISRUPTION_FIXTURE: 2, TEARDOWN_FIXTURE: 3, KIND_TEARDOWN_FIXTURE: 3}
+    background, and the kind cluster is deleted right after them: a kind node's network namespaces and CNI state
+    share host directories with the embedded cluster's, which its disruption and teardown tests then check alone.
+    Then the tests that disrupt the session cluster; the ones that take it down run last (a stable sort keeps the
+    rest in order)."""
+    order = {KIND_FIXTURE: 1, KIND_TEARDOWN_FIXTURE: 2, DISRUPTION_FIXTURE: 3, TEARDOWN_FIXTURE: 4}
     items.sort(key=lambda item: max((order.get(name, 0) for name in getattr(item, "fixturenames", ())), default=0))
 
 

@@ -24,10 +24,11 @@ pytestmark = [pytest.mark.kind, pytest.mark.cluster]
 
 def embedded_clusters_own(item: str) -> bool:
     """Host objects of an embedded cluster running beside the kind cluster (its bridge, its kube-proxy's and
-    kubelet's chains and its egress guard, the mounts under its directory, its pods' network namespaces). kind's
-    kube-proxy keeps its chains in the node's network namespace, and kind's network adds no rule."""
+    kubelet's chains and its egress guard, the mounts under its directory, its pods' network namespaces and the
+    /run/netns mount that holds them, which stays while they may). kind's kube-proxy keeps its chains in the node's
+    network namespace, and kind's network adds no rule."""
     return (BRIDGE in item or "KUBE-" in item or EGRESS_CHAIN in item or str(cache_dir() / "clusters") in item
-            or "10.244." in item or item.startswith("/run/netns/cni-"))
+            or "10.244." in item or item.startswith("/run/netns/cni-") or item == "/run/netns")
 
 
 def nothing_else(item: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import subprocess
 from pathlib import Path
 
 # Fixed paths these components use whatever their configuration says (shim sockets, runc state, netns
@@ -24,7 +26,8 @@ def remove_created(before: list[str]) -> list[str]:
     """Remove the directories that did not exist before `up`, if nothing but directories and sockets remain.
 
     Sockets are endpoints of processes already stopped (kubelet's device-plugin socket); any other file is
-    kept and reported: this never deletes data recursively.
+    kept and reported: this never deletes data recursively. An empty directory that is a mount point (the netns
+    directory) is unmounted; one that still cannot be removed is kept and reported.
     """
     kept = []
     for path in (Path(p) for p in HOST_DIRS if p not in before):
@@ -39,6 +42,18 @@ def remove_created(before: list[str]) -> list[str]:
                 directory.rmdir()
         if any(path.iterdir()):
             kept.append(str(path))
+            continue
+        for _ in range(5):
+            try:
+                path.rmdir()
+                break
+            except OSError as err:
+                # /run/netns: whoever makes the first network namespace bind-mounts it on itself (each runtime
+                # once), and a mount point cannot be removed; anything else is kept and said, never forced.
+                if err.errno != errno.EBUSY:
+                    kept.append(str(path))
+                    break
+                subprocess.run(["umount", str(path)], capture_output=True, check=False)
         else:
-            path.rmdir()
+            kept.append(str(path))
     return kept
