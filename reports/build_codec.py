@@ -56,10 +56,11 @@ def encode(parsed: ParsedBuild) -> Encoded:
     passes = list(itertools.compress(cells, identical))
     others: dict[str, list[object]] = {}
     for key in itertools.compress(cells, map(operator.not_, identical)):
-        if cells[key] == PASS:
+        cell = cells[key]
+        if cell == PASS:
             passes.append(key)
         else:
-            others[key] = cells[key].fields()
+            others[key] = cell.fields()
     joined = PASS_SEPARATOR.join(passes)
     if joined.count(PASS_SEPARATOR) != max(len(passes) - 1, 0):  # a name holding the separator: kept as a cell
         others.update((key, PASS.fields()) for key in passes if PASS_SEPARATOR in key)
@@ -152,12 +153,12 @@ def decode_rows(text: str) -> dict[str, RowInfo]:
     if len(columns) != len(_ROW_COLUMNS):
         raise ValueError("stored row facts have another number of columns")
     keys = columns[0].split(_ROW_SEPARATOR)
-    tags, tier, category, items, excluded, engine, case = (_column(column, len(keys)) for column in columns[1:])
+    tags, tier, category, items, excluded, engine, case = (_stored_column(column, len(keys)) for column in columns[1:])
     infos = map(RowInfo, keys, map(_items, tags), tier, category, map(_items, items), excluded, engine, case)
     return dict(zip(keys, infos, strict=True))
 
 
-def _column(text: str, rows: int) -> Iterable[str]:
+def _stored_column(text: str, rows: int) -> Iterable[str]:
     """A stored column's values: "" is a column of empty values."""
     if not text:
         return itertools.repeat("", rows)
