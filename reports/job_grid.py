@@ -33,18 +33,6 @@ class RunGrid:
         cell_of = self.cells.__getitem__
         return {key: list(zip(map(cell_of, runs[::2]), runs[1::2], strict=True)) for key, runs in self.runs.items()}
 
-    def expanded(self) -> dict[str, tuple[Cell, ...]]:
-        """Every row as its tuple of cells (what Job.cells returns)."""
-        table = self.cells
-        grid = {}
-        for key, runs in self.runs.items():
-            if len(runs) == 2:  # one run: most rows of a healthy history
-                grid[key] = (table[runs[0]],) * runs[1]
-            else:
-                grid[key] = tuple(itertools.chain.from_iterable(
-                    itertools.repeat(table[runs[i]], runs[i + 1]) for i in range(0, len(runs), 2)))
-        return grid
-
 
 class _Table:
     """Distinct cells by value, each object looked up by identity first (most are one shared PASS)."""

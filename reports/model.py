@@ -182,9 +182,10 @@ class Job:
     release_blocking: bool
     builds: list[Build]  # newest first
     rows: dict[str, RowInfo]  # row key -> info, sorted by key
-    # row key -> its cells, newest build first: given when the report's cache holds it, else made on first use
+    # row key -> its cells, newest build first: made on first use, of the builds' columns, or row by row of the runs
     grid: dict[str, tuple[Cell, ...]] | None = field(default=None, repr=False, compare=False)
-    # row key -> its cells as runs of one cell, (cell, length), newest first: given with the grid, else made
+    # row key -> its cells as runs of one cell, (cell, length), newest first: given when the report's cache holds the
+    # job's grid, else made of the cells
     runs: dict[str, list[tuple[Cell, int]]] | None = field(default=None, repr=False, compare=False)
     url: str = ""  # the job directory's web address (a remote root's); "" links the local path
     # its failures clustered (reports.failures) and where its rows ran (reports.placement), when read with them
@@ -193,9 +194,18 @@ class Job:
 
     def cells(self, key: str) -> tuple[Cell, ...]:
         """The row's cells, newest build first; NO_RESULT where the build has none."""
+        grid = self._grid()
+        found = grid.get(key)
+        if found is None and self.runs is not None and key in self.runs:
+            found = grid[key] = expanded(self.runs[key])
+        return found or tuple(NO_RESULT for _ in self.builds)
+
+    def _grid(self) -> dict[str, tuple[Cell, ...]]:
+        """The rows' cells made so far: given runs, each row's are its runs expanded when first asked for (most pages
+        read a few rows cell by cell); else every row's, of the builds' columns transposed at once."""
         if self.grid is None:
-            self.grid = transposed(self.builds, list(self.rows))
-        return self.grid.get(key) or tuple(NO_RESULT for _ in self.builds)
+            self.grid = {} if self.runs is not None else transposed(self.builds, list(self.rows))
+        return self.grid
 
     def row_runs(self, key: str) -> list[tuple[Cell, int]]:
         """The row's cells as runs, (cell, length), newest build first: a long history's row is a few runs, so
@@ -209,11 +219,10 @@ class Job:
     def every_row_cells(self) -> dict[str, tuple[Cell, ...]]:
         """Every row's cells (as `cells` gives them), for an analysis that goes over every row: a big tab's hundred
         thousand rows are as many method calls otherwise."""
-        if self.grid is None:
-            self.grid = transposed(self.builds, list(self.rows))
-        if len(self.grid) < len(self.rows):
-            self.grid.update((key, self.cells(key)) for key in self.rows.keys() - self.grid.keys())
-        return self.grid
+        grid = self._grid()
+        if len(grid) < len(self.rows):
+            grid.update((key, self.cells(key)) for key in self.rows.keys() - grid.keys())
+        return grid
 
     def every_row_runs(self) -> dict[str, list[tuple[Cell, int]]]:
         """Every row's runs (as `row_runs` gives them), made for every row at once."""
@@ -226,6 +235,11 @@ class Job:
         elif len(self.runs) < len(self.rows):
             self.runs.update((key, _runs(self.cells(key))) for key in self.rows.keys() - self.runs.keys())
         return self.runs
+
+
+def expanded(runs: Iterable[tuple[Cell, int]]) -> tuple[Cell, ...]:
+    """A row's cells of its runs."""
+    return tuple(itertools.chain.from_iterable(itertools.starmap(itertools.repeat, runs)))
 
 
 def _one_run_each(grid: dict[str, tuple[Cell, ...]]) -> dict[str, list[tuple[Cell, int]]]:

@@ -42,9 +42,10 @@ from winsuite_reports.svg import trend_chart
 
 COLUMN_CHOICES = (25, 50, 100, 200)
 DEFAULT_GRID_COLUMNS = 50  # the grid draws this many builds at first; the page can show all
-# Rows (over every tab) from which the grid pages are written beside the others (reports.split): measured, a tab of a
-# thousand rows and 500 builds writes its grid page in about what the fork and its copied pages cost.
-SPLIT_FROM_ROWS = 50_000
+# Grid cells (rows x builds, over every tab) from which the grid pages are written beside the others (reports.split):
+# measured, the fork and its copied pages cost about what a tab of a thousand rows and 50 builds takes to write its
+# grid page; from there on the page's share of the writing grows with the cells.
+SPLIT_FROM_CELLS = 50_000
 SPARKLINE_BUILDS = 60
 COMPARE_PAGE = "compare.html"
 JOB_TOKEN, BUILD_TOKEN = "<job>", "<build>"  # of --build-url, as TestGrid's link templates write them
@@ -97,7 +98,8 @@ def write_dashboard(report: Report, output: Path, *, grid_columns: int = DEFAULT
             _write_tab(env, report, tab, page_dir, build_url)
 
     # A big tab's grid page takes as long as its other pages: written beside them where a second CPU can.
-    both(grid_pages, other_pages, split=sum(len(tab.job.rows) for tab in report.tabs) >= SPLIT_FROM_ROWS)
+    cells = sum(len(tab.job.rows) * max(1, len(tab.job.builds)) for tab in report.tabs)
+    both(grid_pages, other_pages, split=cells >= SPLIT_FROM_CELLS)
     return output / "index.html"
 
 

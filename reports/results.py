@@ -230,7 +230,6 @@ def _job(job_dir: Path, builds: list[Build], rows: dict[str, RowInfo], grid: job
         release_blocking=blocking is True or str(blocking).lower() == "true",
         builds=builds,
         rows=rows,
-        grid=grid.expanded() if grid is not None else None,
         runs=grid.pairs() if grid is not None else None,
     )
 

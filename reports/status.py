@@ -160,12 +160,24 @@ def rows_without_recent_results(job: Job, recent: int) -> list[str]:
     """Rows with no result in the newest `recent` columns: TestGrid's summarizer leaves them out (recentRows)."""
     if not job.builds:
         return list(job.rows)
-    grid = job.every_row_cells()
+    runs = job.every_row_runs()
     # Most rows have a result in the newest build: each row's newest status looked at by C-level maps (a big tab has
     # a hundred thousand rows).
-    newest = map(_STATUS, map(_FIRST, map(grid.__getitem__, job.rows)))
+    newest = map(_STATUS, map(_FIRST, map(_FIRST, map(runs.__getitem__, job.rows))))
     unsure = list(itertools.compress(job.rows, map(operator.is_, newest, itertools.repeat(Status.NO_RESULT))))
-    return [key for key in unsure if all(cell.status is Status.NO_RESULT for cell in grid[key][:recent])]
+    return [key for key in unsure if _no_result_in(runs[key], recent)]
+
+
+def _no_result_in(runs: list[tuple[Cell, int]], recent: int) -> bool:
+    """Whether the first `recent` cells of a row's runs are all NO_RESULT."""
+    seen = 0
+    for cell, length in runs:
+        if seen >= recent:
+            break
+        if cell.status is not Status.NO_RESULT:
+            return False
+        seen += length
+    return True
 
 
 _FIRST, _STATUS = operator.itemgetter(0), operator.attrgetter("status")

@@ -65,7 +65,7 @@ from winsuite_reports.analysis import ReportOptions, build_report
 from winsuite_reports.results import load_history
 from winsuite_reports.synthetic import START
 results, output = Path(sys.argv[1]), Path(sys.argv[2])
-render.SPLIT_FROM_ROWS = 0 if sys.argv[3] == "split" else 1 << 62
+render.SPLIT_FROM_CELLS = 0 if sys.argv[3] == "split" else 1 << 62
 report = build_report(load_history(results, now=START + 86400, cache=False), ReportOptions(), now=START + 86400)
 render.write_dashboard(report, output)
 """
