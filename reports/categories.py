@@ -7,6 +7,7 @@ winsuite's catalog without a case is its own case, named by the test.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from winsuite_reports.model import Job
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.model import by_key
+from winsuite_reports.model import cells_of
 
 UNCATEGORIZED = "(no category)"
 HISTORY = 10  # builds shown per case, newest first
@@ -89,7 +91,7 @@ def categories(job: Job, history: int = HISTORY, listed: int = LISTED_CASES) -> 
             if not columns:
                 columns.extend(build.cells for build in builds)
             return case_status(columns, rows)
-        cells = job.cells(rows[0])[:newest]
+        cells = tuple(itertools.islice(cells_of(job.row_runs(rows[0])), newest))  # no further than shown
         found = shared.get(memo := tuple(map(id, cells)))
         if found is None:
             found = shared[memo] = [_VERDICT[cell.status] for cell in cells]

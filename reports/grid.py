@@ -63,19 +63,66 @@ class StringTable:
 
 def encode_row(row_runs: Iterable[tuple[Cell, int]], strings: StringTable) -> list[int]:
     """A row given as runs of (cell, length), equal neighbours joined."""
-    runs: list[int] = []
-    previous: Cell | None = None
-    for cell, length in row_runs:
-        if cell is previous or (previous is not None and cell.status is previous.status and cell == previous):
-            runs[1 - RUN_WIDTH] += length  # the run length, second of its fields
-            continue
-        previous = cell
+    encoder = RunEncoder(strings)
+    return encoder.encoded(encoder.joined(row_runs))
+
+
+class RunEncoder:
+    """Rows' runs encoded over one string table. Each distinct cell is numbered once, by value, and its fields are
+    encoded once: a long history's rows repeat a few cells each, and share most of them."""
+
+    def __init__(self, strings: StringTable) -> None:
+        self.strings = strings
+        self._number_of: dict[int, int] = {}  # id(cell) -> its number
+        self._by_value: dict[Cell, int] = {}
+        self._held: list[Cell] = []  # every cell numbered: the objects whose ids are keys stay alive
+        self._cells: list[Cell] = []  # by number
+        self._fields: list[tuple[int, int, int, int, int, int] | None] = []  # by number, once encoded
+
+    def joined(self, row_runs: Iterable[tuple[Cell, int]]) -> list[int]:
+        """The row as [cell number, length, …], equal neighbours joined: what the row's encoding is made of."""
+        numbered: list[int] = []
+        previous = -1
+        number_of = self._number_of.get
+        for cell, length in row_runs:
+            number = number_of(id(cell))
+            if number is None:
+                number = self._numbered(cell)
+            if number == previous:
+                numbered[-1] += length
+            else:
+                numbered += (number, length)
+                previous = number
+        return numbered
+
+    def encoded(self, numbered: list[int]) -> list[int]:
+        """A joined row's runs, RUN_WIDTH integers each; a cell's texts enter the string table when first encoded."""
+        runs: list[int] = []
+        for i in range(0, len(numbered), 2):
+            fields = self._fields[numbered[i]] or self._encoded_cell(numbered[i])
+            runs += (fields[0], numbered[i + 1], *fields[1:])
+        return runs
+
+    def _numbered(self, cell: Cell) -> int:
+        number = self._by_value.get(cell)
+        if number is None:
+            number = self._by_value[cell] = len(self._cells)
+            self._cells.append(cell)
+            self._fields.append(None)
+        self._held.append(cell)
+        self._number_of[id(cell)] = number
+        return number
+
+    def _encoded_cell(self, number: int) -> tuple[int, int, int, int, int, int]:
+        cell = self._cells[number]
         if not (cell.message or cell.diagnostics or cell.icon or cell.failure_class or cell.evidence):
-            runs += [_CODE[cell.status], length, 0, 0, 0, 0, 0]  # most runs: plain passes (0 is "")
-            continue
-        runs += [_CODE[cell.status], length, strings(cell.message), strings(_href(cell.diagnostics)),
-                 strings(_icon(cell)), strings(cell.failure_class), strings(cell.evidence)]
-    return runs
+            fields = (_CODE[cell.status], 0, 0, 0, 0, 0)  # most runs: plain passes (0 is "")
+        else:
+            strings = self.strings
+            fields = (_CODE[cell.status], strings(cell.message), strings(_href(cell.diagnostics)),
+                      strings(_icon(cell)), strings(cell.failure_class), strings(cell.evidence))
+        self._fields[number] = fields
+        return fields
 
 
 @functools.lru_cache(maxsize=4096)
@@ -190,8 +237,9 @@ def _rows(job: Job, strings: StringTable, clusters: dict[str, str], ids: dict[st
     names: list[str] = []
     tails: list[str] = []
     fields: dict[str, list[object]] = {}
-    # Found by the runs list's identity first (rows of one cell share one list), else by its cells: a big tab's skips
-    # and failures are thousands of lists of equal cells.
+    encoder = RunEncoder(strings)
+    # Found by the runs list's identity first (rows of one cell share one list), else by its cells' numbers: a big
+    # tab's skips and failures are thousands of lists of equal cells.
     by_identity: dict[tuple[object, ...], str] = {}
     by_content: dict[tuple[object, ...], str] = {}
     facts: set[Facts] = set()
@@ -202,18 +250,25 @@ def _rows(job: Job, strings: StringTable, clusters: dict[str, str], ids: dict[st
         rest = (info.tags, info.tier, info.category, info.engine, id(runs), cluster, row_id)
         tail = by_identity.get(rest)
         if tail is None:
-            content = (info.tags, info.tier, info.category, info.engine, tuple(runs), cluster, row_id)
+            numbered = encoder.joined(runs)
+            content = (info.tags, info.tier, info.category, info.engine, tuple(numbered), cluster, row_id)
             tail = by_content.get(content)
             if tail is None:
                 row_fields = [strings(",".join(info.tags)), strings(info.tier), strings(info.category),
-                              strings(info.engine), encode_row(runs, strings), strings(cluster), row_id]
-                tail = by_content[content] = ", " + json.dumps(row_fields)[1:]  # the fields without their "["
+                              strings(info.engine), encoder.encoded(numbered), strings(cluster), row_id]
+                tail = by_content[content] = _json_tail(row_fields)
                 fields[tail] = row_fields
                 facts.add((info.tags, info.tier, info.category, info.engine))
             by_identity[rest] = tail
         names.append(info.name)
         tails.append(tail)
     return GridRows(names, tails, fields, facts)
+
+
+def _json_tail(row_fields: list[Any]) -> str:
+    """A row's fields but its name as json.dumps writes them, without their "[": integers and one list of them."""
+    tags, tier, category, engine, runs, cluster, row_id = row_fields
+    return f", {tags}, {tier}, {category}, {engine}, [{', '.join(map(str, runs))}], {cluster}, {row_id}]"
 
 
 def grid_json(data: dict[str, object]) -> Markup:

@@ -8,6 +8,7 @@ import operator
 from collections import Counter
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -197,7 +198,7 @@ class Job:
         grid = self._grid()
         found = grid.get(key)
         if found is None and self.runs is not None and key in self.runs:
-            found = grid[key] = expanded(self.runs[key])
+            found = grid[key] = tuple(cells_of(self.runs[key]))
         return found or tuple(NO_RESULT for _ in self.builds)
 
     def _grid(self) -> dict[str, tuple[Cell, ...]]:
@@ -237,9 +238,9 @@ class Job:
         return self.runs
 
 
-def expanded(runs: Iterable[tuple[Cell, int]]) -> tuple[Cell, ...]:
-    """A row's cells of its runs."""
-    return tuple(itertools.chain.from_iterable(itertools.starmap(itertools.repeat, runs)))
+def cells_of(runs: Iterable[tuple[Cell, int]]) -> Iterator[Cell]:
+    """A row's cells of its runs, newest first, made as they are read (most readers stop at the newest few)."""
+    return itertools.chain.from_iterable(itertools.starmap(itertools.repeat, runs))
 
 
 def _one_run_each(grid: dict[str, tuple[Cell, ...]]) -> dict[str, list[tuple[Cell, int]]]:

@@ -32,6 +32,7 @@ from winsuite_reports.model import PlanItem
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.model import by_key
+from winsuite_reports.model import cells_of
 from winsuite_reports.release_jobs import JobReadiness
 from winsuite_reports.release_jobs import finished
 from winsuite_reports.release_jobs import job_readiness
@@ -239,7 +240,7 @@ def _in_row_order(runs: dict[str, list[tuple[Cell, int]]], keys: list[str]) -> I
 
 def _head(runs: list[tuple[Cell, int]], newest: int) -> list[Cell]:
     """The row's cells in the `newest` builds, from its runs."""
-    return list(itertools.islice(itertools.chain.from_iterable(itertools.starmap(itertools.repeat, runs)), newest))
+    return list(itertools.islice(cells_of(runs), newest))
 
 
 def _alike(read: Sequence[Cell]) -> tuple[object, ...]:

@@ -15,6 +15,7 @@ from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
 from winsuite_reports.model import Status
+from winsuite_reports.model import cells_of
 
 OVERALL = "Overall"
 
@@ -280,7 +281,7 @@ def job_alerts(job: Job, thresholds: Thresholds, *, skip: Set[str] = frozenset()
             alert = replace(alert, row=key) if alert else None
         else:
             # Lazily: most rows settle at their newest pass, long before the oldest build.
-            alert = row_alert(key, zip((b.id for b in job.builds), job.cells(key), strict=True), thresholds)
+            alert = row_alert(key, zip((b.id for b in job.builds), cells_of(runs), strict=True), thresholds)
             if len(runs) == 1:
                 one_cell[id(runs[0][0])] = alert
         if alert:
