@@ -32,14 +32,14 @@ from winsuite_reports.build_codec import dumps
 from winsuite_reports.prow import ParsedBuild
 
 CACHE_FILE = ".winsuite-report-cache.sqlite"
-SCHEMA = 5  # PRAGMA user_version of the file; another number means another layout: the file is made anew
+SCHEMA = 6  # PRAGMA user_version of the file; another number means another layout: the file is made anew
 LOCK_SECONDS = 5.0  # another report writing the cache at the same time waits this long, then goes without it
 _SCHEMA_SQL = (
     "CREATE TABLE IF NOT EXISTS builds (path TEXT PRIMARY KEY, fingerprint TEXT NOT NULL,"
     " header TEXT NOT NULL, passes TEXT NOT NULL, cells TEXT NOT NULL, rows TEXT NOT NULL);"
     # A job's grid and row facts, valid for the builds (path and fingerprint, newest first) it lists.
     "CREATE TABLE IF NOT EXISTS jobs (path TEXT PRIMARY KEY, builds TEXT NOT NULL, rows TEXT NOT NULL,"
-    " grid TEXT NOT NULL);"
+    " cells TEXT NOT NULL, runs BLOB NOT NULL);"
     # A remote root's objects as its local mirror holds them: key -> generation (GCS) or ETag (S3).
     "CREATE TABLE IF NOT EXISTS objects (key TEXT PRIMARY KEY, version TEXT NOT NULL);"
     # A build's failures and where its rows ran (reports.evidence), beside its entry in builds.
@@ -125,17 +125,19 @@ class BuildCache:
         self._write("INSERT OR REPLACE INTO evidence VALUES (?, ?, ?)",
                     [(key, *encoded[4:]) for key, _, encoded in listed])
 
-    def get_job(self, job_dir: Path) -> tuple[list[tuple[str, str]], str, str] | None:
-        """A job's stored (build path, fingerprint) list, newest first, with the row facts and the grid made of
-        those builds; None when there is none or it does not decode."""
-        found = self._query("SELECT builds, rows, grid FROM jobs WHERE path = ?", (self._key(job_dir),))
+    def get_job(self, job_dir: Path) -> tuple[list[tuple[str, str]], str, tuple[str, bytes]] | None:
+        """A job's stored (build path, fingerprint) list, newest first, with the row facts and the grid (cells and
+        runs, see reports.job_grid) made of those builds; None when there is none or it does not decode."""
+        found = self._query("SELECT builds, rows, cells, runs FROM jobs WHERE path = ?", (self._key(job_dir),))
         builds = _builds_listed(found[0][0]) if found else None
-        return None if builds is None else (builds, found[0][1], found[0][2])
+        if builds is None or not isinstance(found[0][3], bytes):
+            return None
+        return builds, found[0][1], (found[0][2], found[0][3])
 
-    def put_job(self, job_dir: Path, builds: list[tuple[str, str]], rows: str, grid: str) -> None:
+    def put_job(self, job_dir: Path, builds: list[tuple[str, str]], rows: str, grid: tuple[str, bytes]) -> None:
         """Store a job's grid and row facts with the (build key, fingerprint) list they were made of."""
-        self._write("INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?)",
-                    [(self._key(job_dir), dumps(builds), rows, grid)])
+        self._write("INSERT OR REPLACE INTO jobs VALUES (?, ?, ?, ?, ?)",
+                    [(self._key(job_dir), dumps(builds), rows, *grid)])
 
     def get_derived(self, job_dir: Path, kind: str) -> tuple[list[tuple[str, str]], str] | None:
         """What a report derived of `kind` from a job's builds, with the (build key, fingerprint) list, newest first,
@@ -152,7 +154,7 @@ class BuildCache:
         """A build's or job's path as the cache names it: relative to the results root."""
         return self._key(path)
 
-    def _write(self, sql: str, rows: Sequence[tuple[str, ...]]) -> None:
+    def _write(self, sql: str, rows: Sequence[tuple[str | bytes, ...]]) -> None:
         if self._db is None:
             return
         try:

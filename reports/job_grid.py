@@ -4,12 +4,18 @@ A long history changes by a build or two between reports: the new grid is the ne
 the stored runs (the oldest cut off when builds went away), which costs a few operations per row where reading
 every build's cells again costs one per cell. Runs index a table of distinct cells; each row is a flat list of
 (table index, length) pairs, newest build first.
+
+Stored, the table is JSON that only grows (a new build's cells are appended to the stored text, not the whole table
+written again) and the runs are one array of integers in the rows' order (a long history's grid is tens of thousands
+of them: read and written in one C call each).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import sys
+from array import array
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -27,6 +33,8 @@ class RunGrid:
     cells: list[Cell]
     runs: dict[str, list[int]]
     width: int
+    # (how many of the first cells, their JSON) as the cache holds them, when read from it: written again as they are
+    stored: tuple[int, str] | None = None
 
     def pairs(self) -> dict[str, list[tuple[Cell, int]]]:
         """Every row as its runs of (cell, length) (what Job.row_runs returns)."""
@@ -82,7 +90,20 @@ def extended(stored: RunGrid, new: Sequence[Build], keep: int, keys: Iterable[st
             head[-1] += tail[1]
             tail = tail[2:]
         runs[key] = head + tail
-    return RunGrid(table.cells, runs, len(new) + keep)
+    grid = RunGrid(table.cells, runs, len(new) + keep, stored.stored)  # the table only grew
+    return grid if whole else _compacted(grid)
+
+
+def _compacted(grid: RunGrid) -> RunGrid:
+    """The grid without the cells no row uses any more, once they are most of its table (builds that went away
+    leave theirs behind)."""
+    used = sorted({index for row in grid.runs.values() for index in row[::2]})
+    if len(used) * 2 > len(grid.cells):
+        return grid
+    new_index = {old: new for new, old in enumerate(used)}
+    runs = {key: [new_index[value] if i % 2 == 0 else value for i, value in enumerate(row)]
+            for key, row in grid.runs.items()}
+    return RunGrid([grid.cells[index] for index in used], runs, grid.width)
 
 
 def row_keys_with_cells(grid: RunGrid) -> set[str]:
@@ -111,21 +132,42 @@ def _cut(runs: list[int], keep: int) -> list[int]:
     return kept
 
 
-def dumps(grid: RunGrid) -> str:
-    cells = [cell.fields() for cell in grid.cells]
-    return json.dumps({"cells": cells, "runs": grid.runs, "width": grid.width}, separators=(",", ":"),
-                      ensure_ascii=False)
+def dumps(grid: RunGrid, keys: Sequence[str]) -> tuple[str, bytes]:
+    """The grid as the cache stores it: its cells' JSON, and its runs (width, each row's size, then every row's runs,
+    rows in the order of `keys`) as little-endian 32-bit integers."""
+    count, text = grid.stored or (0, "[]")
+    if len(grid.cells) > count:
+        added = json.dumps([cell.fields() for cell in grid.cells[count:]], separators=(",", ":"), ensure_ascii=False)
+        text = added if count == 0 else f"{text[:-1]},{added[1:]}"
+    rows = [grid.runs[key] for key in keys]
+    numbers = array("i", [grid.width, *map(len, rows)])
+    numbers.extend(itertools.chain.from_iterable(rows))
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    return text, numbers.tobytes()
 
 
-def loads(text: str) -> RunGrid:
-    """The stored grid; ValueError, TypeError, KeyError or IndexError when the text is not one (checked whole: a
-    grid that decodes is one the report can use)."""
-    data = json.loads(text)
-    cells = [Cell.of_fields(fields) for fields in data["cells"]]
-    width = int(data["width"])
-    runs = {str(key): list(map(int, row)) for key, row in data["runs"].items()}
-    for row in runs.values():
-        indexes = row[::2]
-        if len(row) % 2 or sum(row[1::2]) != width or (indexes and not 0 <= min(indexes) <= max(indexes) < len(cells)):
-            raise ValueError("a row of the stored grid does not fit its width or its cells")
-    return RunGrid(cells, runs, width)
+def loads(cells: str, runs: bytes, keys: Sequence[str]) -> RunGrid:
+    """The stored grid of the rows `keys`; ValueError, TypeError, KeyError or IndexError when what is stored is not
+    one (checked whole: a grid that decodes is one the report can use)."""
+    table = [Cell.of_fields(fields) for fields in json.loads(cells)]
+    numbers = array("i")
+    numbers.frombytes(runs)  # ValueError: not a whole number of integers
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    values = numbers.tolist()
+    width, sizes, body = values[0], values[1 : len(keys) + 1], values[len(keys) + 1 :]
+    if len(sizes) != len(keys) or sum(sizes) != len(body) or min(sizes, default=0) < 0:
+        raise ValueError("the stored runs do not fit the rows")
+    grid: dict[str, list[int]] = {}
+    start = 0
+    for key, size in zip(keys, sizes, strict=True):
+        row = grid[key] = body[start : start + size]
+        start += size
+        if size % 2 or sum(row[1::2]) != width:
+            raise ValueError("a row of the stored grid does not fit its width")
+    indexes = body[::2]  # every row is of even size: the even places are indexes into the table
+    if indexes and not 0 <= min(indexes) <= max(indexes) < len(table):
+        raise ValueError("a row of the stored grid names a cell it does not have")
+    whole_text = cells.startswith("[") and cells.endswith("]")  # what dumps can append to
+    return RunGrid(table, grid, width, (len(table), cells) if whole_text else None)

@@ -175,22 +175,23 @@ def _rows_and_grid(cache: BuildCache, job_dir: Path, listed: list[tuple[str, str
     else:
         rows = by_key(_row_facts(parsed))
         grid = job_grid.of_rows(transposed(builds, list(rows)), len(builds))
-    cache.put_job(job_dir, listed, encode_rows(rows), job_grid.dumps(grid))
+    cache.put_job(job_dir, listed, encode_rows(rows), job_grid.dumps(grid, list(rows)))
     return rows, grid
 
 
-def _stored_grid(stored: tuple[list[tuple[str, str]], str, str], listed: list[tuple[str, str]]
+def _stored_grid(stored: tuple[list[tuple[str, str]], str, tuple[str, bytes]], listed: list[tuple[str, str]]
                  ) -> tuple[int, dict[str, RowInfo], job_grid.RunGrid] | None:
     """(builds new since, row facts, grid) of a stored job entry that the listed builds extend; else None."""
-    stored_builds, rows_text, grid_text = stored
+    stored_builds, rows_text, (cells, runs) = stored
     new = new_since(listed, stored_builds)
     if new is None:
         return None
     try:
-        rows, grid = decode_rows(rows_text), job_grid.loads(grid_text)
+        rows = decode_rows(rows_text)
+        grid = job_grid.loads(cells, runs, list(rows))
     except UNDECODABLE:
         return None
-    return (new, rows, grid) if grid.width == len(stored_builds) and grid.runs.keys() == rows.keys() else None
+    return (new, rows, grid) if grid.width == len(stored_builds) else None
 
 
 def _extended(stored_rows: dict[str, RowInfo], stored_grid: job_grid.RunGrid, parsed: list[ParsedBuild],

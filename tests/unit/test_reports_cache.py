@@ -7,6 +7,7 @@ import filecmp
 import json
 import os
 import sqlite3
+import struct
 from pathlib import Path
 
 import pytest
@@ -216,6 +217,33 @@ def test_the_stored_grid_is_extended_by_the_new_builds(results: Path) -> None:
     assert stored_job_builds(results, "ci-windows") == [f"ci-windows/{build.id}" for build in windows.builds]
 
 
+def stored_cells(root: Path, job: str) -> str:
+    with sqlite3.connect(root / CACHE_FILE) as db:
+        (cells,) = db.execute("SELECT cells FROM jobs WHERE path = ?", (job,)).fetchone()
+    return str(cells)
+
+
+def test_a_new_build_appends_its_cells_to_the_stored_table(results: Path) -> None:
+    history_of(results, cache=True)
+    before = stored_cells(results, "ci-windows")
+    write_build(results / "ci-windows", START + 10 * 3600, {"[sig-windows] pods pass": "F"})
+    history_of(results, cache=True)
+    after = stored_cells(results, "ci-windows")
+    assert after.startswith(before[:-1]) and len(json.loads(after)) == len(json.loads(before)) + 1
+
+
+def test_a_sliding_window_keeps_no_more_cells_than_its_rows_use(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    write_job(root, "ci", {"[sig-node] a": "FF"})
+    for hour in range(10, 30):  # each failure's own message: a cell of its own
+        write_build(root / "ci", START + hour * 3600, {"[sig-node] a": "F"}, messages={"[sig-node] a": f"{hour}"})
+        load_history(root, max_builds=2, now=NOW)
+    table = json.loads(stored_cells(root, "ci"))
+    assert len(table) <= 2 * 3  # NO_RESULT and the window's two failures, and at most as many left behind
+    assert columns(load_history(root, max_builds=2, now=NOW)) == columns(
+        load_history(root, cache=False, max_builds=2, now=NOW))
+
+
 def test_a_window_of_the_newest_builds_slides_and_drops_the_rows_only_its_oldest_had(tmp_path: Path) -> None:
     root = tmp_path / "results"
     write_job(root, "ci", {"[sig-node] always": "PPPP", "[sig-node] only the oldest": "___F"})
@@ -261,14 +289,23 @@ def test_stored_row_facts_read_back_as_they_were(facts: dict[str, tuple[list[str
     assert decode_rows(encode_rows(rows)) == rows
 
 
-GRID, DERIVED = "UPDATE jobs SET grid = ?", "UPDATE derived SET state = ?"
+CELLS, RUNS, DERIVED = "UPDATE jobs SET cells = ?", "UPDATE jobs SET runs = ?", "UPDATE derived SET state = ?"
+
+
+def runs_blob(*numbers: int) -> bytes:
+    """Stored runs as reports.job_grid writes them: little-endian 32-bit integers."""
+    return struct.pack(f"<{len(numbers)}i", *numbers)
 
 
 @pytest.mark.parametrize(("update", "stored"), [
-    (GRID, "not json"), (GRID, '{"cells": [], "runs": {}, "width": 4}'),
-    (GRID, '{"cells": [["P", "", "", "", false, "", ""]], "runs": {"x": [0, 3]}, "width": 4}'),
-    (GRID, '{"cells": [["P", "", "", "", false, "", ""]], "runs": {"x": [5, 4]}, "width": 4}'),
-    (GRID, '{"cells": [["P", "", "", "", false]], "runs": {"x": [0, 4]}, "width": 4}'),
+    (CELLS, "not json"), (CELLS, "[]"), (CELLS, '[["P", "", "", "", false]]'), (CELLS, '{"cells": []}'),
+    (RUNS, b""), (RUNS, b"\x01\x00\x00"), (RUNS, "text, not bytes"),
+    (RUNS, runs_blob(4)),  # no row sizes
+    (RUNS, runs_blob(4, 2, 2, 2, 2, 2, 2, 2, 2)),  # sizes that do not add up to the runs
+    (RUNS, runs_blob(4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)),  # odd rows
+    (RUNS, runs_blob(4, -2, 2, *[0] * 30)),  # a negative size
+    (RUNS, runs_blob(4, *[2] * 12, *[0, 3] * 12)),  # rows narrower than the grid
+    (RUNS, runs_blob(4, *[2] * 12, *[9999, 4] * 12)),  # a cell the table does not have
     (DERIVED, "not json"),
     (DERIVED, '{"keys": ["a"], "samples": [], "local": {}, "placed": {}, "builds": [], "occurrences": []}'),
     (DERIVED, '{"keys": ["a"], "samples": ["a"], "local": {}, "placed": {}, "builds": [], '
