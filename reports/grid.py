@@ -32,6 +32,7 @@ from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
 from winsuite_reports.model import Job
 from winsuite_reports.model import Status
+from winsuite_reports.model import cell_value
 from winsuite_reports.placement import CODE_ALPHABET
 from winsuite_reports.placement import Column
 
@@ -74,7 +75,7 @@ class RunEncoder:
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
         self._number_of: dict[int, int] = {}  # id(cell) -> its number
-        self._by_value: dict[Cell, int] = {}
+        self._by_value: dict[tuple[object, ...], int] = {}  # by cell_value
         self._held: list[Cell] = []  # every cell numbered: the objects whose ids are keys stay alive
         self._cells: list[Cell] = []  # by number
         self._fields: list[tuple[int, int, int, int, int, int] | None] = []  # by number, once encoded
@@ -104,9 +105,10 @@ class RunEncoder:
         return runs
 
     def _numbered(self, cell: Cell) -> int:
-        number = self._by_value.get(cell)
+        value = cell_value(cell)
+        number = self._by_value.get(value)
         if number is None:
-            number = self._by_value[cell] = len(self._cells)
+            number = self._by_value[value] = len(self._cells)
             self._cells.append(cell)
             self._fields.append(None)
         self._held.append(cell)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
+from winsuite_reports.model import cell_value
 
 
 @dataclass
@@ -47,15 +48,16 @@ class _Table:
 
     def __init__(self, cells: Sequence[Cell] = ()) -> None:
         self.cells = list(cells)
-        self._by_value = {cell: i for i, cell in enumerate(self.cells)}
+        self._by_value = dict(zip(map(cell_value, self.cells), range(len(self.cells)), strict=True))
         self._by_id: dict[int, int] = {}
 
     def index(self, cell: Cell) -> int:
         found = self._by_id.get(id(cell))
         if found is None:
-            found = self._by_value.get(cell)
+            value = cell_value(cell)
+            found = self._by_value.get(value)
             if found is None:
-                found = self._by_value[cell] = len(self.cells)
+                found = self._by_value[value] = len(self.cells)
                 self.cells.append(cell)
             self._by_id[id(cell)] = found
         return found
@@ -108,8 +110,11 @@ def _compacted(grid: RunGrid) -> RunGrid:
 
 def row_keys_with_cells(grid: RunGrid) -> set[str]:
     """The rows with at least one cell that is not NO_RESULT."""
-    empty = {i for i, cell in enumerate(grid.cells) if cell == NO_RESULT}
+    empty = {i for i, value in enumerate(map(cell_value, grid.cells)) if value == _NO_RESULT_VALUE}
     return {key for key, runs in grid.runs.items() if any(runs[i] not in empty for i in range(0, len(runs), 2))}
+
+
+_NO_RESULT_VALUE = cell_value(NO_RESULT)
 
 
 def _encode(indexes: list[int]) -> list[int]:

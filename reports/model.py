@@ -78,6 +78,8 @@ class Cell:
     def of_fields(fields: Sequence[object]) -> Cell:
         """The cell `fields` made; ValueError, TypeError, KeyError or IndexError when it is not one."""
         status, message, icon, diagnostics, interrupted, failure_class, evidence = fields
+        if fields == _PASS_FIELDS:
+            return PASS  # the shared object: found by identity where cells are looked up
         return Cell(_STATUS[str(status)], str(message), str(icon), str(diagnostics), bool(interrupted),
                     str(failure_class), str(evidence))
 
@@ -85,6 +87,13 @@ class Cell:
 NO_RESULT = Cell(Status.NO_RESULT)
 # Most cells of a healthy history are plain passes; sharing one object keeps large histories small.
 PASS = Cell(Status.PASS)
+# A cell's fields as a tuple, made and hashed in C: where many cells are looked up by value (a dataclass's __hash__
+# and __eq__ are Python calls).
+cell_value = operator.attrgetter("status", "message", "icon", "diagnostics", "interrupted", "failure_class",
+                                 "evidence")
+
+
+_PASS_FIELDS = PASS.fields()
 
 
 # not frozen: a frozen dataclass's __init__ costs four times as much, and a big tab makes one per row
