@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from typing import TypeVar
 from xml.parsers import expat
 
@@ -101,9 +100,10 @@ class _TestcaseReader:
     testcases, most of them plain, and a whole element tree of it takes twice the memory and more time than the
     parse.
 
-    Elements are named as ElementTree names them (expat's namespace separator `}`): a namespaced `testcase` is not
-    one, as with ElementTree's `iter("testcase")`. The handlers are closures over local lists because expat calls
-    them for every element, where an attribute lookup per call shows."""
+    Inside a testcase with children, expat calls ElementTree's TreeBuilder itself (C to C) for every start and text;
+    only each end comes back here, to see the testcase close. A testcase inside another (rare) is a testcase of its
+    own, as with ElementTree's `iter("testcase")`: found in the outer one's tree once it is built. Elements are named
+    as ElementTree names them (expat's namespace separator `}`): a namespaced `testcase` is not one."""
 
     def __init__(self) -> None:
         self.root = ""  # the document element's name
@@ -113,9 +113,7 @@ class _TestcaseReader:
 
     def parse(self, data: bytes) -> None:
         names, childless, attempts = self.names, self.childless, self.attempts
-        # The open testcases, innermost last: [index in names, attributes, its builder once a child starts, the
-        # index of its attempt]. A testcase inside another is rare, but is a testcase of its own, as in iter().
-        opened: list[list[Any]] = []
+        opened: list[dict[str, str]] = []  # the attributes of a testcase just opened, before its first child
         parser = expat.ParserCreate(namespace_separator="}")
 
         def first(tag: str, attributes: dict[str, str]) -> None:
@@ -124,42 +122,43 @@ class _TestcaseReader:
             start(tag, attributes)
 
         def start(tag: str, attributes: dict[str, str]) -> None:
-            if opened:
-                for testcase in opened:  # an element inside open testcases belongs to each one's tree
-                    builder = testcase[2]
-                    if builder is None:  # the testcase's first child: from now on its elements are built
-                        childless[testcase[0]] = False
-                        builder = testcase[2] = ET.TreeBuilder()
-                        builder.start("testcase", testcase[1])
-                        testcase[3] = len(attempts)
-                        attempts.append(None)
-                    builder.start(tag, attributes)
-            if tag == "testcase":
-                opened.append([len(names), attributes, None, 0])
+            if opened:  # the open testcase's first child: from now on its elements are built
+                build(opened.pop(), tag, attributes)
+            elif tag == "testcase":
+                opened.append(attributes)
                 names.append(attributes.get("name", ""))
                 childless.append(True)
 
         def end(tag: str) -> None:
-            if tag == "testcase":  # the innermost open element ends, so the innermost open testcase does
-                _, _, builder, slot = opened.pop()
-                if builder is not None:
-                    builder.end(tag)
-                    attempts[slot] = _attempt(builder.close())
-            if opened:
-                for testcase in opened:
-                    if testcase[2] is not None:
-                        testcase[2].end(tag)
+            if opened:  # a testcase without children closes (nothing else can while one is open)
+                opened.pop()
 
-        def text(data: str) -> None:
-            if opened:
-                for testcase in opened:
-                    if testcase[2] is not None:
-                        testcase[2].data(data)
+        def build(testcase_attributes: dict[str, str], tag: str, attributes: dict[str, str]) -> None:
+            childless[-1] = False
+            builder = ET.TreeBuilder()
+            testcase = builder.start("testcase", testcase_attributes)
+            builder.start(tag, attributes)
+            slot = len(attempts)
+            attempts.append(None)
+
+            def end_inside(tag: str) -> None:
+                if builder.end(tag) is testcase:
+                    parser.StartElementHandler, parser.EndElementHandler = start, end
+                    parser.CharacterDataHandler = None
+                    attempts[slot] = _attempt(testcase)
+                    for inner in itertools.islice(testcase.iter("testcase"), 1, None):
+                        names.append(inner.get("name", ""))
+                        childless.append(len(inner) == 0)
+                        if len(inner):
+                            attempts.append(_attempt(inner))
+
+            parser.StartElementHandler = builder.start
+            parser.EndElementHandler = end_inside
+            parser.CharacterDataHandler = builder.data
 
         parser.buffer_text = True  # a text in one piece, as ElementTree's builder joins it
         parser.StartElementHandler = first
         parser.EndElementHandler = end
-        parser.CharacterDataHandler = text
         parser.Parse(data, True)
 
 
