@@ -11,6 +11,8 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
+from collections.abc import Sized
 from pathlib import Path
 
 from winsuite_reports.evidence import BuildEvidence
@@ -211,3 +213,39 @@ class _StoredRows(Mapping[str, RowInfo]):
 
 def dumps(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# A stored JSON list or object as read: (how many items it holds, its text). A long history's stored state grows by
+# a build's items at a time: what it held is written again as the text it was, not encoded anew.
+StoredText = tuple[int, str]
+
+
+def stored_text(items: Sized, text: str) -> StoredText | None:
+    """The text `items` were read from, kept to write them again (None when it is not a JSON list or object)."""
+    return (len(items), text) if text[:1] + text[-1:] in ("[]", "{}") else None
+
+
+def stored_count(stored: StoredText | None) -> int:
+    """How many items a stored text holds (0: none stored)."""
+    return stored[0] if stored is not None else 0
+
+
+def appended(stored: StoredText | None, new: Sequence[object]) -> str:
+    """The JSON list of the items `stored` holds, then the `new` ones."""
+    if stored is None or stored[0] == 0:
+        return dumps(list(new))
+    return f"{stored[1][:-1]},{dumps(list(new))[1:]}" if new else stored[1]
+
+
+def prepended(stored: StoredText | None, new: Sequence[object]) -> str:
+    """The JSON list of the `new` items, then those `stored` holds."""
+    if stored is None or stored[0] == 0:
+        return dumps(list(new))
+    return f"{dumps(list(new))[:-1]},{stored[1][1:]}" if new else stored[1]
+
+
+def appended_object(stored: StoredText | None, new: Mapping[str, object]) -> str:
+    """The JSON object of the entries `stored` holds, then the `new` ones."""
+    if stored is None or stored[0] == 0:
+        return dumps(dict(new))
+    return f"{stored[1][:-1]},{dumps(dict(new))[1:]}" if new else stored[1]

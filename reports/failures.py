@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import NamedTuple
 
+from winsuite_reports.build_codec import StoredText
+from winsuite_reports.build_codec import appended
+from winsuite_reports.build_codec import dumps
+from winsuite_reports.build_codec import stored_count
+from winsuite_reports.build_codec import stored_text
 from winsuite_reports.evidence import Failure
 from winsuite_reports.prow import ParsedBuild
 from winsuite_reports.triage import find_match
@@ -45,6 +50,8 @@ class Clustering:
     occurrences: list[Occurrence] = field(default_factory=list)
     builds: list[str] = field(default_factory=list)  # the builds read, oldest first
     _index: dict[str, int] = field(default_factory=dict, repr=False)  # key -> cluster
+    # the builds and occurrences as the report's cache holds them, when read from it (both only grow)
+    _stored: tuple[StoredText | None, StoredText | None] = field(default=(None, None), repr=False, compare=False)
 
     def add_build(self, build: str, failures: Sequence[Failure]) -> None:
         self.builds.append(build)
@@ -100,22 +107,30 @@ class FailureClustering:
         return state
 
     def dumps(self, state: Clustering) -> str:
-        return json.dumps({"keys": state.keys, "samples": state.samples, "local": state.local, "placed": state.placed,
-                           "builds": state.builds, "occurrences": state.occurrences}, separators=(",", ":"),
-                          ensure_ascii=False)
+        """Three lines of JSON: the clusters and each row's, the builds, the occurrences (the last two as they were
+        read, with what is new after them)."""
+        stored_builds, stored_occurrences = state._stored
+        clusters = dumps({"keys": state.keys, "samples": state.samples, "local": state.local, "placed": state.placed})
+        builds = appended(stored_builds, state.builds[stored_count(stored_builds):])
+        occurrences = appended(stored_occurrences, state.occurrences[stored_count(stored_occurrences):])
+        return "\n".join((clusters, builds, occurrences))
 
     def loads(self, text: str) -> Clustering:
-        data = json.loads(text)
+        clusters_text, builds_text, occurrences_text = text.split("\n")  # JSON escapes every newline in it
+        data = json.loads(clusters_text)
         keys = [str(key) for key in data["keys"]]
         local, placed = _text_maps(data["local"]), _text_maps(data["placed"])
-        occurrences = list(map(Occurrence._make, data["occurrences"]))  # a list of the wrong length: TypeError
+        builds = [str(build) for build in json.loads(builds_text)]
+        # a list of the wrong length: TypeError
+        occurrences = list(map(Occurrence._make, json.loads(occurrences_text)))
         clusters = [o.cluster for o in occurrences] + [c for texts in (*local.values(), *placed.values())
                                                         for c in texts.values()]
         if len(data["samples"]) != len(keys) or not all(
                 type(cluster) is int and 0 <= cluster < len(keys) for cluster in clusters):
             raise ValueError("stored clusters do not fit their keys")
-        return Clustering(keys, [str(sample) for sample in data["samples"]], local, placed, occurrences,
-                          [str(build) for build in data["builds"]], _index={key: i for i, key in enumerate(keys)})
+        return Clustering(keys, [str(sample) for sample in data["samples"]], local, placed, occurrences, builds,
+                          _index={key: i for i, key in enumerate(keys)},
+                          _stored=(stored_text(builds, builds_text), stored_text(occurrences, occurrences_text)))
 
 
 def _text_maps(data: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:

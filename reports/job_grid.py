@@ -21,6 +21,10 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from winsuite_reports.build_codec import StoredText
+from winsuite_reports.build_codec import appended
+from winsuite_reports.build_codec import stored_count
+from winsuite_reports.build_codec import stored_text
 from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
@@ -34,8 +38,8 @@ class RunGrid:
     cells: list[Cell]
     runs: dict[str, list[int]]
     width: int
-    # (how many of the first cells, their JSON) as the cache holds them, when read from it: written again as they are
-    stored: tuple[int, str] | None = None
+    # the first cells as the cache holds them, when read from it: written again as they are
+    stored: StoredText | None = None
 
     def pairs(self) -> dict[str, list[tuple[Cell, int]]]:
         """Every row as its runs of (cell, length) (what Job.row_runs returns)."""
@@ -140,10 +144,7 @@ def _cut(runs: list[int], keep: int) -> list[int]:
 def dumps(grid: RunGrid, keys: Sequence[str]) -> tuple[str, bytes]:
     """The grid as the cache stores it: its cells' JSON, and its runs (width, each row's size, then every row's runs,
     rows in the order of `keys`) as little-endian 32-bit integers."""
-    count, text = grid.stored or (0, "[]")
-    if len(grid.cells) > count:
-        added = json.dumps([cell.fields() for cell in grid.cells[count:]], separators=(",", ":"), ensure_ascii=False)
-        text = added if count == 0 else f"{text[:-1]},{added[1:]}"
+    text = appended(grid.stored, [cell.fields() for cell in grid.cells[stored_count(grid.stored):]])
     rows = [grid.runs[key] for key in keys]
     numbers = array("i", [grid.width, *map(len, rows)])
     numbers.extend(itertools.chain.from_iterable(rows))
@@ -174,5 +175,4 @@ def loads(cells: str, runs: bytes, keys: Sequence[str]) -> RunGrid:
     indexes = body[::2]  # every row is of even size: the even places are indexes into the table
     if indexes and not 0 <= min(indexes) <= max(indexes) < len(table):
         raise ValueError("a row of the stored grid names a cell it does not have")
-    whole_text = cells.startswith("[") and cells.endswith("]")  # what dumps can append to
-    return RunGrid(table, grid, width, (len(table), cells) if whole_text else None)
+    return RunGrid(table, grid, width, stored_text(table, cells))

@@ -9,12 +9,18 @@ node sets: a code of one character (of CODE_ALPHABET) per row says which, rows f
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 
+from winsuite_reports.build_codec import StoredText
+from winsuite_reports.build_codec import appended_object
+from winsuite_reports.build_codec import prepended
+from winsuite_reports.build_codec import stored_count
+from winsuite_reports.build_codec import stored_text
 from winsuite_reports.prow import ParsedBuild
 
 # Characters that JSON and HTML carry as they are (no quote, backslash, <, > or &); a space is "ran on no node".
@@ -35,6 +41,9 @@ class Column:
 class Placement:
     ids: dict[str, int] = field(default_factory=dict)  # row -> its id
     columns: list[Column] = field(default_factory=list)  # newest build first
+    # the ids and columns as the report's cache holds them, when read from it: ids only grow at the end, columns in
+    # front
+    _stored: tuple[StoredText | None, StoredText | None] = field(default=(None, None), repr=False, compare=False)
 
     def add_builds(self, builds: Sequence[Mapping[str, str]]) -> list[Column]:
         """The columns of `builds` (each a row -> node set mapping; newest first), new rows given ids oldest first."""
@@ -82,15 +91,19 @@ class RowPlacement:
         return state
 
     def dumps(self, state: Placement) -> str:
-        columns = [[list(column.node_sets), column.codes, column.width] for column in state.columns]
-        return json.dumps({"ids": state.ids, "columns": columns}, separators=(",", ":"), ensure_ascii=False)
+        """Two lines of JSON: the rows' ids, the columns (each as it was read, with what is new beside it)."""
+        stored_ids, stored_columns = state._stored
+        new_ids = dict(itertools.islice(state.ids.items(), stored_count(stored_ids), None))
+        new_columns = [[list(column.node_sets), column.codes, column.width]
+                       for column in state.columns[: len(state.columns) - stored_count(stored_columns)]]
+        return f"{appended_object(stored_ids, new_ids)}\n{prepended(stored_columns, new_columns)}"
 
     def loads(self, text: str) -> Placement:
-        data = json.loads(text)
-        ids = {str(row): int(row_id) for row, row_id in data["ids"].items()}
+        ids_text, columns_text = text.split("\n")  # JSON escapes every newline in it
+        ids = {str(row): int(row_id) for row, row_id in json.loads(ids_text).items()}
         columns = [Column(tuple(str(nodes) for nodes in node_sets), str(codes), int(width))
-                   for node_sets, codes, width in data["columns"]]
+                   for node_sets, codes, width in json.loads(columns_text)]
         if sorted(ids.values()) != list(range(len(ids))) or any(
                 len(column.codes) % column.width or len(column.codes) > len(ids) * column.width for column in columns):
             raise ValueError("stored placement does not fit its rows")
-        return Placement(ids, columns)
+        return Placement(ids, columns, (stored_text(ids, ids_text), stored_text(columns, columns_text)))

@@ -232,6 +232,27 @@ def test_a_new_build_appends_its_cells_to_the_stored_table(results: Path) -> Non
     assert after.startswith(before[:-1]) and len(json.loads(after)) == len(json.loads(before)) + 1
 
 
+def stored_states(root: Path, job: str) -> dict[str, list[str]]:
+    with sqlite3.connect(root / CACHE_FILE) as db:
+        return {kind: state.split("\n") for kind, state in db.execute(
+            "SELECT kind, state FROM derived WHERE path = ?", (job,))}
+
+
+def test_a_new_build_adds_its_failures_and_placement_to_the_stored_text(results: Path) -> None:
+    history_of(results, cache=True)
+    before = stored_states(results, "ci-windows")
+    write_build(results / "ci-windows", START + 10 * 3600, {"[sig-windows] pods pass": "F"},
+                properties={"[sig-windows] pods pass": {"ran-on": "win-0 (windows)"}})
+    history_of(results, cache=True)
+    after = stored_states(results, "ci-windows")
+    builds, occurrences = after["failures"][1:]
+    assert builds.startswith(before["failures"][1][:-1]) and len(json.loads(builds)) == len(
+        json.loads(before["failures"][1])) + 1
+    assert occurrences.startswith(before["failures"][2][:-1]) and len(json.loads(occurrences)) == len(
+        json.loads(before["failures"][2])) + 1
+    assert after["ran-on"][1].endswith(before["ran-on"][1][1:])  # the new build's column in front
+
+
 def test_a_sliding_window_keeps_no_more_cells_than_its_rows_use(tmp_path: Path) -> None:
     root = tmp_path / "results"
     write_job(root, "ci", {"[sig-node] a": "FF"})
@@ -306,11 +327,12 @@ def runs_blob(*numbers: int) -> bytes:
     (RUNS, runs_blob(4, -2, 2, *[0] * 30)),  # a negative size
     (RUNS, runs_blob(4, *[2] * 12, *[0, 3] * 12)),  # rows narrower than the grid
     (RUNS, runs_blob(4, *[2] * 12, *[9999, 4] * 12)),  # a cell the table does not have
-    (DERIVED, "not json"),
-    (DERIVED, '{"keys": ["a"], "samples": [], "local": {}, "placed": {}, "builds": [], "occurrences": []}'),
-    (DERIVED, '{"keys": ["a"], "samples": ["a"], "local": {}, "placed": {}, "builds": [], '
-              '"occurrences": [["b", "r", "0", "test", "", false, false]]}'),
-    (DERIVED, '{"ids": {"x": 3}, "columns": []}'),
+    (DERIVED, "not json"), (DERIVED, "[]\n[]"), (DERIVED, "{}\n[]\n[]\n[]"),
+    (DERIVED, '{"keys": ["a"], "samples": [], "local": {}, "placed": {}}\n[]\n[]'),
+    (DERIVED, '{"keys": ["a"], "samples": ["a"], "local": {}, "placed": {}}\n[]\n'
+              '[["b", "r", "0", "test", "", false, false]]'),
+    (DERIVED, '{"keys": ["a"], "samples": ["a"], "local": {}, "placed": {}}\n[]\n[["b", "r", 0, "test"]]'),
+    (DERIVED, '{"x": 3}\n[]'), (DERIVED, '{"x": 0}\n[[[], "00", 1]]'),
 ])
 def test_a_stored_grid_or_derivation_that_does_not_fit_is_made_anew(results: Path, update: str, stored: str) -> None:
     history_of(results, cache=True)
