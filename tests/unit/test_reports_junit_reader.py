@@ -60,6 +60,10 @@ DOCUMENTS = {
     "nested testcase": '<testsuite><testcase name="outer"><failure message="x"/><testcase name="inner">'
                        '<skipped message="s"/></testcase><system-err>err</system-err></testcase></testsuite>',
     "nested plain testcase": '<testsuite><testcase name="outer"><testcase name="inner"/></testcase></testsuite>',
+    "testcases deep in a testcase": '<testsuite><testcase name="outer">lead<properties><testcase name="deep">'
+                                    '<failure message="d"/></testcase></properties><testcase name="next"/>'
+                                    '<testcase name="last"><skipped message="s"/></testcase></testcase>'
+                                    '<testcase name="after"><error message="e"/></testcase></testsuite>',
     "testcase in properties": '<testsuite><properties><testcase name="odd"/></properties></testsuite>',
     "comment, CDATA, entities": '<testsuite><testcase name="a &amp; b"><failure message="&lt;m&gt;">one<!-- c -->'
                                 'two<![CDATA[<three>]]>&#65;</failure></testcase></testsuite>',
