@@ -40,7 +40,9 @@ def value(build: Build, axis: Axis) -> str:
 
 def recorded_axes(builds: Sequence[Build]) -> list[Axis]:
     """The axes at least one of the builds records (Kubernetes always: every grid has that header row)."""
-    return [axis for axis in AXES if axis is KUBERNETES or any(build.meta(*axis.keys) for build in builds)]
+    keys = set().union(*(build.metadata.keys() for build in builds))  # an axis no build names is not looked for
+    return [axis for axis in AXES if axis is KUBERNETES or (
+        not keys.isdisjoint(axis.keys) and any(build.meta(*axis.keys) for build in builds))]
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,7 +170,7 @@ def grid_data(job: Job, build_href: Callable[[Build], str], columns: int) -> dic
             "t": column_time(build.started),
             "s": short_time(build.started),
             "e": [environment.value(build, axis) for axis in axes],
-            "n": f"{build_href(build)}/{build.meta('node-logs')}" if build.meta("node-logs") else "",
+            "n": f"{build_href(build)}/{node_logs}" if (node_logs := build.meta("node-logs")) else "",
             "f": strings(_short_label(failures.get(build.id, NO_FAILURES))),
             "ft": strings(failures.get(build.id, NO_FAILURES).label()),
             "o": [strings(nodes) for nodes in column.node_sets],
