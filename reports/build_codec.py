@@ -11,7 +11,6 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
-from collections.abc import Sequence
 from collections.abc import Sized
 from pathlib import Path
 
@@ -230,22 +229,15 @@ def stored_count(stored: StoredText | None) -> int:
     return stored[0] if stored is not None else 0
 
 
-def appended(stored: StoredText | None, new: Sequence[object]) -> str:
-    """The JSON list of the items `stored` holds, then the `new` ones."""
+def appended(stored: StoredText | None, new: list[object] | dict[str, object]) -> str:
+    """The JSON list (or object) of the items `stored` holds, then the `new` ones."""
     if stored is None or stored[0] == 0:
-        return dumps(list(new))
-    return f"{stored[1][:-1]},{dumps(list(new))[1:]}" if new else stored[1]
+        return dumps(new)
+    return f"{stored[1][:-1]},{dumps(new)[1:]}" if new else stored[1]
 
 
-def prepended(stored: StoredText | None, new: Sequence[object]) -> str:
+def prepended(stored: StoredText | None, new: list[object]) -> str:
     """The JSON list of the `new` items, then those `stored` holds."""
     if stored is None or stored[0] == 0:
-        return dumps(list(new))
-    return f"{dumps(list(new))[:-1]},{stored[1][1:]}" if new else stored[1]
-
-
-def appended_object(stored: StoredText | None, new: Mapping[str, object]) -> str:
-    """The JSON object of the entries `stored` holds, then the `new` ones."""
-    if stored is None or stored[0] == 0:
-        return dumps(dict(new))
-    return f"{stored[1][:-1]},{dumps(dict(new))[1:]}" if new else stored[1]
+        return dumps(new)
+    return f"{dumps(new)[:-1]},{stored[1][1:]}" if new else stored[1]

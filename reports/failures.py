@@ -111,8 +111,8 @@ class FailureClustering:
         read, with what is new after them)."""
         stored_builds, stored_occurrences = state._stored
         clusters = dumps({"keys": state.keys, "samples": state.samples, "local": state.local, "placed": state.placed})
-        builds = appended(stored_builds, state.builds[stored_count(stored_builds):])
-        occurrences = appended(stored_occurrences, state.occurrences[stored_count(stored_occurrences):])
+        builds = appended(stored_builds, list(state.builds[stored_count(stored_builds):]))
+        occurrences = appended(stored_occurrences, list(state.occurrences[stored_count(stored_occurrences):]))
         return "\n".join((clusters, builds, occurrences))
 
     def loads(self, text: str) -> Clustering:

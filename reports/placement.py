@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from dataclasses import field
 
 from winsuite_reports.build_codec import StoredText
-from winsuite_reports.build_codec import appended_object
+from winsuite_reports.build_codec import appended
 from winsuite_reports.build_codec import prepended
 from winsuite_reports.build_codec import stored_count
 from winsuite_reports.build_codec import stored_text
@@ -93,10 +93,10 @@ class RowPlacement:
     def dumps(self, state: Placement) -> str:
         """Two lines of JSON: the rows' ids, the columns (each as it was read, with what is new beside it)."""
         stored_ids, stored_columns = state._stored
-        new_ids = dict(itertools.islice(state.ids.items(), stored_count(stored_ids), None))
-        new_columns = [[list(column.node_sets), column.codes, column.width]
+        new_ids: dict[str, object] = dict(itertools.islice(state.ids.items(), stored_count(stored_ids), None))
+        new_columns: list[object] = [[list(column.node_sets), column.codes, column.width]
                        for column in state.columns[: len(state.columns) - stored_count(stored_columns)]]
-        return f"{appended_object(stored_ids, new_ids)}\n{prepended(stored_columns, new_columns)}"
+        return f"{appended(stored_ids, new_ids)}\n{prepended(stored_columns, new_columns)}"
 
     def loads(self, text: str) -> Placement:
         ids_text, columns_text = text.split("\n")  # JSON escapes every newline in it
