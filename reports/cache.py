@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from winsuite_reports import evidence
 from winsuite_reports import flakiness
 from winsuite_reports import junit
 from winsuite_reports import prow
+from winsuite_reports import split
 from winsuite_reports import triage
 from winsuite_reports.build_codec import UNDECODABLE
 from winsuite_reports.build_codec import Encoded
@@ -68,6 +70,22 @@ def fingerprint(build_dir: Path) -> str:
     return digest.hexdigest()
 
 
+def fingerprints(build_dirs: Sequence[Path], *, beside: bool = False) -> Callable[[], list[str]]:
+    """What waits for the fingerprint of each of `build_dirs`; with `beside`, they are taken by a forked copy of the
+    process (reports.split) while the caller does something else: a long history's fingerprints are thousands of
+    stat calls, about as long as parsing a build."""
+    def taken() -> bytes:
+        return "\n".join(map(fingerprint, build_dirs)).encode()
+
+    wait = split.beside(taken, split=beside and bool(build_dirs))
+
+    def result() -> list[str]:
+        found = wait().decode().split("\n") if build_dirs else []
+        return found if len(found) == len(build_dirs) else taken().decode().split("\n")
+
+    return result
+
+
 def _file_line(found: tuple[str, os.DirEntry[str]]) -> str:
     name, entry = found
     try:
@@ -96,14 +114,14 @@ class BuildCache:
                 self._db.close()
             self._db = None
 
+    def holds(self, build_dir: Path) -> bool:
+        """Whether the cache has an entry for `build_dir` (of whichever fingerprint)."""
+        return self._key(build_dir) in self._entries()
+
     def get(self, build_dir: Path, print_: str) -> ParsedBuild | None:
         """The stored parse of `build_dir` when its fingerprint is still `print_`."""
-        if self._stored is None:  # every entry's header in one query; cells and row facts when read (a job's
-            # stored grid holds its older builds' cells: most are never read)
-            self._stored = {path: entry for path, *entry in self._query(
-                "SELECT path, fingerprint, header FROM builds", ())}
         key = self._key(build_dir)
-        found = self._stored.get(key)
+        found = self._entries().get(key)
         if found and found[0] == print_:
             try:
                 parsed = decode(build_dir, found[1], lambda: self._stored_cells(key, print_),
@@ -116,6 +134,14 @@ class BuildCache:
                 return parsed
         self.misses += 1
         return None
+
+    def _entries(self) -> dict[str, list[str]]:
+        """Every entry's fingerprint and header, by key, read in one query; cells and row facts are read when asked
+        for (a job's stored grid holds its older builds' cells: most are never read)."""
+        if self._stored is None:
+            self._stored = {path: entry for path, *entry in self._query(
+                "SELECT path, fingerprint, header FROM builds", ())}
+        return self._stored
 
     def put(self, entries: Iterable[tuple[Path, str, Encoded]]) -> None:
         """Store fresh parses (one transaction); a cache that cannot be written is left as it is."""

@@ -237,11 +237,10 @@ class Job:
     def every_row_runs(self) -> dict[str, list[tuple[Cell, int]]]:
         """Every row's runs (as `row_runs` gives them), made for every row at once."""
         if self.runs is None:
-            grid = self.every_row_cells()
-            if len(self.builds) == 1:  # a one-build tab: each row is one run of its cell
-                self.runs = _one_run_each(grid)
+            if len(self.builds) == 1 and self.grid is None:  # a one-build tab: each row is one run of its cell
+                self.runs = _one_run_each(self.builds[0].cells, list(self.rows))
             else:
-                self.runs = {key: _runs(cells) for key, cells in grid.items()}
+                self.runs = {key: _runs(cells) for key, cells in self.every_row_cells().items()}
         elif len(self.runs) < len(self.rows):
             self.runs.update((key, _runs(self.cells(key))) for key in self.rows.keys() - self.runs.keys())
         return self.runs
@@ -252,12 +251,14 @@ def cells_of(runs: Iterable[tuple[Cell, int]]) -> Iterator[Cell]:
     return itertools.chain.from_iterable(itertools.starmap(itertools.repeat, runs))
 
 
-def _one_run_each(grid: dict[str, tuple[Cell, ...]]) -> dict[str, list[tuple[Cell, int]]]:
-    """The runs of a one-build grid: each row one run of its cell, the same list for the rows of the same cell (a big
-    run's hundred thousand plain passes share one)."""
-    shared: dict[int, list[tuple[Cell, int]]] = {}
-    return {key: shared.get(id(cells[0])) or shared.setdefault(id(cells[0]), [(cells[0], 1)])
-            for key, cells in grid.items()}
+def _one_run_each(cells: dict[str, Cell], keys: list[str]) -> dict[str, list[tuple[Cell, int]]]:
+    """The runs of the rows `keys` over one build's `cells`: each row one run of its cell (NO_RESULT where the build
+    has none), the same list for the rows of the same cell (a big run's hundred thousand plain passes share one).
+    Made by C-level maps but for one step per distinct cell: no row's cells are made."""
+    column = list(_column(cells, keys, operator.itemgetter(*keys) if len(keys) > 1 else None))
+    distinct = dict(zip(map(id, column), column, strict=True))
+    shared = {number: [(cell, 1)] for number, cell in distinct.items()}
+    return dict(zip(keys, map(shared.__getitem__, map(id, column)), strict=True))
 
 
 def _runs(cells: tuple[Cell, ...]) -> list[tuple[Cell, int]]:

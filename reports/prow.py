@@ -202,6 +202,7 @@ def row_info(key: str, properties: dict[str, str]) -> RowInfo:
 
 def plain_row_info(key: str) -> RowInfo:
     """The facts of a row without properties (most rows of upstream runs): the `[Tag]`s in its name."""
+    _remember_made()
     info = _PLAIN_ROW_INFO.get(key)
     if info is None:
         if len(_PLAIN_ROW_INFO) >= _ROW_INFO_LIMIT:
@@ -211,19 +212,33 @@ def plain_row_info(key: str) -> RowInfo:
 
 
 def plain_row_infos(keys: list[str]) -> list[RowInfo]:
-    """plain_row_info of each of `keys` (distinct), the facts new to the process made by C-level maps."""
+    """plain_row_info of each of `keys` (distinct, not changed after), the facts new to the process made by C-level
+    maps. They are remembered when facts are next asked for: a big run's one build would otherwise pay a hundred
+    thousand inserts that no other build reads."""
+    _remember_made()
+    if not _PLAIN_ROW_INFO:
+        made = list(map(RowInfo, keys, tags_in_names(keys)))
+        _MADE.append((keys, made))
+        return made
     found = list(map(_PLAIN_ROW_INFO.get, keys))
     missing = list(itertools.compress(keys, map(operator.not_, found)))
     if not missing:
         return found  # type: ignore[return-value]  # none is None
     made = list(map(RowInfo, missing, tags_in_names(missing)))
-    if len(_PLAIN_ROW_INFO) + len(made) > _ROW_INFO_LIMIT:
-        _PLAIN_ROW_INFO.clear()
-    _PLAIN_ROW_INFO.update(zip(missing, made, strict=True))
+    _MADE.append((missing, made))
     if len(made) == len(keys):
         return made
     new = iter(made)
     return [info if info is not None else next(new) for info in found]
+
+
+def _remember_made() -> None:
+    """The facts plain_row_infos made last, remembered."""
+    for keys, made in _MADE:
+        if len(_PLAIN_ROW_INFO) + len(made) > _ROW_INFO_LIMIT:
+            _PLAIN_ROW_INFO.clear()
+        _PLAIN_ROW_INFO.update(zip(keys, made, strict=True))
+    _MADE.clear()
 
 
 # The properties as plain strings: a StrEnum member hashes in Python, and every testcase looks up several.
@@ -233,6 +248,7 @@ _ROW_PROPERTIES = tuple(str(name) for name in (
 _EXCLUDED, _RAN_ON = str(RowProperty.EXCLUDED), str(RowProperty.RAN_ON)
 _ROW_INFO: dict[tuple[str, tuple[str | None, ...]], RowInfo] = {}
 _PLAIN_ROW_INFO: dict[str, RowInfo] = {}
+_MADE: list[tuple[list[str], list[RowInfo]]] = []  # made, not yet remembered
 _ROW_INFO_LIMIT = 100_000
 
 

@@ -18,7 +18,7 @@ from winsuite_reports.build_codec import decode_rows
 from winsuite_reports.build_codec import encode
 from winsuite_reports.build_codec import encode_rows
 from winsuite_reports.cache import BuildCache
-from winsuite_reports.cache import fingerprint
+from winsuite_reports.cache import fingerprints
 from winsuite_reports.cache import new_since
 from winsuite_reports.collection import collection_paused
 from winsuite_reports.conventions import FINISHED
@@ -128,22 +128,30 @@ def read_job(
     paths = every_build[: max_builds or None]
     if since is not None:
         paths = started_since(paths, since)
-    prints = {path: fingerprint(path) for path in paths} if cache is not None else {}
+    fresh: dict[Path, tuple[ParsedBuild, Encoded | None]] = {}
     parsed: dict[Path, ParsedBuild] = {}
+    prints: dict[Path, str] = {}
     if cache is not None:
+        # The builds the cache has no entry for (a long history's new ones) are parsed while a forked copy takes
+        # every build's fingerprint, where there are few of them and many fingerprints.
+        unlisted = [path for path in paths if not cache.holds(path)]
+        pending = fingerprints(paths, beside=len(paths) >= PARALLEL_FROM and 0 < len(unlisted) < PARALLEL_FROM)
+        try:
+            fresh.update(zip(unlisted, _parse_builds(unlisted, workers, encoded=True), strict=True))
+        finally:
+            prints.update(zip(paths, pending(), strict=True))
         for path in paths:
-            stored = cache.get(path, prints[path])
+            stored = None if path in fresh else cache.get(path, prints[path])
             if stored is not None:
                 parsed[path] = stored
-    missing = [path for path in paths if path not in parsed]
-    fresh = _parse_builds(missing, workers, encoded=cache is not None)
-    parsed.update((path, build) for path, (build, _) in zip(missing, fresh, strict=True))
+    missing = [path for path in paths if path not in parsed and path not in fresh]
+    fresh.update(zip(missing, _parse_builds(missing, workers, encoded=cache is not None), strict=True))
+    parsed.update((path, build) for path, (build, _) in fresh.items())
     builds = [column(parsed[path], now=now) for path in paths]
     in_order = [parsed[path] for path in paths]
     if cache is None:
         return _with_evidence(_job(job_dir, builds, by_key(_row_facts(in_order)), None), in_order)
-    cache.put((path, prints[path], encoded or encode(build))
-              for path, (build, encoded) in zip(missing, fresh, strict=True))
+    cache.put((path, prints[path], encoded or encode(build)) for path, (build, encoded) in fresh.items())
     cache.forget_others(job_dir, every_build)
     listed = [(cache.key(path), prints[path]) for path in paths]
     if len(paths) == 1:  # the grid is the one build's column: nothing a next report could extend is worth keeping

@@ -1,9 +1,10 @@
-"""Two parts of a big report's writing at once: on a machine with a second CPU, a forked copy of the process writes
-one part while the process writes the other (a big tab's grid page takes as long as all its other pages).
+"""Two parts of a big report's work at once: on a machine with a second CPU, a forked copy of the process does one
+part while the process does the other (a big tab's grid page takes as long as all its other pages; a long
+history's fingerprints, stat calls mostly, take as long as parsing its new build).
 
 The copy is made only where that is safe and worth it: `os.fork` exists, the process runs no other thread (a fork
 copies no thread, and a lock one held would stay held in the copy), and a second CPU is there to run it. Whatever
-goes wrong in the copy, the process writes that part itself afterwards: its error, if any, shows as without a copy.
+goes wrong in the copy, the process does that part itself afterwards: its error, if any, shows as without a copy.
 """
 
 from __future__ import annotations
@@ -48,3 +49,32 @@ def both(first: Callable[[], None], second: Callable[[], None], *, split: bool) 
         raise
     if os.waitstatus_to_exitcode(status) != 0:
         first()  # the copy failed or was killed: written here, where an error is seen
+
+
+def beside(compute: Callable[[], bytes], *, split: bool) -> Callable[[], bytes]:
+    """Start `compute` (with `split` and can_fork(), in a forked copy of the process) and return what waits for its
+    bytes: the copy's, or, where no copy was made or it failed, `compute`'s run here then. Call it once."""
+    if not (split and can_fork()):
+        return compute
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # the copy: hands the bytes over and ends, running nothing of the process's own clean-up
+        code = 1
+        try:
+            os.close(reader)
+            with os.fdopen(writer, "wb") as out:
+                out.write(compute())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(writer)
+
+    def result() -> bytes:
+        try:
+            with os.fdopen(reader, "rb") as found:
+                data = found.read()  # before waiting: a copy with more than a pipe holds waits for it to be read
+        finally:
+            _, status = os.waitpid(child, 0)
+        return data if os.waitstatus_to_exitcode(status) == 0 else compute()
+
+    return result
