@@ -8,6 +8,8 @@ import json
 import os
 import sqlite3
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -397,3 +399,49 @@ def test_the_fingerprint_follows_every_file_the_build_is_read_from(tmp_path: Pat
     assert changed != before
     path.unlink()
     assert fingerprint(build) not in (before, changed)
+
+
+LONG_HISTORY = """
+import os, sys
+from pathlib import Path
+from winsuite_reports import split
+from winsuite_reports.conventions import artifacts_dir, junit_name
+from winsuite_reports.results import load_history
+from winsuite_reports.synthetic import START, write_build, write_job
+root = Path(sys.argv[1])
+copies = []
+taken_beside = split.beside
+
+def recorded(compute, *, split):
+    copies.append(split)
+    return taken_beside(compute, split=split)
+
+split.beside = recorded
+write_job(root, "ci-long", {"[sig-node] a": "PF" * 35, "[sig-node] b": "P" * 70})
+load_history(root, now=START + 86400 * 7)  # fills the cache
+write_build(root / "ci-long", START + 70 * 3600, {"[sig-node] a": "F", "[sig-node] b": "P", "[sig-node] c": "S"})
+oldest = min(path for path in (root / "ci-long").iterdir() if path.is_dir())
+junit = artifacts_dir(oldest) / junit_name(1)
+junit.write_text(junit.read_text().replace('name="[It] [sig-node] b"', 'name="[It] [sig-node] d"'))
+os.utime(junit, ns=(junit.stat().st_atime_ns, junit.stat().st_mtime_ns + 1_000_000))
+
+def seen(cache):
+    job = load_history(root, now=START + 86400 * 7, cache=cache).jobs[0]
+    return [(build.id, sorted((key, cell.status.value) for key, cell in build.cells.items())) for build in job.builds]
+
+cached, fresh = seen(True), seen(False)
+assert cached == fresh, "the cached history differs"
+assert ("[sig-node] d", "P") in dict(fresh)[oldest.name], "the rewritten build was not read again"
+print(copies)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fingerprints are taken beside the parse only where fork exists")
+def test_a_long_history_fingerprinted_beside_its_new_build_is_the_history_read_from_the_files(tmp_path: Path) -> None:
+    """71 builds, one new and one rewritten since the cache was filled: the fingerprints are taken by a forked copy
+    (when a second CPU is there) while the new build is parsed, and the rewritten build is still read again. In a
+    process of its own: a test session's threads forbid a fork."""
+    done = subprocess.run([sys.executable, "-c", LONG_HISTORY, str(tmp_path / "results")], check=False,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "[False, True]"  # the first report parses all; the next only the new one

@@ -57,6 +57,45 @@ def test_a_part_the_copy_failed_is_written_here(tmp_path: Path) -> None:
     assert first == second == parent
 
 
+BESIDE = """
+import os, sys
+from winsuite_reports.split import beside
+split, fail_in_copy = sys.argv[1] == "split", sys.argv[2] == "fail"
+parent = os.getpid()
+
+def compute():
+    if fail_in_copy and os.getpid() != parent:
+        raise RuntimeError("the copy fails")
+    return f"{os.getpid()}".encode() * 20_000  # more than a pipe holds: the copy waits to be read
+
+wait = beside(compute, split=split)
+found = wait()
+print(parent, found[:len(found) // 20_000].decode(), len(found))
+"""
+
+
+def run_beside(split: bool, fail_in_copy: bool = False) -> tuple[str, str, int]:
+    done = subprocess.run([sys.executable, "-c", BESIDE, "split" if split else "serial",
+                           "fail" if fail_in_copy else "-"], capture_output=True, text=True, check=True, timeout=60)
+    parent, computed_by, size = done.stdout.split()
+    return parent, computed_by, int(size)
+
+
+def test_bytes_computed_beside_come_from_a_copy_whole() -> None:
+    parent, computed_by, size = run_beside(split=True)
+    assert computed_by != parent and size == len(computed_by) * 20_000
+
+
+def test_bytes_not_computed_beside_come_from_the_process() -> None:
+    parent, computed_by, _ = run_beside(split=False)
+    assert computed_by == parent
+
+
+def test_bytes_the_copy_failed_to_compute_are_computed_here() -> None:
+    parent, computed_by, size = run_beside(split=True, fail_in_copy=True)
+    assert computed_by == parent and size == len(parent) * 20_000
+
+
 DASHBOARD = """
 import sys
 from pathlib import Path
