@@ -161,8 +161,8 @@ def rows_without_recent_results(job: Job, recent: int) -> list[str]:
     """Rows with no result in the newest `recent` columns: TestGrid's summarizer leaves them out (recentRows)."""
     if not job.builds:
         return list(job.rows)
-    newest = job.builds[0].counts
-    if sum(newest.values()) == len(job.rows) and not newest.get(Status.NO_RESULT):
+    counts = job.builds[0].counts
+    if sum(counts.values()) == len(job.rows) and not counts.get(Status.NO_RESULT):
         return []  # the newest build has a result in every row (its cells are rows, as many as there are): most tabs
     runs = job.every_row_runs()
     # Most rows have a result in the newest build: each row's newest status looked at by C-level maps (a big tab has
