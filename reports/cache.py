@@ -17,6 +17,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -70,20 +71,20 @@ def fingerprint(build_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def fingerprints(build_dirs: Sequence[Path], *, beside: bool = False) -> Callable[[], list[str]]:
-    """What waits for the fingerprint of each of `build_dirs`; with `beside`, they are taken by a forked copy of the
+@contextlib.contextmanager
+def fingerprints(build_dirs: Sequence[Path], *, beside: bool = False) -> Iterator[Callable[[], list[str]]]:
+    """What gives the fingerprint of each of `build_dirs`; with `beside`, they are taken by a forked copy of the
     process (reports.split) while the caller does something else: a long history's fingerprints are thousands of
     stat calls, about as long as parsing a build."""
     def taken() -> bytes:
         return "\n".join(map(fingerprint, build_dirs)).encode()
 
-    wait = split.beside(taken, split=beside and bool(build_dirs))
+    with split.Beside(taken, split=beside and bool(build_dirs)) as copy:
+        def result() -> list[str]:
+            found = copy.result().decode().split("\n") if build_dirs else []
+            return found if len(found) == len(build_dirs) else taken().decode().split("\n")
 
-    def result() -> list[str]:
-        found = wait().decode().split("\n") if build_dirs else []
-        return found if len(found) == len(build_dirs) else taken().decode().split("\n")
-
-    return result
+        yield result
 
 
 def _file_line(found: tuple[str, os.DirEntry[str]]) -> str:

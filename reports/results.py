@@ -135,11 +135,9 @@ def read_job(
         # The builds the cache has no entry for (a long history's new ones) are parsed while a forked copy takes
         # every build's fingerprint, where there are few of them and many fingerprints.
         unlisted = [path for path in paths if not cache.holds(path)]
-        pending = fingerprints(paths, beside=len(paths) >= PARALLEL_FROM and 0 < len(unlisted) < PARALLEL_FROM)
-        try:
+        with fingerprints(paths, beside=len(paths) >= PARALLEL_FROM and 0 < len(unlisted) < PARALLEL_FROM) as printed:
             fresh.update(zip(unlisted, _parse_builds(unlisted, workers, encoded=True), strict=True))
-        finally:
-            prints.update(zip(paths, pending(), strict=True))
+            prints.update(zip(paths, printed(), strict=True))
         for path in paths:
             stored = None if path in fresh else cache.get(path, prints[path])
             if stored is not None:

@@ -51,30 +51,51 @@ def both(first: Callable[[], None], second: Callable[[], None], *, split: bool) 
         first()  # the copy failed or was killed: written here, where an error is seen
 
 
-def beside(compute: Callable[[], bytes], *, split: bool) -> Callable[[], bytes]:
-    """Start `compute` (with `split` and can_fork(), in a forked copy of the process) and return what waits for its
-    bytes: the copy's, or, where no copy was made or it failed, `compute`'s run here then. Call it once."""
-    if not (split and can_fork()):
-        return compute
-    reader, writer = os.pipe()
-    child = os.fork()
-    if child == 0:  # the copy: hands the bytes over and ends, running nothing of the process's own clean-up
-        code = 1
-        try:
-            os.close(reader)
-            with os.fdopen(writer, "wb") as out:
-                out.write(compute())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(writer)
+class Beside:
+    """`compute`'s bytes, computed (with `split` and can_fork()) by a forked copy of the process while the process
+    does something else, else by the process when asked for; where the copy fails, the process computes them then.
+    A context: left before result() was asked for (the caller failed meanwhile), the copy is stopped."""
 
-    def result() -> bytes:
+    def __init__(self, compute: Callable[[], bytes], *, split: bool) -> None:
+        self._compute = compute
+        self._child = 0  # the copy's pid while it has not been waited for
+        self._reader = -1
+        if not (split and can_fork()):
+            return
+        reader, writer = os.pipe()
+        child = os.fork()
+        if child == 0:  # the copy: hands the bytes over and ends, running nothing of the process's own clean-up
+            code = 1
+            try:
+                os.close(reader)
+                with os.fdopen(writer, "wb") as out:
+                    out.write(compute())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(writer)
+        self._child, self._reader = child, reader
+
+    def __enter__(self) -> Beside:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._child:
+            os.kill(self._child, signal.SIGKILL)
+            self._waited()
+
+    def result(self) -> bytes:
+        if not self._child:
+            return self._compute()
         try:
-            with os.fdopen(reader, "rb") as found:
+            with os.fdopen(self._reader, "rb", closefd=False) as found:
                 data = found.read()  # before waiting: a copy with more than a pipe holds waits for it to be read
         finally:
-            _, status = os.waitpid(child, 0)
-        return data if os.waitstatus_to_exitcode(status) == 0 else compute()
+            code = self._waited()
+        return data if code == 0 else self._compute()
 
-    return result
+    def _waited(self) -> int:
+        child, self._child = self._child, 0
+        os.close(self._reader)
+        _, status = os.waitpid(child, 0)
+        return os.waitstatus_to_exitcode(status)

@@ -410,13 +410,13 @@ from winsuite_reports.results import load_history
 from winsuite_reports.synthetic import START, write_build, write_job
 root = Path(sys.argv[1])
 copies = []
-taken_beside = split.beside
 
-def recorded(compute, *, split):
-    copies.append(split)
-    return taken_beside(compute, split=split)
+class Recorded(split.Beside):
+    def __init__(self, compute, *, split):
+        copies.append(split)
+        super().__init__(compute, split=split)
 
-split.beside = recorded
+split.Beside = Recorded
 write_job(root, "ci-long", {"[sig-node] a": "PF" * 35, "[sig-node] b": "P" * 70})
 load_history(root, now=START + 86400 * 7)  # fills the cache
 write_build(root / "ci-long", START + 70 * 3600, {"[sig-node] a": "F", "[sig-node] b": "P", "[sig-node] c": "S"})

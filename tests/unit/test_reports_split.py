@@ -3,6 +3,7 @@ thread (the test session may have some, and then nothing is forked)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +60,7 @@ def test_a_part_the_copy_failed_is_written_here(tmp_path: Path) -> None:
 
 BESIDE = """
 import os, sys
-from winsuite_reports.split import beside
+from winsuite_reports.split import Beside
 split, fail_in_copy = sys.argv[1] == "split", sys.argv[2] == "fail"
 parent = os.getpid()
 
@@ -68,8 +69,8 @@ def compute():
         raise RuntimeError("the copy fails")
     return f"{os.getpid()}".encode() * 20_000  # more than a pipe holds: the copy waits to be read
 
-wait = beside(compute, split=split)
-found = wait()
+with Beside(compute, split=split) as copy:
+    found = copy.result()
 print(parent, found[:len(found) // 20_000].decode(), len(found))
 """
 
@@ -94,6 +95,25 @@ def test_bytes_not_computed_beside_come_from_the_process() -> None:
 def test_bytes_the_copy_failed_to_compute_are_computed_here() -> None:
     parent, computed_by, size = run_beside(split=True, fail_in_copy=True)
     assert computed_by == parent and size == len(parent) * 20_000
+
+
+LEFT_EARLY = """
+import os, sys, time
+from winsuite_reports.split import Beside
+try:
+    with Beside(lambda: time.sleep(60) or b"late", split=True) as copy:
+        print(copy._child, flush=True)
+        raise RuntimeError("the caller fails before asking")
+except RuntimeError:
+    pass
+"""
+
+
+def test_a_copy_whose_bytes_are_not_asked_for_is_stopped() -> None:
+    done = subprocess.run([sys.executable, "-c", LEFT_EARLY], capture_output=True, text=True, check=True, timeout=30)
+    child = int(done.stdout)
+    with pytest.raises(ProcessLookupError):  # stopped and waited for: no such process any more
+        os.kill(child, 0)
 
 
 DASHBOARD = """
