@@ -5,7 +5,8 @@ Four reports of the same results root, each timed as load (reading the builds), 
 - first report: the same, filling the root's cache file;
 - cached: a report of the cached root, nothing changed (the state of every report after the first);
 - one new build: a build added to the cached root, then a report (the report at the end of a run).
-The dashboard must be byte-identical with and without the cache, before and after the new build.
+Each report is made by a process of its own, as `winsuite report` makes one (bench.report_process). The dashboard
+must be byte-identical with and without the cache, before and after the new build.
 A tab's figures are computed as its pages first ask for them, so most of the analysis shows under render.
 
 Goals (exit code 1 when one is missed), the Failures pages included: a report after one new build added to a cached
@@ -28,10 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from winsuite_reports.analysis import ReportOptions
-from winsuite_reports.analysis import build_report
-from winsuite_reports.render import write_dashboard
-from winsuite_reports.results import load_history
+from bench.report_process import ReportTiming
+from bench.report_process import measured
 from winsuite_reports.synthetic import write_build
 from winsuite_reports.synthetic import write_job
 
@@ -142,28 +141,9 @@ def cell_properties(row: int, build: int, code: str) -> dict[str, str]:
     return found
 
 
-class Timing:
-    def __init__(self, load: float, analysis: float, render: float) -> None:
-        self.load, self.analysis, self.render = load, analysis, render
-
-    @property
-    def total(self) -> float:
-        return self.load + self.analysis + self.render
-
-    def line(self, label: str) -> str:
-        return (f"{label:<16} load {self.load:5.2f} s   analysis {self.analysis:5.2f} s   render {self.render:5.2f} s"
-                f"   total {self.total:5.2f} s")
-
-
-def measure(results: Path, output: Path, *, cache: bool, now: float) -> Timing:
-    """Seconds to load, to analyse and to write the pages."""
-    began = time.perf_counter()
-    history = load_history(results, now=now, cache=cache)
-    loaded = time.perf_counter()
-    report = build_report(history, ReportOptions(), now=now)
-    analysed = time.perf_counter()
-    write_dashboard(report, output)
-    return Timing(loaded - began, analysed - loaded, time.perf_counter() - analysed)
+def line(label: str, timing: ReportTiming) -> str:
+    return (f"{label:<16} load {timing.load:5.2f} s   analysis {timing.analysis:5.2f} s   render {timing.render:5.2f} s"
+            f"   total {timing.total:5.2f} s   (CPU {timing.cpu:5.2f} s)")
 
 
 def identical(left: Path, right: Path) -> bool:
@@ -198,9 +178,9 @@ def main() -> int:
         written = time.perf_counter() - began
         print(f"history: {args.builds} builds x {args.tests} tests, written in {written:.1f} s")
         now = time.time()
-        uncached = measure(results, base / "report-no-cache", cache=False, now=now)
-        first = measure(results, base / "report-first", cache=True, now=now)
-        cached = measure(results, base / "report-cached", cache=True, now=now)
+        uncached = measured(results, base / "report-no-cache", cache=False, now=now)
+        first = measured(results, base / "report-first", cache=True, now=now)
+        cached = measured(results, base / "report-cached", cache=True, now=now)
         same = identical(base / "report-no-cache", base / "report-cached")
         newest = max(int(p.name) for p in (results / JOB).iterdir() if p.is_dir())
         started = int(time.mktime(time.strptime(str(newest), "%Y%m%d%H%M%S"))) - time.timezone + EVERY
@@ -209,14 +189,14 @@ def main() -> int:
                     properties={name: {**props, **cell_properties(i, args.builds, cells[name])}
                                 for i, (name, props) in enumerate(properties.items())},
                     messages={name: failure(i, args.builds)[1] for i, name in enumerate(properties)})
-        added = measure(results, base / "report-new-build", cache=True, now=now)
-        measure(results, base / "report-new-build-no-cache", cache=False, now=now)
+        added = measured(results, base / "report-new-build", cache=True, now=now)
+        measured(results, base / "report-new-build-no-cache", cache=False, now=now)
         same = same and identical(base / "report-new-build-no-cache", base / "report-new-build")
 
-        print(uncached.line("no cache"))
-        print(first.line("first report"))
-        print(cached.line("cached"))
-        print(added.line("one new build"))
+        print(line("no cache", uncached))
+        print(line("first report", first))
+        print(line("cached", cached))
+        print(line("one new build", added))
         files = [path for path in (base / "report-cached").rglob("*") if path.is_file()]
         size = sum(path.stat().st_size for path in files)
         largest = max(files, key=lambda path: path.stat().st_size)
