@@ -80,11 +80,7 @@ def fingerprints(build_dirs: Sequence[Path], *, beside: bool = False) -> Iterato
         return "\n".join(map(fingerprint, build_dirs)).encode()
 
     with split.Beside(taken, split=beside and bool(build_dirs)) as copy:
-        def result() -> list[str]:
-            found = copy.result().decode().split("\n") if build_dirs else []
-            return found if len(found) == len(build_dirs) else taken().decode().split("\n")
-
-        yield result
+        yield lambda: copy.result().decode().split("\n") if build_dirs else []
 
 
 def _file_line(found: tuple[str, os.DirEntry[str]]) -> str:

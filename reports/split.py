@@ -32,23 +32,14 @@ def both(first: Callable[[], None], second: Callable[[], None], *, split: bool) 
         first()
         second()
         return
-    child = os.fork()
-    if child == 0:  # the copy: runs `first` and ends, running nothing of the process's own clean-up
-        code = 1
-        try:
-            first()
-            code = 0
-        finally:
-            os._exit(code)
-    try:
+
+    def run_first() -> bytes:
+        first()
+        return b""
+
+    with Beside(run_first, split=True) as copy:  # `second` failing or interrupted: the copy is stopped
         second()
-        _, status = os.waitpid(child, 0)
-    except BaseException:  # interrupted, or `second` failed: the copy does not outlive the process's own work
-        os.kill(child, signal.SIGKILL)
-        os.waitpid(child, 0)
-        raise
-    if os.waitstatus_to_exitcode(status) != 0:
-        first()  # the copy failed or was killed: written here, where an error is seen
+        copy.result()  # the copy failed or was killed: `first` runs here, where an error is seen
 
 
 class Beside:
