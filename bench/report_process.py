@@ -1,13 +1,19 @@
 """One report measured in a process of its own, as `winsuite report` makes one: a report's time depends on the
 process it runs in (a fork copies the process's page tables, and a process that made a cold report of half a
 million testcases before holds hundreds of megabytes), so each report a bench times starts from a fresh interpreter.
-Its start and imports are not counted: the timer starts where `winsuite report` starts reading the results."""
+Its start and imports are not counted: the timer starts where `winsuite report` starts reading the results.
+
+A report that a goal is set for is made several times, each from the same state of the results root and its cache,
+and its median run is the figure: on a shared machine one run can take half as long again as the next one, CPU time
+included (what runs beside it on the same cores), and a single run says more of the neighbours than of the report.
+Every run's total is printed beside the median."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,3 +59,35 @@ def measured(results: Path, output: Path, *, cache: bool, now: float) -> ReportT
                            repr(now)], capture_output=True, text=True, check=True)
     load, analysis, render, cpu = json.loads(done.stdout.splitlines()[-1])
     return ReportTiming(load, analysis, render, cpu)
+
+
+@dataclass(frozen=True)
+class RepeatedTiming:
+    """The runs of one report, each made from the same state; the median run is its figure."""
+
+    runs: list[ReportTiming]
+
+    @property
+    def median(self) -> ReportTiming:
+        """The run of the median total (of an even number of runs, the slower of the middle two)."""
+        ordered = sorted(self.runs, key=lambda run: run.total)
+        return ordered[len(ordered) // 2]
+
+    @property
+    def spread(self) -> str:
+        """Every run's total, fastest first, the median's in brackets: "median of 3 runs: 0.22 [0.25] 0.31 s"."""
+        totals = sorted(run.total for run in self.runs)
+        middle = totals.index(self.median.total)
+        shown = " ".join(f"[{total:.2f}]" if i == middle else f"{total:.2f}" for i, total in enumerate(totals))
+        return f"median of {len(totals)} runs: {shown} s"
+
+
+def measured_runs(results: Path, output: Path, *, cache: bool, now: float, runs: int,
+                  reset: Callable[[], None] = lambda: None) -> RepeatedTiming:
+    """The report of `results` into `output`, made `runs` times by fresh processes; `reset` brings the root back to
+    the state the first run met before each run (e.g. the cache file as it was)."""
+    timings = []
+    for _ in range(runs):
+        reset()
+        timings.append(measured(results, output, cache=cache, now=now))
+    return RepeatedTiming(timings)

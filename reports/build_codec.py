@@ -67,7 +67,8 @@ def encode(parsed: ParsedBuild) -> Encoded:
         others.update((key, PASS.fields()) for key in passes if PASS_SEPARATOR in key)
         joined = PASS_SEPARATOR.join(key for key in passes if PASS_SEPARATOR not in key)
     found = parsed.evidence
-    return (dumps(header), joined, dumps(others), encode_rows(parsed.rows), encode_failures(found.failures),
+    return (dumps(header), joined, dumps(others), encode_rows(parsed.rows, plain=parsed.plain_rows),
+            encode_failures(found.failures),
             encode_ran_on(found.ran_on))
 
 
@@ -117,18 +118,21 @@ def _decode_cells(stored: tuple[str, str] | None, build_dir: Path) -> dict[str, 
         return parse_build(build_dir).cells
 
 
-def encode_rows(rows: Mapping[str, RowInfo]) -> str:
+def encode_rows(rows: Mapping[str, RowInfo], *, plain: int = 0) -> str:
     """Row facts column by column, each column's values joined in one C call (a big build has a hundred thousand
     rows): values NUL-separated, a list's items US-separated, a column whose values are all empty stored as "" (most
     rows of upstream runs have no facts but their tags). XML, where every row's facts come from, can hold none of
-    these characters; facts that hold one anyway are stored as JSON."""
+    these characters; facts that hold one anyway are stored as JSON. The first `plain` rows are known to have no
+    facts but their names' tags (a big run's plain passes): only the others are looked at for the other columns."""
     infos = list(rows.values())
-    tags, items = list(map(_TAGS, infos)), list(map(_PLAN_ITEMS, infos))
+    others = infos[plain:]
+    tags = list(map(_TAGS, infos))
+    items = list(map(_PLAN_ITEMS, infos)) if any(map(_PLAN_ITEMS, others)) else []
     columns: list[Iterable[str]] = [list(rows), map(_ITEM_SEPARATOR.join, tags), map(_TIER, infos),
                                     map(_CATEGORY, infos), map(_ITEM_SEPARATOR.join, items), map(_EXCLUDED, infos),
                                     map(_ENGINE, infos), map(_CASE, infos)]
-    filled = [True, any(tags), any(map(_TIER, infos)), any(map(_CATEGORY, infos)), any(items),
-              any(map(_EXCLUDED, infos)), any(map(_ENGINE, infos)), any(map(_CASE, infos))]
+    filled = [True, any(tags), any(map(_TIER, others)), any(map(_CATEGORY, others)), bool(items),
+              any(map(_EXCLUDED, others)), any(map(_ENGINE, others)), any(map(_CASE, others))]
     text = _COLUMN_SEPARATOR.join(_ROW_SEPARATOR.join(column) if full else ""
                                   for column, full in zip(columns, filled, strict=True))
     lists = sum(map(len, tags)) + sum(map(len, items)) - sum(map(bool, tags)) - sum(map(bool, items))

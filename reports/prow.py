@@ -65,6 +65,8 @@ class ParsedBuild:
     rows: Mapping[str, RowInfo]
     cell_source: LazyCells
     evidence_source: Lazy[BuildEvidence]  # decoded when a report needs it (a new build, a job's failures remade)
+    # How many of `rows`, from the first, are plain: the facts of their names alone (see build_codec.encode_rows).
+    plain_rows: int = 0
 
     @property
     def cells(self) -> dict[str, Cell]:
@@ -116,7 +118,7 @@ def parse_build(build_dir: Path) -> ParsedBuild:
         result = finished.get("result")
         outcome = Outcome(passed if isinstance(passed, bool) else None, str(result) if result else "")
     return ParsedBuild(build_dir.name, start, end, outcome, tuple(malformed), metadata, status_counts(cells.values()),
-                       excluded, rows, LazyCells(cells), Lazy(evidence))
+                       excluded, rows, LazyCells(cells), Lazy(evidence), facts.plain)
 
 
 def _cells(files: list[Testcases], facts: _Facts) -> dict[str, Cell]:
@@ -125,6 +127,7 @@ def _cells(files: list[Testcases], facts: _Facts) -> dict[str, Cell]:
     if len(set(keys)) == len(keys):  # every row one testcase (most builds): the plain passes taken whole
         cells = dict.fromkeys(itertools.chain.from_iterable(found.plain for found in files), PASS)
         facts.rows.update(zip(cells, plain_row_infos(list(cells)), strict=True))
+        facts.plain = len(facts.rows)
         for attempt in itertools.chain.from_iterable(found.attempts for found in files):
             if attempt is not None:
                 cells[attempt.key] = attempt.cell
@@ -150,6 +153,7 @@ class _Facts:
         self.rows: dict[str, RowInfo] = {}
         self.texts: dict[str, str] = {}  # a failed row's first failed attempt's whole text
         self.ran_on: dict[str, list[str]] = {}
+        self.plain = 0  # how many of `rows`, from the first, are plain passes' (the facts of their names alone)
 
     def add(self, attempt: Attempt) -> None:
         key, properties = attempt.key, attempt.properties

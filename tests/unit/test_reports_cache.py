@@ -29,6 +29,7 @@ from winsuite_reports.cache import BuildCache
 from winsuite_reports.cache import fingerprint
 from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
+from winsuite_reports.conventions import tags_in_name
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.render import write_dashboard
@@ -177,6 +178,18 @@ def test_stored_row_facts_read_back_as_they_were(facts: dict[str, tuple[list[str
     rows = {key: RowInfo(key, tuple(tags), tier, category, tuple(items), excluded, engine, case)
             for key, (tags, tier, category, items, excluded, engine, case) in facts.items()}
     assert decode_rows(encode_rows(rows)) == rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(names=st.lists(st.one_of(FACT, st.sampled_from(["[sig-node] a [Conformance]", "b [Slow] [LinuxOnly]"])),
+                      max_size=5, unique=True),
+       others=st.dictionaries(FACT, st.tuples(FACT, FACT, st.lists(FACT, max_size=2)), max_size=3))
+def test_rows_known_plain_read_back_with_the_facts_of_their_names(
+        names: list[str], others: dict[str, tuple[str, str, list[str]]]) -> None:
+    rows = {name: RowInfo(name, tags_in_name(name)) for name in names}  # a parse's plain passes come first
+    rows.update((key, RowInfo(key, (), tier, category, tuple(items)))
+                for key, (tier, category, items) in others.items() if key not in rows)
+    assert decode_rows(encode_rows(rows, plain=len(names))) == rows
 
 
 def test_a_job_removed_from_the_root_is_forgotten(results: Path) -> None:
