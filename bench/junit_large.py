@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from bench.report_process import measured_runs
+from bench.report_process import run_count
 from bench.report_render import identical
 from winsuite_reports.cache import CACHE_FILE
 from winsuite_reports.synthetic import write_build
@@ -38,7 +39,7 @@ def cells(tests: int) -> dict[str, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=100_000)
-    parser.add_argument("--runs", type=int, default=5, help="runs of each report; the median is its figure")
+    parser.add_argument("--runs", type=run_count, default=5, help="runs of each report; the median is its figure")
     parser.add_argument("--keep", type=Path, help="write the build and the pages here (default: a temp dir)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:

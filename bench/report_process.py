@@ -10,6 +10,7 @@ Every run's total is printed beside the median."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -91,3 +92,11 @@ def measured_runs(results: Path, output: Path, *, cache: bool, now: float, runs:
         reset()
         timings.append(measured(results, output, cache=cache, now=now))
     return RepeatedTiming(timings)
+
+
+def run_count(text: str) -> int:
+    """A --runs value: a whole number of runs, at least one (argparse names the option when it is not)."""
+    count = int(text)  # ValueError: argparse says "invalid run_count value"
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{count}: a report is made at least once")
+    return count

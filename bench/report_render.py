@@ -34,6 +34,7 @@ from pathlib import Path
 from bench.report_process import ReportTiming
 from bench.report_process import measured
 from bench.report_process import measured_runs
+from bench.report_process import run_count
 from winsuite_reports.cache import CACHE_FILE
 from winsuite_reports.synthetic import write_build
 from winsuite_reports.synthetic import write_job
@@ -170,7 +171,8 @@ def main() -> int:
     parser.add_argument("--builds", type=int, default=500)
     parser.add_argument("--tests", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=116)
-    parser.add_argument("--runs", type=int, default=5, help="runs of the one-new-build report (its figure: the median)")
+    parser.add_argument("--runs", type=run_count, default=5,
+                        help="runs of the one-new-build report (its figure: the median)")
     parser.add_argument(
         "--keep", type=Path, help="write the history and the pages here (default: a temp dir)"
     )
