@@ -198,13 +198,20 @@ def test_sigint_stops_the_job_keeps_what_finished_and_deletes_everything(real_no
 
 def test_the_run_timeout_stops_a_run_inside_the_cluster_and_exits_as_a_run_here_does(real_node: EmbeddedCluster,
                                                                                       tmp_path: Path) -> None:
-    done = subprocess.run(winsuite(real_node, tmp_path, "--focus", FOCUS, "--in-cluster", "--shards", "2",
-                                   "--run-timeout", "45s"),
+    # One worker a shard: its 23 tests take a minute or more (two minutes of test time in all; at two workers a
+    # shard, a quiet machine ran all 46 within 45 s), so the timeout cuts the shards off while they test.
+    done = subprocess.run(winsuite(real_node, tmp_path, "--focus", FOCUS, "--in-cluster", "--shards", "2", "-n", "1",
+                                   "--run-timeout", "30s"),
                           cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False)
     text = done.stdout[-3000:] + done.stderr[-3000:]
     assert done.returncode == ExitCode.TIMED_OUT, text
     build = only_build(tmp_path)
     assert build.finished["result"] == "ABORTED"
-    assert "run timeout of 45s reached" in build.finished["metadata"]["interrupted"]
-    assert any(r.properties.get("interrupted") == "true" for r in build.rows())
+    assert "run timeout of 30s reached" in build.finished["metadata"]["interrupted"]
+    interrupted = [r for r in build.rows() if r.properties.get("interrupted") == "true"]
+    assert interrupted
+    # Whether a shard had begun the test (its own row, "SIGTERM received") or not, the run's timeout cut it off.
+    assert all(r.properties.get("failure-class") == "timeout"
+               and r.properties.get("failure-evidence") == "interrupted: run timeout of 30s reached"
+               and r.message.startswith("timeout: ") for r in interrupted), [(r.name, r.message) for r in interrupted]
     assert left_in_cluster(real_node, build) == []

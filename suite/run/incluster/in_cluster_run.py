@@ -187,20 +187,22 @@ class InClusterRun:
         abort = self.supervisor.abort_reason
         why = shard.ended.why if shard.ended else "it never ended"
         lost = f"shard {shard.number}/{len(self.shards)} lost: {why}" if why and not abort else ""
+        # What stopped the shard where the run knows it: the run itself (its timeout, a signal), or its pod stopped
+        # from outside the run (deleted, evicted). What the shard cut off says so, with that class.
+        stopped = f"interrupted: {abort}" if abort else lost
         if shard.build.complete:
             shard.build.extract(directory)
             build = read_shard_build(directory)
-            if lost:  # its pod was stopped from outside the run (deleted, evicted): what it cut off says so
+            if lost:
                 self._fail(build, lost)
+            if stopped:
                 for cut in build.phases.values():
-                    cut[:] = [_lost_with(row, lost, self._cut_by()) for row in cut]
-            self._add_unreported(build, shard, lost)
+                    cut[:] = [_stopped_by(row, stopped, self._cut_by()) for row in cut]
+            self._add_unreported(build, shard, stopped)
             return build
-        reason = f"shard {shard.number}/{len(self.shards)} lost: {why or shard.build.problem or 'no build sent'}"
-        if abort:
-            reason = f"interrupted: {abort}"
-        sent = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream),
-                                      self._cut_by(), lost=not abort)
+        reason = stopped or (
+            f"shard {shard.number}/{len(self.shards)} lost: {why or shard.build.problem or 'no build sent'}")
+        sent = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream), self._cut_by())
         metadata = {"job": self.run.job.name, prow.SHARD_METADATA: f"{shard.number}/{len(self.shards)}"}
         prow.write_started(directory, self.state.started, metadata)
         for phase in (1, 2):
@@ -211,13 +213,14 @@ class InClusterRun:
         prow.write_finished(directory, passed=False, result=result, metadata={**metadata, "error": reason})
         return read_shard_build(directory)
 
-    def _add_unreported(self, build: ShardBuild, shard: Shard, lost: str) -> None:
-        """A test of the shard's plan that its build has no row for is an interrupted row, never silently missing."""
+    def _add_unreported(self, build: ShardBuild, shard: Shard, stopped: str) -> None:
+        """A test of the shard's plan that its build has no row for is an interrupted row, never silently missing;
+        `stopped`: what stopped the shard, when the run knows."""
         reported = {row.name for row in build.attempts}
         missing = [name for name in shard.tests if name not in reported]
         if not missing:
             return
-        reason = lost or f"shard {shard.number}/{len(self.shards)} did not report it (see its build log)"
+        reason = stopped or f"shard {shard.number}/{len(self.shards)} did not report it (see its build log)"
         for name in missing:
             phase = junit_name(2 if name in self.state.serial else 1)
             engine = Engine.UPSTREAM if name in self.state.upstream else Engine.NATIVE
@@ -253,12 +256,11 @@ class InClusterRun:
 
 
 def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str], upstream: set[str],
-                           cut_by: FailureClass, lost: bool) -> list[tuple[Attempt, int]]:
+                           cut_by: FailureClass) -> list[tuple[Attempt, int]]:
     """The rows a shard that sent no whole build sent, and an interrupted row for each of its tests without a final
-    one; `lost` when its pod was stopped from outside the run (its own interrupted rows then carry that reason)."""
-    rows = list(zip(shard.rows, shard.phase_of_row, strict=True))
-    if lost:
-        rows = [(_lost_with(row, reason, cut_by), phase) for row, phase in rows]
+    one; `reason`: what stopped the shard (its own interrupted rows carry it too)."""
+    rows = [(_stopped_by(row, reason, cut_by), phase) for row, phase in zip(shard.rows, shard.phase_of_row,
+                                                                             strict=True)]
     for name in shard.tests:
         if name not in shard.finished_tests:
             attempt = 1 + sum(r.name == name for r in shard.rows)
@@ -267,13 +269,15 @@ def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str], upstream
     return rows
 
 
-def _lost_with(row: Attempt, reason: str, cut_by: FailureClass) -> Attempt:
+def _stopped_by(row: Attempt, reason: str, cut_by: FailureClass) -> Attempt:
     """A row the shard itself marked interrupted (its signal handler's "SIGTERM received") when the run knows what
-    stopped the shard: that reason is its evidence and class, the shard's own message kept after it."""
+    stopped the shard: that reason is its evidence and class, the shard's own message (without the class the shard
+    gave it) kept after it."""
     if row.outcome is not Outcome.INTERRUPTED:
         return row
+    own = row.message.removeprefix(f"{row.properties.failure_class}: ") if row.properties.failure_class else row.message
     properties = dataclasses.replace(row.properties, failure_class=cut_by, failure_evidence=reason)
-    return dataclasses.replace(row, message=f"{cut_by}: {reason} ({row.message})", properties=properties)
+    return dataclasses.replace(row, message=f"{cut_by}: {reason} ({own})", properties=properties)
 
 
 def _interrupted(name: str, attempt: int, reason: str, engine: Engine, cut_by: FailureClass) -> Attempt:
