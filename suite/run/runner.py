@@ -86,13 +86,15 @@ class Runner:
     def run_build(self) -> ExitCode:
         """The run from start to its finished build, whatever stops it (signals are held while files are
         written, so every interrupted run ends with ABORTED results)."""
-        self.output.create()
-        self.console.open_log(self.output.build_log)
-        prow.write_started(self.output.build_dir, self.supervisor.started, run_metadata(self.run))
-        self.run.save(self.output.run_file)
-        self.console.say(f"winsuite run {self.run.run_id}: job {self.run.job.name}, target OS {self.run.target_os}, "
-                         f"results in {self.output.build_dir}")
+        # Signals are held from before the first file on: one that arrives once started.json is written still ends
+        # the run with its results (it takes effect when the run starts connecting).
         with self.supervisor:
+            self.output.create()
+            self.console.open_log(self.output.build_log)
+            prow.write_started(self.output.build_dir, self.supervisor.started, run_metadata(self.run))
+            self.run.save(self.output.run_file)
+            self.console.say(f"winsuite run {self.run.run_id}: job {self.run.job.name}, target OS "
+                             f"{self.run.target_os}, results in {self.output.build_dir}")
             return self._run()
 
     def _run(self) -> ExitCode:
