@@ -78,7 +78,7 @@ class RepeatedTiming:
     def spread(self) -> str:
         """Every run's total, fastest first, the median's in brackets: "median of 3 runs: 0.22 [0.25] 0.31 s"."""
         totals = sorted(run.total for run in self.runs)
-        middle = totals.index(self.median.total)
+        middle = len(totals) // 2  # as `median` picks it
         shown = " ".join(f"[{total:.2f}]" if i == middle else f"{total:.2f}" for i, total in enumerate(totals))
         return f"median of {len(totals)} runs: {shown} s"
 

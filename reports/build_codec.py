@@ -68,8 +68,7 @@ def encode(parsed: ParsedBuild) -> Encoded:
         joined = PASS_SEPARATOR.join(key for key in passes if PASS_SEPARATOR not in key)
     found = parsed.evidence
     return (dumps(header), joined, dumps(others), encode_rows(parsed.rows, plain=parsed.plain_rows),
-            encode_failures(found.failures),
-            encode_ran_on(found.ran_on))
+            encode_failures(found.failures), encode_ran_on(found.ran_on))
 
 
 def decode(build_dir: Path, header_text: str, cells: tuple[str, str] | Callable[[], tuple[str, str] | None], *,
