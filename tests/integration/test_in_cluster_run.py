@@ -196,6 +196,28 @@ def test_sigint_stops_the_job_keeps_what_finished_and_deletes_everything(real_no
     assert left_in_cluster(real_node, build) == []
 
 
+def test_a_signal_while_the_job_is_made_still_ends_the_run_with_its_results(real_node: EmbeddedCluster,
+                                                                            tmp_path: Path) -> None:
+    process = subprocess.Popen(winsuite(real_node, tmp_path, "--focus", SMALL_FOCUS, "--in-cluster", "--shards", "2"),
+                               cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # The moment started.json is written: the run's namespace, binding, ConfigMap and Job are being made.
+        deadline = time.monotonic() + 600
+        while not any(tmp_path.rglob("started.json")) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        process.send_signal(signal.SIGINT)
+        text, _ = process.communicate(timeout=600)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == ExitCode.INTERRUPTED, text[-3000:]
+    build = only_build(tmp_path)
+    assert build.finished["result"] == "ABORTED"
+    assert "SIGINT" in build.finished["metadata"]["interrupted"]
+    assert len({r.name for r in build.rows()}) == 11
+    assert left_in_cluster(real_node, build) == []
+
+
 def test_the_run_timeout_stops_a_run_inside_the_cluster_and_exits_as_a_run_here_does(real_node: EmbeddedCluster,
                                                                                       tmp_path: Path) -> None:
     # One worker a shard: its 23 tests take a minute or more (two minutes of test time in all; at two workers a

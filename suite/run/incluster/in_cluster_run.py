@@ -85,9 +85,14 @@ class InClusterRun:
     # -- following ------------------------------------------------------------------------------------------
     def follow(self) -> ExitCode:
         """Follow every shard to its end (or to a signal, or the run timeout), then finish the run."""
-        self.console.open_log(self.output.build_log)
         with self.supervisor:
-            self._follow_shards()
+            return self.follow_supervised()
+
+    def follow_supervised(self) -> ExitCode:
+        """`follow`, inside the run's supervisor (entered by whoever made the Job, so a signal while it was made is
+        held until the shards can be stopped)."""
+        self.console.open_log(self.output.build_log)
+        self._follow_shards()
         return self.finish()
 
     def _follow_shards(self) -> None:

@@ -65,25 +65,29 @@ def start(run: RunConfig, *, image: str | None, shards: int | None, detach: bool
     names = objects.RunObjects(run.run_id)
     job = objects.job_manifest(names, shards=len(state.shards), image=reference, nodes=nodes, pull_policy=pull,
                                deadline_seconds=int(run.job.run_timeout) + DEADLINE_MARGIN)
-    prow.write_started(output.build_dir, state.started, {
-        **run_metadata(run), "in-cluster": {"namespace": names.namespace, "image": reference,
-                                             "shards": len(state.shards)}})
-    run.save(output.run_file)
-    state.save(output.build_dir)
-    run_leases.register(connection.api, run.run_id, run.job.run_timeout + DEADLINE_MARGIN)
-    try:
-        objects.create(connection.api, names, {RUN_FILE: json.dumps(for_pods(run, planned).to_document())}, job)
-    except BaseException:
-        objects.delete(connection.api, names)
-        run_leases.withdraw(connection.api, run.run_id)
-        raise
-    sizes = ", ".join(str(len(tests)) for tests in state.shards)
-    console.say(f"winsuite run {run.run_id}: {len(state.shards)} shard(s) of {sizes} test(s) as Job "
-                f"{names.namespace}/{objects.JOB_NAME} on {', '.join(nodes)}, image {reference}")
-    if detach:
-        console.say(f"detached; follow it and collect its results with: winsuite attach {output.build_dir}")
-        return int(ExitCode.OK)
-    return int(InClusterRun(run, state, connection).follow())
+    in_cluster = InClusterRun(run, state, connection)
+    # Signals are held from the first file on: one that arrives while the run's objects are made stops the Job once
+    # it exists, and the run ends with its results as a run here does.
+    with in_cluster.supervisor:
+        prow.write_started(output.build_dir, state.started, {
+            **run_metadata(run), "in-cluster": {"namespace": names.namespace, "image": reference,
+                                                 "shards": len(state.shards)}})
+        run.save(output.run_file)
+        state.save(output.build_dir)
+        run_leases.register(connection.api, run.run_id, run.job.run_timeout + DEADLINE_MARGIN)
+        try:
+            objects.create(connection.api, names, {RUN_FILE: json.dumps(for_pods(run, planned).to_document())}, job)
+        except BaseException:
+            objects.delete(connection.api, names)
+            run_leases.withdraw(connection.api, run.run_id)
+            raise
+        sizes = ", ".join(str(len(tests)) for tests in state.shards)
+        console.say(f"winsuite run {run.run_id}: {len(state.shards)} shard(s) of {sizes} test(s) as Job "
+                    f"{names.namespace}/{objects.JOB_NAME} on {', '.join(nodes)}, image {reference}")
+        if detach and not in_cluster.supervisor.abort_reason:
+            console.say(f"detached; follow it and collect its results with: winsuite attach {output.build_dir}")
+            return int(ExitCode.OK)
+        return int(in_cluster.follow_supervised())
 
 
 def attach(build_dir: Path) -> int:
