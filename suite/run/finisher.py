@@ -4,6 +4,7 @@ logs, the credential scan, finished.json, latest-build.txt, the dashboard, the s
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -15,6 +16,7 @@ from winsuite.authoring.facts import ClusterFacts
 from winsuite.cluster.api_guard import GuardedApiClient
 from winsuite.cluster.connect import Connection
 from winsuite.errors import ExitCode
+from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.inputs.run_modes import NodeLogMode
 from winsuite.k8s import namespaces
@@ -52,6 +54,17 @@ def run_metadata(run: RunConfig) -> dict[str, Any]:
         **({prow.SHARD_METADATA: str(run.shard)} if run.shard else {}),
         **run.metadata,
     }
+
+
+def run_error(err: Exception, console: Console, log: Path) -> tuple[str, ExitCode]:
+    """What ended a run before its end, said in one line (a bug's traceback kept in the build log), as finished.json
+    records it, and the exit code it ends with."""
+    if isinstance(err, UsageError):
+        console.say(f"winsuite: error: {one_line(str(err))}", warning=True)
+        return str(err), err.exit_code
+    console.write(traceback.format_exc())
+    console.say(f"winsuite: internal error: {one_line(repr(err))} (traceback in {log})", warning=True)
+    return f"internal error: {one_line(repr(err))}", ExitCode.INTERNAL_ERROR
 
 
 def has_failures(rows: list[Attempt]) -> bool:

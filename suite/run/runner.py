@@ -7,15 +7,12 @@ import dataclasses
 import functools
 import signal
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 from winsuite import timeline
 from winsuite.authoring.capabilities import Capability
 from winsuite.errors import ExitCode
-from winsuite.errors import UsageError
-from winsuite.errors import one_line
 from winsuite.inputs.engines import Engine
 from winsuite.inputs.engines import EngineChoice
 from winsuite.k8s.run_leases import KeptLease
@@ -49,6 +46,7 @@ from winsuite.run.engines.upstream import UpstreamEngine
 from winsuite.run.evidence import Evidence
 from winsuite.run.evidence import Stop
 from winsuite.run.finisher import Finisher
+from winsuite.run.finisher import run_error
 from winsuite.run.finisher import run_metadata
 from winsuite.run.narrowing import selects_a_test_needing
 from winsuite.run.narrowing import to_ops_cases
@@ -117,14 +115,8 @@ class Runner:
         except KeyboardInterrupt:
             self.supervisor.abort_reason = self.supervisor.abort_reason or "interrupted"
             self.console.say(f"\nwinsuite: {self.supervisor.abort_reason}; writing the results")
-        except UsageError as err:
-            self.console.say(f"winsuite: error: {one_line(str(err))}", warning=True)
-            error, error_code = str(err), err.exit_code
-        except Exception as err:  # a bug: say so in one line, keep the traceback in the build log
-            self.console.write(traceback.format_exc())
-            self.console.say(f"winsuite: internal error: {one_line(repr(err))} (traceback in "
-                             f"{self.output.build_log})", warning=True)
-            error, error_code = f"internal error: {one_line(repr(err))}", ExitCode.INTERNAL_ERROR
+        except Exception as err:  # a user's mistake or the cluster refusing; a bug (traceback in the build log)
+            error, error_code = run_error(err, self.console, self.output.build_log)
         self.supervisor.set_interruptible(False)  # clean-up and results are written whatever arrives now
         rows = [a for r in self.records.values() for a in r.attempts]
         finisher = Finisher(self.run, self.console, self.supervisor)

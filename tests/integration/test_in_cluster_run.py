@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -215,6 +216,60 @@ def test_a_signal_while_the_job_is_made_still_ends_the_run_with_its_results(real
     assert build.finished["result"] == "ABORTED"
     assert "SIGINT" in build.finished["metadata"]["interrupted"]
     assert len({r.name for r in build.rows()}) == 11
+    assert left_in_cluster(real_node, build) == []
+
+
+REFUSED = "no-winsuite-jobs"
+
+
+@pytest.fixture
+def jobs_of_runs_refused(real_node: EmbeddedCluster) -> Iterator[str]:
+    """An admission policy that refuses the run's Job (the last of its objects), as a cluster's policy might."""
+    admission = client.AdmissionregistrationV1Api(real_node.api)
+    message = "runs inside this cluster are not allowed"
+    admission.create_validating_admission_policy({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": REFUSED},
+        "spec": {"failurePolicy": "Fail", "validations": [{"expression": "false", "message": message}],
+                 "matchConstraints": {"resourceRules": [{"apiGroups": ["batch"], "apiVersions": ["v1"],
+                                                         "operations": ["CREATE"], "resources": ["jobs"]}]}}})
+    admission.create_validating_admission_policy_binding({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": REFUSED},
+        "spec": {"policyName": REFUSED, "validationActions": ["Deny"],
+                 "matchResources": {"objectSelector": {"matchLabels": {"app.kubernetes.io/name": "winsuite"}}}}})
+    try:
+        probe = {"apiVersion": "batch/v1", "kind": "Job",
+                 "metadata": {"name": "probe", "labels": {"app.kubernetes.io/name": "winsuite"}},
+                 "spec": {"template": {"spec": {"restartPolicy": "Never",
+                                                "containers": [{"name": "c", "image": "probe"}]}}}}
+        deadline = time.monotonic() + 60
+        while True:  # the policy is enforced once the API server has read it
+            try:
+                client.BatchV1Api(real_node.api).create_namespaced_job("default", probe, dry_run="All")
+            except ApiException as err:
+                if message in str(err.body):
+                    break
+            assert time.monotonic() < deadline, "the admission policy was not enforced within 60 s"
+            time.sleep(0.5)
+        yield message
+    finally:
+        admission.delete_validating_admission_policy_binding(REFUSED)
+        admission.delete_validating_admission_policy(REFUSED)
+
+
+def test_a_run_whose_job_the_cluster_refuses_ends_saying_so_and_leaves_nothing(
+        real_node: EmbeddedCluster, tmp_path: Path, jobs_of_runs_refused: str) -> None:
+    done = subprocess.run(winsuite(real_node, tmp_path, "--focus", SMALL_FOCUS, "--in-cluster"),
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    text = done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == ExitCode.USAGE_ERROR, text
+    assert "internal error" not in text and "Traceback" not in text
+    said = [line for line in text.splitlines() if line.startswith("winsuite: error:")]
+    assert said and "the cluster refused the run's Job winsuite-run-" in said[0] and jobs_of_runs_refused in said[0]
+    build = only_build(tmp_path)
+    assert build.finished["result"] == "FAILURE" and build.finished["passed"] is False
+    assert jobs_of_runs_refused in build.finished["metadata"]["error"]
     assert left_in_cluster(real_node, build) == []
 
 

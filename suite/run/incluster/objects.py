@@ -13,7 +13,9 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from winsuite.errors import UsageError
 from winsuite.k8s import retry
+from winsuite.k8s.api_answer import api_answer
 from winsuite.k8s.namespaces import RUN_ID_LABEL
 from winsuite.k8s.not_found import ignore_not_found
 
@@ -57,18 +59,29 @@ def _meta(name: str, objects: RunObjects, namespace: str | None = None) -> clien
 
 
 def create(api: client.ApiClient, objects: RunObjects, files: Mapping[str, str], job: dict[str, Any]) -> None:
+    """The run's objects, in order; one the cluster refuses (the credentials may not create it, a quota, a policy)
+    is a UsageError naming it and the API server's answer."""
     core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
     namespace = objects.namespace
-    retry.call(core.create_namespace, client.V1Namespace(metadata=_meta(namespace, objects)))
-    retry.call(core.create_namespaced_service_account, namespace,
-               client.V1ServiceAccount(metadata=_meta(SERVICE_ACCOUNT, objects, namespace)))
-    retry.call(rbac.create_cluster_role_binding, client.V1ClusterRoleBinding(
-        metadata=_meta(objects.binding, objects),
-        role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=CLUSTER_ROLE),
-        subjects=[client.RbacV1Subject(kind="ServiceAccount", name=SERVICE_ACCOUNT, namespace=namespace)]))
-    retry.call(core.create_namespaced_config_map, namespace,
-               client.V1ConfigMap(metadata=_meta(CONFIGMAP, objects, namespace), data=dict(files)))
-    retry.call(client.BatchV1Api(api).create_namespaced_job, namespace, job)
+    steps: tuple[tuple[str, Callable[[], object]], ...] = (
+        (f"Namespace {namespace}",
+         lambda: core.create_namespace(client.V1Namespace(metadata=_meta(namespace, objects)))),
+        (f"ServiceAccount {namespace}/{SERVICE_ACCOUNT}", lambda: core.create_namespaced_service_account(
+            namespace, client.V1ServiceAccount(metadata=_meta(SERVICE_ACCOUNT, objects, namespace)))),
+        (f"ClusterRoleBinding {objects.binding}", lambda: rbac.create_cluster_role_binding(client.V1ClusterRoleBinding(
+            metadata=_meta(objects.binding, objects),
+            role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=CLUSTER_ROLE),
+            subjects=[client.RbacV1Subject(kind="ServiceAccount", name=SERVICE_ACCOUNT, namespace=namespace)]))),
+        (f"ConfigMap {namespace}/{CONFIGMAP}", lambda: core.create_namespaced_config_map(
+            namespace, client.V1ConfigMap(metadata=_meta(CONFIGMAP, objects, namespace), data=dict(files)))),
+        (f"Job {namespace}/{JOB_NAME}",
+         lambda: client.BatchV1Api(api).create_namespaced_job(namespace, job)),
+    )
+    for name, step in steps:
+        try:
+            retry.call(step)
+        except ApiException as err:
+            raise UsageError(f"--in-cluster: the cluster refused the run's {name}: {api_answer(err)}") from None
 
 
 def job_manifest(objects: RunObjects, *, shards: int, image: str, nodes: list[str], deadline_seconds: int,

@@ -31,6 +31,8 @@ from winsuite.results import durations
 from winsuite.results import prow
 from winsuite.run.console import Console
 from winsuite.run.engines.upstream import UpstreamEngine
+from winsuite.run.finisher import Finisher
+from winsuite.run.finisher import run_error
 from winsuite.run.finisher import run_metadata
 from winsuite.run.incluster import objects
 from winsuite.run.incluster.in_cluster_run import InClusterRun
@@ -69,18 +71,22 @@ def start(run: RunConfig, *, image: str | None, shards: int | None, detach: bool
     # Signals are held from the first file on: one that arrives while the run's objects are made stops the Job once
     # it exists, and the run ends with its results as a run here does.
     with in_cluster.supervisor:
-        prow.write_started(output.build_dir, state.started, {
-            **run_metadata(run), "in-cluster": {"namespace": names.namespace, "image": reference,
-                                                 "shards": len(state.shards)}})
+        metadata = {**run_metadata(run), "in-cluster": {"namespace": names.namespace, "image": reference,
+                                                        "shards": len(state.shards)}}
+        prow.write_started(output.build_dir, state.started, metadata)
         run.save(output.run_file)
         state.save(output.build_dir)
         run_leases.register(connection.api, run.run_id, run.job.run_timeout + DEADLINE_MARGIN)
         try:
             objects.create(connection.api, names, {RUN_FILE: json.dumps(for_pods(run, planned).to_document())}, job)
-        except BaseException:
+        except Exception as err:  # no Job: the run ends here, its build saying why, as a run here that cannot start
             objects.delete(connection.api, names)
             run_leases.withdraw(connection.api, run.run_id)
-            raise
+            in_cluster.console.open_log(output.build_log)
+            error, code = run_error(err, in_cluster.console, output.build_log)
+            return int(Finisher(run, in_cluster.console, in_cluster.supervisor).finish(
+                [], connection=connection, facts=session.facts, metadata=metadata, result="FAILURE", error=error,
+                error_code=code))
         sizes = ", ".join(str(len(tests)) for tests in state.shards)
         console.say(f"winsuite run {run.run_id}: {len(state.shards)} shard(s) of {sizes} test(s) as Job "
                     f"{names.namespace}/{objects.JOB_NAME} on {', '.join(nodes)}, image {reference}")
