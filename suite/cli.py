@@ -55,7 +55,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:  # `winsuite list | head`
         return int(ExitCode.OK)
-    except Exception as err:  # a bug of winsuite: one line, the traceback kept for the bug report
+    except Exception as err:  # credentials the cluster refused; else a bug of winsuite: one line, its traceback kept
+        from winsuite.k8s.api_answer import credentials_refused  # the Kubernetes client only where it is in use
+
+        if (refused := credentials_refused(err)) is not None:
+            print(f"winsuite: error: {one_line(str(refused))}", file=sys.stderr)
+            return int(refused.exit_code)
         print(f"winsuite: internal error: {one_line(repr(err))} (traceback in {_save_traceback()})",
               file=sys.stderr)
         return int(ExitCode.INTERNAL_ERROR)

@@ -1,4 +1,5 @@
-"""What the API server answered to a refused request, in one line: its status and its own message."""
+"""What the API server answered to a refused request, in one line: its status and its own message; a refusal of the
+credentials as the user's error it is."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import json
 
 from kubernetes.client.exceptions import ApiException
 
+from winsuite.errors import UsageError
 from winsuite.errors import one_line
+
+CREDENTIALS_REFUSED = (401, 403)  # not authenticated; not allowed
 
 
 def api_answer(err: ApiException) -> str:
@@ -18,3 +22,11 @@ def api_answer(err: ApiException) -> str:
         status = None
     message = status.get("message") if isinstance(status, dict) else None
     return one_line(f"{err.status} {err.reason}: {message if isinstance(message, str) else body}")
+
+
+def credentials_refused(err: BaseException) -> UsageError | None:
+    """A request refused for the credentials it was made with (their owner may not do what the run needs) as a usage
+    error naming what was refused; None for any other error."""
+    if isinstance(err, ApiException) and err.status in CREDENTIALS_REFUSED:
+        return UsageError(f"the API server refused a request made with these credentials: {api_answer(err)}")
+    return None

@@ -20,6 +20,7 @@ from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.inputs.run_modes import NodeLogMode
 from winsuite.k8s import namespaces
+from winsuite.k8s.api_answer import credentials_refused
 from winsuite.policy.run_config import RunConfig
 from winsuite.results import prow
 from winsuite.results.merge import final_attempts
@@ -59,6 +60,7 @@ def run_metadata(run: RunConfig) -> dict[str, Any]:
 def run_error(err: Exception, console: Console, log: Path) -> tuple[str, ExitCode]:
     """What ended a run before its end, said in one line (a bug's traceback kept in the build log), as finished.json
     records it, and the exit code it ends with."""
+    err = credentials_refused(err) or err
     if isinstance(err, UsageError):
         console.say(f"winsuite: error: {one_line(str(err))}", warning=True)
         return str(err), err.exit_code

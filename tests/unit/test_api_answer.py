@@ -1,4 +1,5 @@
-"""The API server's answer to a refused request, as an error shows it."""
+"""The API server's answer to a refused request, as an error shows it; a refusal of the credentials is the user's
+error."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import json
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from winsuite.errors import ExitCode
+from winsuite.errors import UsageError
 from winsuite.k8s.api_answer import api_answer
+from winsuite.k8s.api_answer import credentials_refused
 
 
 def refused(status: int, reason: str, body: bytes | str | None) -> ApiException:
@@ -32,3 +36,18 @@ def test_an_answer_that_is_not_a_status_is_shown_as_sent(body: bytes | str | Non
 def test_a_long_answer_is_one_bounded_line() -> None:
     answer = api_answer(refused(422, "Unprocessable Entity", json.dumps({"message": "x\n" * 1000})))
     assert "\n" not in answer and len(answer) <= 400
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_refusal_of_the_credentials_is_a_usage_error_naming_what_was_refused(status: int) -> None:
+    body = json.dumps({"kind": "Status", "message": 'nodes is forbidden: User "u" cannot list resource "nodes"'})
+    error = credentials_refused(refused(status, "Forbidden", body.encode()))
+    assert isinstance(error, UsageError) and error.exit_code == ExitCode.USAGE_ERROR
+    assert str(error) == (f"the API server refused a request made with these credentials: {status} Forbidden: "
+                          'nodes is forbidden: User "u" cannot list resource "nodes"')
+
+
+@pytest.mark.parametrize("error", [ApiException(status=404, reason="Not Found"),
+                                   ApiException(status=422, reason="Unprocessable Entity"), ValueError("x")])
+def test_other_errors_are_not_the_credentials(error: Exception) -> None:
+    assert credentials_refused(error) is None
