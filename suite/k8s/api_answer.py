@@ -13,9 +13,14 @@ from winsuite.errors import one_line
 CREDENTIALS_REFUSED = (401, 403)  # not authenticated; not allowed
 
 
+def answer_body(err: ApiException) -> str:
+    """The answer's body as text (the client keeps it as bytes or str, or None)."""
+    return err.body.decode(errors="replace") if isinstance(err.body, bytes) else str(err.body or "")
+
+
 def api_answer(err: ApiException) -> str:
     """`403 Forbidden: <the Status object's message>` (the body as sent when it is not a Status)."""
-    body = err.body.decode(errors="replace") if isinstance(err.body, bytes) else str(err.body or "")
+    body = answer_body(err)
     try:
         status = json.loads(body)
     except ValueError:

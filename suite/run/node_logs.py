@@ -22,6 +22,7 @@ from kubernetes.client.exceptions import ApiException
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.facts import NodeFacts
 from winsuite.k8s import retry
+from winsuite.k8s.api_answer import answer_body
 
 NODES_DIR = "nodes"
 REPORT_FILE = "collection.txt"
@@ -117,7 +118,7 @@ def _get(api: client.ApiClient, node: str, service: str, since: datetime.datetim
 
 
 def _api_reason(err: ApiException) -> str:
-    body = (err.body.decode(errors="replace") if isinstance(err.body, bytes) else str(err.body or "")).strip()
+    body = answer_body(err).strip()
     if err.status == 403:
         return f"forbidden: the run's credentials may not use nodes/proxy ({body[:200]})"
     if err.status == 404 and "disabled" in body:
