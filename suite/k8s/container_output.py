@@ -60,7 +60,7 @@ def expect_output(api: client.ApiClient, namespace: str, manifest: Manifest,
     except AssertionError as err:
         spec = manifest["spec"]
         every = [c["name"] for c in spec.get("initContainers", []) + spec["containers"]]
-        dump = "\n".join(f"--- {c}:\n{read_logs(api, namespace, name, c)[1]}" for c in every)
+        dump = pods.output_of(api, namespace, name, every)
         raise AssertionError(f"expected pod {name} to succeed: {err}\ncontainer output:\n{dump}") from err
     outputs = {}
     for each, wanted in expected.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
 from kubernetes import client
@@ -13,6 +14,7 @@ from kubernetes.stream import stream
 
 from winsuite.k8s import events
 from winsuite.k8s import retry
+from winsuite.k8s.api_answer import api_answer
 from winsuite.k8s.manifests import Manifest
 from winsuite.k8s.waits import PermanentFailure
 from winsuite.k8s.waits import wait_for
@@ -208,8 +210,7 @@ def assert_succeeded(api: client.ApiClient, namespace: str, name: str,
     finished = wait_for_finish(api, namespace, name, timeout)
     if phase_of(finished) != "Succeeded":
         spec = finished.spec or client.V1PodSpec(containers=[])
-        every = [c.name for c in (spec.init_containers or []) + spec.containers]
-        output = "\n".join(f"--- {c}:\n{read_logs(api, namespace, name, c)[1]}" for c in every)
+        output = output_of(api, namespace, name, [c.name for c in (spec.init_containers or []) + spec.containers])
         happened = "\n".join(events.describe(e) for e in events.list_events(api, namespace)
                              if e.involved_object.name == name)
         raise AssertionError(f"{describe(finished)}: expected phase Succeeded\n"
@@ -233,5 +234,10 @@ def read_logs(api: client.ApiClient, namespace: str, name: str, container: str,
         return True, str(retry.call(read, name, namespace, container=container, **options))
     except ApiException as err:
         if err.status in (400, 404):  # container creating / pod not yet bound: logs come later
-            return False, f"{err.status} {err.reason}: {err.body}"
+            return False, api_answer(err)
         raise
+
+
+def output_of(api: client.ApiClient, namespace: str, name: str, containers: Iterable[str]) -> str:
+    """Each container's logs under its name (the API's answer where it has none yet): a failed pod's output."""
+    return "\n".join(f"--- {c}:\n{read_logs(api, namespace, name, c)[1]}" for c in containers)

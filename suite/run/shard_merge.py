@@ -21,6 +21,7 @@ from winsuite.results import junit
 from winsuite.results import prow
 from winsuite.results.merge import engine_of
 from winsuite.results.model import Attempt
+from winsuite.results.model import Outcome
 from winsuite_reports.conventions import BUILD_LOG
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import METADATA
@@ -60,6 +61,13 @@ class ShardBuild:
     @property
     def attempts(self) -> list[Attempt]:
         return [row for rows in self.phases.values() for row in rows]
+
+    @property
+    def cut_off(self) -> bool:
+        """Something stopped the shard's run before it ended by itself: it ended ABORTED (a signal), never
+        finished, or a row of it is interrupted."""
+        return (self.finished is None or self.result == "ABORTED"
+                or any(row.outcome is Outcome.INTERRUPTED for row in self.attempts))
 
 
 def _json(directory: Path, name: str, *, required: bool) -> dict[str, Any] | None:

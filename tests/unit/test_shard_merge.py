@@ -109,3 +109,16 @@ def test_merge_command_writes_one_build_of_the_job_and_says_what_is_wrong(
     (not_a_build / "started.json").write_text('{"timestamp": NaN}')
     assert cli.main(["merge", str(not_a_build)]) == 4
     assert "NaN is not JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("result", "rows", "cut_off"), [
+    ("SUCCESS", [row("a"), row("b", Outcome.FAILED)], False),  # ended by itself: its pod's loss took nothing
+    ("FAILURE", [row("a"), row("b", Outcome.FAILED)], False),
+    ("ABORTED", [row("a")], True),  # a signal ended it
+    ("FAILURE", [row("a"), row("b", Outcome.INTERRUPTED, interrupted="true")], True),
+    ("", [row("a")], True),  # never finished
+])
+def test_a_shard_build_is_cut_off_when_a_signal_ended_it_or_a_row_is_interrupted(
+        tmp_path: Path, result: str, rows: list[Attempt], cut_off: bool) -> None:
+    build = read_shard_build(shard_build(tmp_path, "1/2", {"junit_01.xml": rows}, result=result))
+    assert build.cut_off is cut_off

@@ -198,7 +198,9 @@ class InClusterRun:
         if shard.build.complete:
             shard.build.extract(directory)
             build = read_shard_build(directory)
-            if lost:
+            # A pod lost after its shard had sent a whole build that nothing cut off (deleted or evicted on its
+            # way out) took nothing with it: the build's own verdict stands.
+            if lost and build.cut_off:
                 self._fail(build, lost)
             if stopped:
                 for cut in build.phases.values():
