@@ -32,7 +32,10 @@ def run(args: argparse.Namespace) -> int:
     from winsuite.run.shard_merge import merged_result
     from winsuite.run.shard_merge import read_shard_build
     from winsuite.run.shard_merge import write_merged
+    from winsuite.run.summary import result_reasons
     from winsuite.run.summary import summarize
+    from winsuite_reports.conventions import FINISHED
+    from winsuite_reports.prow import read_json_object
 
     builds = [read_shard_build(Path(directory)) for directory in args.builds]
     check_shards(builds)
@@ -50,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
         prow.write_latest_build(job_dir, build_dir.name)
     result = merged_result(builds)
     print(f"merged {len(builds)} shard build(s) of job {job} into {build_dir}")
-    print(summarize(rows, build_dir=build_dir, result=result, interrupted="", dashboard=None), end="")
+    finished = read_json_object(build_dir / FINISHED).get("metadata")
+    reasons = result_reasons(finished) if isinstance(finished, dict) else []
+    print(summarize(rows, build_dir=build_dir, result=result, interrupted="", dashboard=None, reasons=reasons), end="")
     if result != "SUCCESS":
         return int(ExitCode.INTERRUPTED if result == "ABORTED" else ExitCode.TESTS_FAILED)
     failed = any(verdict(r) in ("failed", "interrupted") for r in final_attempts(rows).values())

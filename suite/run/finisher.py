@@ -31,6 +31,7 @@ from winsuite.run import dashboard
 from winsuite.run import node_logs
 from winsuite.run.console import Console
 from winsuite.run.summary import evidence_counts
+from winsuite.run.summary import result_reasons
 from winsuite.run.summary import summarize
 from winsuite.run.supervisor import Supervisor
 
@@ -150,7 +151,7 @@ class Finisher:
         with timeline.span("run: dashboard"):
             board = self._dashboard(connection)
         self.console.say(summarize(rows, build_dir=self.output.build_dir, result=result, interrupted=aborted,
-                                   dashboard=board))
+                                   dashboard=board, reasons=result_reasons(metadata)))
         self.console.close()
         if error and not aborted:
             return error_code

@@ -1,10 +1,13 @@
-"""The end-of-run summary: counts, failures with their one-line messages, skips by reason, flakes, paths."""
+"""The end-of-run summary: the result and what decided it beyond the rows, counts, failures with their one-line
+messages, skips by reason, flakes, paths."""
 
 from __future__ import annotations
 
 import collections
 import dataclasses
 from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +17,29 @@ from winsuite.results.model import Attempt
 from winsuite.run.evidence import os_keys
 from winsuite_reports.conventions import FailureClass
 
+# finished.json's metadata that decides a result beyond the rows: the run's error, the flake policy, each shard build
+# that did not pass (a run can fail with every row passed: a shard lost, a flake under --fail-on-flaky).
+RESULT_REASONS = ("error", "flaky-policy", "shards-not-passed")
+
+
+def result_reasons(metadata: Mapping[str, Any]) -> list[str]:
+    """The reasons finished.json's metadata gives for the result, in RESULT_REASONS' order."""
+    reasons: list[str] = []
+    for key in RESULT_REASONS:
+        value = metadata.get(key)
+        reasons += [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
+    return reasons
+
 
 def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, interrupted: str,
-              dashboard: str | None) -> str:
+              dashboard: str | None, reasons: Sequence[str] = ()) -> str:
     by_test = final_attempts(list(attempts))
     verdicts = {name: verdict(rows) for name, rows in by_test.items()}
     counts = collections.Counter(verdicts.values())
     lines = [
         "",
         f"winsuite: {result}" + (f" ({interrupted})" if interrupted else ""),
+        *(f"  why: {reason}" for reason in reasons),
         "  " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("passed", "failed", "flaky", "skipped", "interrupted")),
     ]
     failed = [(n, rows[-1]) for n, rows in by_test.items() if verdicts[n] in ("failed", "interrupted")]

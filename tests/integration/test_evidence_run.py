@@ -141,6 +141,7 @@ def test_a_flake_is_flaky_and_fails_a_job_that_wants_no_flakes(cluster: Embedded
     assert code == ExitCode.TESTS_FAILED, output
     assert build.finished["result"] == "FAILURE" and "passed only on a retry" in build.finished["metadata"][
         "flaky-policy"]
+    assert f"winsuite: FAILURE\n  why: {build.finished['metadata']['flaky-policy']}\n  0 passed" in output, output
 
 
 def test_a_node_lost_mid_test_is_infrastructure(disrupted_cluster: EmbeddedCluster, stoppable_kubelet: int,

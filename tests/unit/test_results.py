@@ -20,6 +20,7 @@ from winsuite.results.merge import read_events
 from winsuite.results.merge import verdict
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
+from winsuite.run.summary import result_reasons
 from winsuite.run.summary import summarize
 from winsuite_reports.conventions import RowProperties
 from winsuite_reports.conventions import artifacts_dir
@@ -149,6 +150,20 @@ def test_the_summary_groups_skips_and_names_failures(tmp_path: Path) -> None:
     assert "FAIL bad\n       boom\n       diagnostics: " in text
     assert "   2  requires X" in text and "FLAKY flaky (2 attempts; first failure: first)" in text
     assert "Dashboard: d/index.html" in text
+
+
+def test_a_result_its_rows_do_not_explain_says_why(tmp_path: Path) -> None:
+    metadata = {"flaky-policy": "1 test(s) passed only on a retry; the job fails on flakes", "flaky": 1,
+                "shards-not-passed": ["1/2: FAILURE (shard 1/2 lost: its pod p was deleted)", "2/2: FAILURE"],
+                "error": "", "ran-on": {}}
+    reasons = result_reasons(metadata)
+    assert reasons == ["1 test(s) passed only on a retry; the job fails on flakes",
+                       "1/2: FAILURE (shard 1/2 lost: its pod p was deleted)", "2/2: FAILURE"]
+    text = summarize([Attempt("ok", "n", Outcome.PASSED)], build_dir=tmp_path, result="FAILURE", interrupted="",
+                     dashboard=None, reasons=reasons)
+    assert "winsuite: FAILURE\n  why: 1 test(s) passed only on a retry" in text
+    assert "  why: 1/2: FAILURE (shard 1/2 lost: its pod p was deleted)\n  why: 2/2: FAILURE\n  1 passed" in text
+    assert result_reasons({"flaky": 0, "failure-classes": {}}) == []
 
 
 def test_an_unknown_event_kind_is_rejected_not_ignored(tmp_path: Path) -> None:

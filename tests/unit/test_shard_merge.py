@@ -98,7 +98,8 @@ def test_merge_command_writes_one_build_of_the_job_and_says_what_is_wrong(
                      "--build-id", "20261125000000"])
     assert code == 1
     assert (tmp_path / "root" / "job-a" / "latest-build.txt").read_text() == "20261125000000"
-    assert "1 passed, 1 failed" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "winsuite: FAILURE\n  why: 2/2: FAILURE\n  1 passed, 1 failed" in out
     assert cli.main(["merge", str(one), str(one)]) == 4
     assert "given twice" in capsys.readouterr().err
     not_a_build = tmp_path / "plain"

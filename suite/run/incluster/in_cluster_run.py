@@ -130,7 +130,10 @@ class InClusterRun:
     def _take(self, shard: Shard, item: str | Ended, progress: ShardProgress) -> None:
         if isinstance(item, Ended):
             shard.ended = item
-            state = "finished" if shard.build.complete else f"lost: {item.why or shard.build.problem}"
+            if not shard.build.complete:
+                state = f"lost: {item.why or shard.build.problem}"
+            else:  # its pod may still be lost on its way out: said, though the build decides (see _shard_build)
+                state = f"sent its build; then {item.why}" if item.why else "finished"
             progress.line(f"shard {shard.number}/{len(self.shards)} {state}")
             return
         message = protocol.parse(item)
