@@ -1,6 +1,6 @@
 """The project's module import graph, read with `ast` (nothing is imported), and the checks of its shape.
 
-Folders are named by the import names they install as (`suite/` is `winsuite`, `reports/` is `winsuite_reports`).
+A module's name is its path under a source root (`suite/winsuite/run/runner.py` is `winsuite.run.runner`).
 Every import counts, function-level ones included, except those under `if TYPE_CHECKING:` (no runtime edge).
 An `import_module`/`__import__` of a literal name is an edge; one of a computed name is listed by dynamic_imports.
 """
@@ -33,16 +33,17 @@ def within(name: str, prefixes: Iterable[str]) -> bool:
 
 
 class ImportGraph:
-    def __init__(self, roots: dict[str, Path]) -> None:
-        """`roots` maps an import name to its folder, e.g. {"winsuite": ROOT / "suite"}."""
-        self.roots = tuple(roots)
+    def __init__(self, source_roots: Sequence[Path]) -> None:
+        """Every package found under the source roots (folders with an `__init__.py`), e.g. [ROOT / "suite"]."""
         self.files: dict[str, Path] = {}
-        for top, folder in roots.items():
-            for path in sorted(folder.rglob("*.py")):
-                parts = list(path.relative_to(folder).with_suffix("").parts)
-                if parts[-1] == "__init__":
-                    parts.pop()
-                self.files[".".join([top, *parts])] = path
+        for root in source_roots:
+            for package in sorted(p.parent for p in root.glob("*/__init__.py")):
+                for path in sorted(package.rglob("*.py")):
+                    parts = list(path.relative_to(root).with_suffix("").parts)
+                    if parts[-1] == "__init__":
+                        parts.pop()
+                    self.files[".".join(parts)] = path
+        self.roots = tuple(sorted({name.partition(".")[0] for name in self.files}))
         self.trees = {m: ast.parse(path.read_text(encoding="utf-8")) for m, path in self.files.items()}
         self.edges: dict[str, set[str]] = {m: self._project_imports(m) for m in self.files}
 

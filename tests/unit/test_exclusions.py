@@ -1,4 +1,4 @@
-"""suite/exclusions.py: exclusion lists parsed strictly, version ranges, scopes with unknown facts, lint."""
+"""winsuite.policy.exclusions: exclusion lists parsed strictly, version ranges, scopes with unknown facts, lint."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""suite/images.py: the image catalog, repo lists of both key generations, resolution per Windows build."""
+"""winsuite.inputs.images: the image catalog, repo lists of both key generations, resolution per Windows build."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""suite/jobs.py: job files parsed strictly, paths relative to the file, precedence file < env < flags.
+"""winsuite.inputs.jobs: job files parsed strictly, paths relative to the file, precedence file < env < flags.
 
 Bad job files, one exact error line each, are golden cases: tests/unit/golden/jobs/ (test_golden.py).
 """

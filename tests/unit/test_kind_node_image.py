@@ -36,7 +36,8 @@ def test_every_image_kubeadm_wants_is_made_and_only_coredns_changes_its_tag() ->
 
 def test_an_etcd_kubeadm_wants_other_than_the_pin_is_refused() -> None:
     pins = dataclasses.replace(load_pins(), etcd="v3.5.0")
-    with pytest.raises(UsageError, match=r"kubeadm v1\.36\.3 wants etcd 3\.6\.8-0; suite/pins.yaml pins v3\.5\.0"):
+    wanted = r"kubeadm v1\.36\.3 wants etcd 3\.6\.8-0; suite/winsuite/pins\.yaml pins v3\.5\.0"
+    with pytest.raises(UsageError, match=wanted):
         components.components(KUBEADM_WANTS, pins)
 
 

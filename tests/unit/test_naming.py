@@ -1,4 +1,4 @@
-"""suite/naming.py and suite/registry.py: names rendered like upstream, tags as markers, the closed registry."""
+"""winsuite.authoring naming and registry: names rendered like upstream, tags as markers, the closed registry."""
 
 from __future__ import annotations
 

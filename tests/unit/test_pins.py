@@ -1,4 +1,4 @@
-"""suite/pins.py: the pinned versions agree with each other and, where the Go module cache has it, with the
+"""winsuite.inputs.pins: the pinned versions agree with each other and, where the Go module cache has it, with the
 pinned Kubernetes source (go.mod and test/utils/image/manifest.go)."""
 
 from __future__ import annotations

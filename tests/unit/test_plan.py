@@ -1,4 +1,4 @@
-"""suite/plan.py: the KEP-116 plan as data, its coverage, and `winsuite plan --format json`."""
+"""winsuite.policy.plan: the KEP-116 plan as data, its coverage, and `winsuite plan --format json`."""
 
 from __future__ import annotations
 

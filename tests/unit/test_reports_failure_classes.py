@@ -60,7 +60,7 @@ def test_a_failed_cell_keeps_its_class_and_evidence(tmp_path: Path) -> None:
 
 
 def ran_on(placement: Placement, column: int, row: str, data: dict[str, Any]) -> str:
-    """What the page's script shows as a cell's nodes (reports/templates/_grid.js ranOn)."""
+    """What the page's script shows as a cell's nodes (reports/winsuite_reports/templates/_grid.js ranOn)."""
     build = data["builds"][column]
     strings = data["strings"]
     width, codes, row_id = build["pw"], build["p"], placement.ids.get(row, -1)

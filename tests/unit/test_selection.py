@@ -1,4 +1,5 @@
-"""suite/selection.py: ginkgo's focus/skip semantics, [LinuxOnly] on Windows, exclusions with scope and expiry."""
+"""winsuite.policy.selection: ginkgo's focus/skip semantics, [LinuxOnly] on Windows, exclusions
+with scope and expiry."""
 
 from __future__ import annotations
 

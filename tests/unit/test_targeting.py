@@ -1,4 +1,5 @@
-"""suite/targeting.py: any pod spec lands on the target OS (nodeSelector, tolerations, runtimeClass, spec.os)."""
+"""winsuite.authoring.targeting: any pod spec lands on the target OS (nodeSelector,
+tolerations, runtimeClass, spec.os)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Windows has no cgroups to enforce reservations, but its kubelet computes allocat
 (GetNodeAllocatableReservation of pkg/kubelet/cm is the same on both), and overprovisioning is blocked only
 through that number (seed 000, "Reservations are not enforced by the OS"). The reservations come from the
 kubelet's /configz through the node proxy, as test/e2e/windows/memory_limits.go reads them; unlike that test
-(ported as-is in suite/cases/windows/test_memory_limits.py) this one checks every resource the kubelet
+(ported as-is in suite/winsuite/cases/windows/test_memory_limits.py) this one checks every resource the kubelet
 reserves for (cpu, memory, ephemeral-storage, pods), honours percentage thresholds as the kubelet does
 (GetThresholdQuantity), and subtracts only the hard eviction thresholds, which is all the kubelet
 subtracts: memory_limits.go also subtracts evictionSoft, which agrees with the kubelet only while no soft

@@ -7,7 +7,8 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 CASES_PACKAGE = "winsuite.cases"  # winsuite's own tests, the catalog `winsuite run` runs by default
-# An installed wheel carries jobs/ and test_images/ under winsuite/data/ (setup.py); a checkout has them beside suite/.
+# An installed wheel carries jobs/ and test_images/ under winsuite/data/ (setup.py); a checkout has them at its top,
+# beside the source root suite/ that holds this package.
 INSTALLED_DATA_DIR = PACKAGE_DIR / "data"
 
 
@@ -16,7 +17,7 @@ def project_root() -> Path:
     override = os.environ.get("WINSUITE_HOME")
     if override:
         return Path(override).resolve()
-    return INSTALLED_DATA_DIR if INSTALLED_DATA_DIR.is_dir() else PACKAGE_DIR.parent
+    return INSTALLED_DATA_DIR if INSTALLED_DATA_DIR.is_dir() else PACKAGE_DIR.parents[1]
 
 
 def jobs_dir() -> Path:

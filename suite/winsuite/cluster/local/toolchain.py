@@ -63,7 +63,7 @@ def find_go(minimum: str) -> Go:
     version = str(values["GOVERSION"]).removeprefix("go")
     if not _is_at_least(version, minimum):
         raise UsageError(
-            f"{executable} is Go {version}; the pinned Kubernetes needs Go >= {minimum} (suite/pins.yaml): "
+            f"{executable} is Go {version}; the pinned Kubernetes needs Go >= {minimum} (suite/winsuite/pins.yaml): "
             f"install a newer Go {PREBUILT_HINT}"
         )
     return Go(executable, version, str(values["GOPROXY"]))
@@ -102,6 +102,6 @@ def download_module(go: Go, path: str, version: str, workdir: Path) -> Module:
             )
         raise UsageError(
             f"the Go module proxy (GOPROXY={go.proxy}) cannot serve {path}@{version}: "
-            f"{error.splitlines()[-1] if error else 'no detail'}; check the pin in suite/pins.yaml"
+            f"{error.splitlines()[-1] if error else 'no detail'}; check the pin in suite/winsuite/pins.yaml"
         )
     return Module(path, version, Path(info["Dir"]), Path(info["GoMod"]))

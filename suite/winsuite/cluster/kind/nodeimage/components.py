@@ -65,7 +65,8 @@ def components(wanted: list[str], pins: Pins) -> list[Component]:
         name = repository.rsplit("/", 1)[-1]
         tag = pins.coredns if name == "coredns" else wanted_tag
         if name == "etcd" and wanted_tag.split("-")[0] != pins.etcd.lstrip("v"):
-            raise UsageError(f"kubeadm {pins.kubernetes} wants etcd {wanted_tag}; suite/pins.yaml pins {pins.etcd}")
+            raise UsageError(f"kubeadm {pins.kubernetes} wants etcd {wanted_tag}; "
+                             f"suite/winsuite/pins.yaml pins {pins.etcd}")
         found.append(Component(repository, wanted_tag, tag))
     return found
 

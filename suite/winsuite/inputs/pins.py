@@ -1,4 +1,4 @@
-"""The pinned versions (suite/pins.yaml), read on demand."""
+"""The pinned versions (suite/winsuite/pins.yaml), read on demand."""
 
 from __future__ import annotations
 

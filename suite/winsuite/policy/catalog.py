@@ -19,7 +19,7 @@ from winsuite.paths import CASES_PACKAGE
 from winsuite.policy.selection import is_serial
 from winsuite_reports.conventions import tags_in_name
 
-# suite/cases/<directory> -> the plan tier its tests belong to by default.
+# suite/winsuite/cases/<directory> -> the plan tier its tests belong to by default.
 DIRECTORY_TIERS = {"adapted": "adapted", "substitute": "substitute", "windows": "windows-specific"}
 
 

@@ -2,7 +2,7 @@
 dnsConfig, hostname and subdomain.
 
 Each test checks what the kubelet told the runtime against what the pod's resolver was configured with, read
-the OS way (suite/k8s/resolvers.py): /etc/resolv.conf on Linux, as test/e2e/network/dns.go and
+the OS way (suite/winsuite/k8s/resolvers.py): /etc/resolv.conf on Linux, as test/e2e/network/dns.go and
 dns_configmap.go read it; on Windows the settings the CNI plugin gave the container (agnhost dns-server-list
 and dns-suffix, and `ipconfig /all` as test/e2e/windows/dns.go reads it). The expected values come from the
 kubelet of the pod's node (/configz: clusterDNS, clusterDomain, resolvConf), which is where the kubelet

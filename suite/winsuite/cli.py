@@ -1,4 +1,4 @@
-"""The `winsuite` command: wires the subcommands of suite/commands/ and turns user errors into one line."""
+"""The `winsuite` command: wires the subcommands of suite/winsuite/commands/ and turns user errors into one line."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.process_exit import exit_now
 
-# Each subcommand and the module of suite/commands/ that adds it with `register(subparsers)`, in --help's order. A
+# Each subcommand and the module of winsuite.commands that adds it with `register(subparsers)`, in --help's order. A
 # command imports its own module alone: the others' imports (pytest, the Kubernetes client, jinja) would cost more
 # than many commands' own work.
 COMMANDS = {

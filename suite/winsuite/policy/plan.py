@@ -1,4 +1,4 @@
-"""The KEP-116 testing plan as data (suite/plan/*.yaml): tiers, items, and the tests or exclusions covering each."""
+"""The KEP-116 testing plan as data (winsuite/plan/*.yaml): tiers, items, and the tests or exclusions covering each."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The closed registry of areas, tags and categories (suite/registry.yaml), and checks of test specs."""
+"""The closed registry of areas, tags and categories (suite/winsuite/registry.yaml), and checks of test specs."""
 
 from __future__ import annotations
 
