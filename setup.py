@@ -17,8 +17,8 @@ setup(
     packages=[p for root in SOURCE_ROOTS for p in find_packages(root)] + list(DATA_PACKAGES),
     package_dir={"winsuite": "suite/winsuite", "winsuite_reports": "reports/winsuite_reports", **DATA_PACKAGES},
     package_data={
-        "winsuite": ["*.yaml", "plan/*.yaml", "plan/*.md", "cases/README.md", "cluster/local/README.md",
-                     "cluster/local/servicelb/*.go"],
+        "winsuite": ["*.yaml", "plan/*.yaml", "plan/*.md", "cases/README.md", "cluster/embedded/README.md",
+                     "components/servicelb/*.go"],
         "winsuite_reports": ["templates/*"],
         "winsuite.data.jobs": ["*.yaml", "*.md", "exclusions/*", "upstream-names/*"],
         "winsuite.data.test_images": ["*.yaml", "*.md", "repo-lists/*"],

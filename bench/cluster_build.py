@@ -16,9 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from winsuite.cluster.local.artifacts import bin_dir_from_env
-from winsuite.cluster.local.config import ClusterConfig
-from winsuite.cluster.local.launcher import real_node_decision
+from winsuite.cluster.embedded.launcher import real_node_decision
+from winsuite.components.artifacts import bin_dir_from_env
+from winsuite.components.simnodes import ClusterConfig
 
 WINSUITE = (sys.executable, "-m", "winsuite.cli")
 UP_GOALS = {"simulated-only": 20.0, "with the real node": 30.0}

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from bench.upstream_e2e import NON_BLOCKING_TAINTS
 from bench.upstream_e2e import e2e_binary
-from winsuite.cluster.local import LocalCluster
-from winsuite.cluster.local import images
+from winsuite.cluster.embedded import LocalCluster
+from winsuite.components import images
 from winsuite.inputs.pins import load_pins
 from winsuite.policy.catalog import collect
 from winsuite.run.engines import upstream_toolchain

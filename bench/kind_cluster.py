@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from tests.tools.host_state import HostState
-from winsuite.cluster.local.artifacts import cached_path
-from winsuite.cluster.local.artifacts import catalog
+from winsuite.components.artifacts import cached_path
+from winsuite.components.artifacts import catalog
 from winsuite.inputs.pins import load_pins
 
 WINSUITE = (sys.executable, "-m", "winsuite.cli")

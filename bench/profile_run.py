@@ -30,7 +30,7 @@ from pathlib import Path
 from bench.compare_upstream import focus_of
 from bench.compare_upstream import twins
 from bench.compare_upstream import user_env
-from winsuite.cluster.local import LocalCluster
+from winsuite.cluster.embedded import LocalCluster
 from winsuite.timeline import ENV
 
 ROOT = Path(__file__).resolve().parents[1]

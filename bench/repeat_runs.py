@@ -20,12 +20,12 @@ from pathlib import Path
 
 from kubernetes import client
 
+from winsuite.cluster.embedded import LocalCluster
+from winsuite.cluster.embedded.leftovers import listeners
+from winsuite.cluster.embedded.realnode import iptables
+from winsuite.cluster.embedded.realnode import network
+from winsuite.cluster.embedded.state import load
 from winsuite.cluster.kubeconfig import api_client
-from winsuite.cluster.local import LocalCluster
-from winsuite.cluster.local.leftovers import listeners
-from winsuite.cluster.local.realnode import iptables
-from winsuite.cluster.local.realnode import network
-from winsuite.cluster.local.state import load
 from winsuite.k8s.namespaces import RUN_ID_LABEL
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from kubernetes import client
 
+from winsuite.cluster.embedded import LocalCluster
 from winsuite.cluster.kubeconfig import api_client
-from winsuite.cluster.local import LocalCluster
 from winsuite.k8s import namespaces
 from winsuite.k8s.waits import wait_for
 

@@ -17,11 +17,11 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from winsuite.cluster.local import LocalCluster
-from winsuite.cluster.local import images
-from winsuite.cluster.local.progress import stderr_reporter
-from winsuite.cluster.local.realnode.containerd import Containerd
-from winsuite.cluster.local.realnode.containerd import image_names
+from winsuite.cluster.embedded import LocalCluster
+from winsuite.cluster.embedded.realnode.containerd import Containerd
+from winsuite.cluster.embedded.realnode.containerd import image_names
+from winsuite.components import images
+from winsuite.components.progress import stderr_reporter
 from winsuite.inputs.pins import load_pins
 from winsuite.run.engines.upstream import NON_BLOCKING_TAINTS as ENGINE_NON_BLOCKING_TAINTS
 from winsuite.run.engines.upstream_toolchain import built_e2e_test

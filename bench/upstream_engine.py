@@ -21,8 +21,8 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from winsuite.cluster.local import LocalCluster
-from winsuite.cluster.local import images
+from winsuite.cluster.embedded import LocalCluster
+from winsuite.components import images
 from winsuite.inputs.pins import load_pins
 from winsuite.run.engines.ginkgo_report import spec_name
 from winsuite.run.engines.ginkgo_report import spec_reports

@@ -19,22 +19,22 @@ from tests.integration.kind_support import KindCluster
 from tests.integration.kind_support import embedded_running
 from tests.tools.embedded_cluster import EmbeddedCluster
 from tests.tools.host_state import HostState
+from winsuite.cluster.embedded import LocalCluster
+from winsuite.cluster.embedded.config import REAL_NODE_NAME
+from winsuite.cluster.embedded.state import load
 from winsuite.cluster.kind import KindTarget
 from winsuite.cluster.kind import engine as engines
 from winsuite.cluster.kind.nodeimage.build import image_labels
 from winsuite.cluster.kind.paths import kind_dir
 from winsuite.cluster.kind.state import load as load_kind
-from winsuite.cluster.local import LocalCluster
-from winsuite.cluster.local import kube
-from winsuite.cluster.local.artifacts import BIN_DIR_ENV
-from winsuite.cluster.local.artifacts import Group
-from winsuite.cluster.local.artifacts import bin_dir_from_env
-from winsuite.cluster.local.artifacts import locate
-from winsuite.cluster.local.artifacts import select
-from winsuite.cluster.local.config import REAL_NODE_NAME
-from winsuite.cluster.local.errors import BuildFailed
-from winsuite.cluster.local.errors import ComponentFailed
-from winsuite.cluster.local.state import load
+from winsuite.components import kube
+from winsuite.components.artifacts import BIN_DIR_ENV
+from winsuite.components.artifacts import Group
+from winsuite.components.artifacts import bin_dir_from_env
+from winsuite.components.artifacts import locate
+from winsuite.components.artifacts import select
+from winsuite.components.errors import BuildFailed
+from winsuite.components.errors import ComponentFailed
 from winsuite.errors import UsageError
 from winsuite.inputs.pins import load_pins
 from winsuite.k8s import namespaces

@@ -11,8 +11,8 @@ from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
 from tests.integration.runner_support import only_build
 from tests.tools.host_state import HostState
+from winsuite.cluster.embedded.state import Layout
 from winsuite.cluster.kind import KindTarget
-from winsuite.cluster.local.state import Layout
 from winsuite.errors import ExitCode
 from winsuite.paths import cache_dir
 

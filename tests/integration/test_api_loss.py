@@ -21,9 +21,9 @@ from tests.integration.runner_support import run_namespaces
 from tests.integration.runner_support import start
 from tests.integration.runner_support import wait_for_event
 from tests.tools.embedded_cluster import EmbeddedCluster
-from winsuite.cluster.local import leftovers
-from winsuite.cluster.local.processes import alive
-from winsuite.cluster.local.state import ClusterState
+from winsuite.cluster.embedded import leftovers
+from winsuite.cluster.embedded.state import ClusterState
+from winsuite.components.processes import alive
 from winsuite.errors import ExitCode
 
 pytestmark = pytest.mark.cluster

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.tools.embedded_cluster import EmbeddedCluster
-from winsuite.cluster.local import leftovers
-from winsuite.cluster.local.processes import wait_exit
-from winsuite.cluster.local.state import Layout
-from winsuite.cluster.local.state import load
+from winsuite.cluster.embedded import leftovers
+from winsuite.cluster.embedded.state import Layout
+from winsuite.cluster.embedded.state import load
+from winsuite.components.processes import wait_exit
 from winsuite.errors import ExitCode
 from winsuite.inputs.pins import load_pins
 

@@ -6,9 +6,9 @@ import pytest
 from kubernetes import client
 
 from tests.tools.embedded_cluster import EmbeddedCluster
-from winsuite.cluster.local.config import BRIDGE_IP
-from winsuite.cluster.local.config import CLUSTER_DNS_IP
-from winsuite.cluster.local.simnodes import FAKE_ANNOTATION
+from winsuite.cluster.embedded.config import BRIDGE_IP
+from winsuite.cluster.embedded.config import CLUSTER_DNS_IP
+from winsuite.components.simnodes import FAKE_ANNOTATION
 from winsuite.inputs.pins import load_pins
 
 pytestmark = pytest.mark.cluster

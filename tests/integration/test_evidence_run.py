@@ -23,7 +23,7 @@ from tests.integration.runner_support import only_build
 from tests.integration.runner_support import start
 from tests.integration.runner_support import together
 from tests.tools.embedded_cluster import EmbeddedCluster
-from winsuite.cluster.local.config import REAL_NODE_NAME
+from winsuite.cluster.embedded.config import REAL_NODE_NAME
 from winsuite.errors import ExitCode
 
 pytestmark = [pytest.mark.cluster, pytest.mark.real_node]

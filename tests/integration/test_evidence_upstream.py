@@ -24,8 +24,8 @@ from tests.integration.test_evidence_run import rows_by_name
 from tests.integration.test_evidence_run import run
 from tests.integration.test_real_node_stats import node_of
 from tests.tools.embedded_cluster import EmbeddedCluster
-from winsuite.cluster.local import images
-from winsuite.cluster.local.config import REAL_NODE_NAME
+from winsuite.cluster.embedded.config import REAL_NODE_NAME
+from winsuite.components import images
 from winsuite.errors import ExitCode
 from winsuite.inputs.images import load_image_catalog
 from winsuite.inputs.images import load_repo_list

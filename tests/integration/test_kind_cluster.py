@@ -23,8 +23,8 @@ from winsuite.cluster.kind.nodeimage.build import INPUTS_LABEL
 from winsuite.cluster.kind.nodeimage.build import image_labels
 from winsuite.cluster.kubeconfig import api_client
 from winsuite.cluster.kubeconfig import server_version
-from winsuite.cluster.local.simnodes import FAKE_TAINT
-from winsuite.cluster.local.simnodes import WINDOWS_TAINT
+from winsuite.components.simnodes import FAKE_TAINT
+from winsuite.components.simnodes import WINDOWS_TAINT
 from winsuite.inputs.pins import load_pins
 
 pytestmark = [pytest.mark.kind, pytest.mark.cluster]

@@ -11,12 +11,12 @@ from tests.integration.kind_support import embedded_running
 from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 from tests.tools.host_state import HostState
+from winsuite.cluster.embedded.config import BRIDGE
+from winsuite.cluster.embedded.realnode.iptables import EGRESS_CHAIN
 from winsuite.cluster.kind import engine as engines
 from winsuite.cluster.kind import leftovers
 from winsuite.cluster.kind import network
 from winsuite.cluster.kind.state import load
-from winsuite.cluster.local.config import BRIDGE
-from winsuite.cluster.local.realnode.iptables import EGRESS_CHAIN
 from winsuite.paths import cache_dir
 
 pytestmark = [pytest.mark.kind, pytest.mark.cluster]

@@ -20,7 +20,7 @@ from tests.tools import gcs_server
 from tests.tools import s3_server
 from tests.tools.embedded_cluster import EmbeddedCluster
 from tests.tools.go_programs import GoMissing
-from winsuite.cluster.local import images
+from winsuite.components import images
 from winsuite.errors import ExitCode
 
 pytestmark = pytest.mark.cluster

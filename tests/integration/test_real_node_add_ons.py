@@ -16,8 +16,8 @@ from tests.integration.test_real_node_workloads import eventually
 from tests.integration.test_real_node_workloads import netexec
 from tests.integration.test_real_node_workloads import start
 from tests.tools.embedded_cluster import EmbeddedCluster
-from winsuite.cluster.local.config import BRIDGE
-from winsuite.cluster.local.config import LOAD_BALANCER_RANGE
+from winsuite.cluster.embedded.config import BRIDGE
+from winsuite.cluster.embedded.config import LOAD_BALANCER_RANGE
 from winsuite.k8s import services
 from winsuite.k8s import workloads
 

@@ -12,8 +12,8 @@ import pytest
 
 from tests.integration.test_real_node_workloads import eventually
 from tests.tools.embedded_cluster import EmbeddedCluster
-from winsuite.cluster.local.realnode import stats_probe
-from winsuite.cluster.local.realnode.node import RealNode
+from winsuite.cluster.embedded.realnode import stats_probe
+from winsuite.cluster.embedded.realnode.node import RealNode
 from winsuite.k8s import pods
 
 pytestmark = [pytest.mark.cluster, pytest.mark.real_node]

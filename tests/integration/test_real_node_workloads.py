@@ -17,8 +17,8 @@ from tenacity import stop_after_delay
 from tenacity import wait_fixed
 
 from tests.tools.embedded_cluster import EmbeddedCluster
-from winsuite.cluster.local.config import CLUSTER_DNS_IP
-from winsuite.cluster.local.config import KUBERNETES_SERVICE_IP
+from winsuite.cluster.embedded.config import CLUSTER_DNS_IP
+from winsuite.cluster.embedded.config import KUBERNETES_SERVICE_IP
 from winsuite.k8s import pods
 from winsuite.k8s import services
 

@@ -28,7 +28,7 @@ from winsuite.authoring.targeting import DEFAULT_WINDOWS_TAINT
 from winsuite.authoring.targeting import OS_LABEL
 from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
 from winsuite.authoring.targeting import Placement
-from winsuite.cluster.local import images
+from winsuite.components import images
 from winsuite.errors import ExitCode
 from winsuite.inputs.pins import load_pins
 from winsuite.k8s import events

@@ -10,9 +10,9 @@ from typing import Any
 from kubernetes import client
 from kubernetes import config as kube_config
 
-from winsuite.cluster.local import images
-from winsuite.cluster.local import leftovers
-from winsuite.cluster.local.target import LocalCluster
+from winsuite.cluster.embedded import leftovers
+from winsuite.cluster.embedded.target import LocalCluster
+from winsuite.components import images
 from winsuite.inputs.images import load_image_catalog
 from winsuite.inputs.images import load_repo_list
 

@@ -26,9 +26,9 @@ from types import TracebackType
 
 from tests.tools.go_programs import GoPrograms
 from tests.tools.go_programs import ensure_built
-from winsuite.cluster.local.logs import tail
-from winsuite.cluster.local.progress import Reporter
-from winsuite.cluster.local.progress import stderr_reporter
+from winsuite.components.logs import tail
+from winsuite.components.progress import Reporter
+from winsuite.components.progress import stderr_reporter
 
 FAKE_GCS_SERVER = GoPrograms(
     key="fake-gcs-server",

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
-from winsuite.cluster.local.locks import file_lock
-from winsuite.cluster.local.progress import Reporter
-from winsuite.cluster.local.progress import elapsed
-from winsuite.cluster.local.progress import run_step
-from winsuite.cluster.local.progress import stderr_reporter
-from winsuite.cluster.local.toolchain import Go
-from winsuite.cluster.local.toolchain import find_go
+from winsuite.components.locks import file_lock
+from winsuite.components.progress import Reporter
+from winsuite.components.progress import elapsed
+from winsuite.components.progress import run_step
+from winsuite.components.progress import stderr_reporter
+from winsuite.components.toolchain import Go
+from winsuite.components.toolchain import find_go
 from winsuite.paths import cache_dir
 
 STRIP = "-s -w"

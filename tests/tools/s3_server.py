@@ -23,8 +23,8 @@ from minio import Minio
 
 from tests.tools.go_programs import GoPrograms
 from tests.tools.go_programs import ensure_built
-from winsuite.cluster.local.progress import Reporter
-from winsuite.cluster.local.progress import stderr_reporter
+from winsuite.components.progress import Reporter
+from winsuite.components.progress import stderr_reporter
 
 VERSITYGW = GoPrograms(
     key="versitygw",

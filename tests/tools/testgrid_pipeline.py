@@ -21,9 +21,9 @@ from pathlib import Path
 from tests.tools.gcs_server import GcsServer
 from tests.tools.go_programs import GoPrograms
 from tests.tools.go_programs import ensure_built
-from winsuite.cluster.local.logs import tail
-from winsuite.cluster.local.progress import Reporter
-from winsuite.cluster.local.progress import stderr_reporter
+from winsuite.components.logs import tail
+from winsuite.components.progress import Reporter
+from winsuite.components.progress import stderr_reporter
 
 MODULE = "github.com/GoogleCloudPlatform/testgrid"
 # TestGrid's newest release. Its updater, tabulator, summarizer, result and gcs packages are those of the newest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from winsuite.cluster.local import busybox
+from winsuite.components import busybox
 
 
 def test_defconfig_is_made_static_and_without_tc(tmp_path: Path) -> None:

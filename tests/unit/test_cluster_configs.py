@@ -5,19 +5,19 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from winsuite.cluster.local import controlplane
-from winsuite.cluster.local import simnodes
-from winsuite.cluster.local.config import DEFAULT_PORTS
-from winsuite.cluster.local.config import REAL_NODE_PORTS
-from winsuite.cluster.local.config import ClusterConfig
-from winsuite.cluster.local.realnode import containerd
-from winsuite.cluster.local.realnode import coredns
-from winsuite.cluster.local.realnode import kubelet
-from winsuite.cluster.local.realnode import kubeproxy
-from winsuite.cluster.local.realnode import metrics_server
-from winsuite.cluster.local.realnode import network
-from winsuite.cluster.local.realnode import servicelb
-from winsuite.cluster.local.state import Layout
+from winsuite.cluster.embedded import controlplane
+from winsuite.cluster.embedded.config import DEFAULT_PORTS
+from winsuite.cluster.embedded.config import REAL_NODE_PORTS
+from winsuite.cluster.embedded.realnode import containerd
+from winsuite.cluster.embedded.realnode import coredns
+from winsuite.cluster.embedded.realnode import kubelet
+from winsuite.cluster.embedded.realnode import kubeproxy
+from winsuite.cluster.embedded.realnode import metrics_server
+from winsuite.cluster.embedded.realnode import network
+from winsuite.cluster.embedded.realnode import servicelb
+from winsuite.cluster.embedded.state import Layout
+from winsuite.components import simnodes
+from winsuite.components.simnodes import ClusterConfig
 
 PORTS = DEFAULT_PORTS | REAL_NODE_PORTS
 

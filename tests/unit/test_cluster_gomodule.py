@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from winsuite.cluster.local.gomodule import parse_mod
-from winsuite.cluster.local.gomodule import render_wrapper
-from winsuite.cluster.local.gomodule import version_ldflags
+from winsuite.components.gomodule import parse_mod
+from winsuite.components.gomodule import render_wrapper
+from winsuite.components.gomodule import version_ldflags
 
 KUBERNETES_MOD = """\
 // This is a generated file. Do not edit directly.

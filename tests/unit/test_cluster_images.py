@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from winsuite.cluster.local import images
+from winsuite.components import images
 from winsuite.errors import DataError
 from winsuite.inputs.images import load_image_catalog
 

@@ -8,11 +8,11 @@ import json
 import tarfile
 from pathlib import Path
 
-from winsuite.cluster.local.ociimage import Entry
-from winsuite.cluster.local.ociimage import ImageSpec
-from winsuite.cluster.local.ociimage import Layer
-from winsuite.cluster.local.ociimage import write_archive
-from winsuite.cluster.local.ociimage import write_layer
+from winsuite.components.ociimage import Entry
+from winsuite.components.ociimage import ImageSpec
+from winsuite.components.ociimage import Layer
+from winsuite.components.ociimage import write_archive
+from winsuite.components.ociimage import write_layer
 
 
 def spec(binary: Path) -> ImageSpec:

@@ -7,8 +7,8 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from winsuite.cluster.local import credentials
-from winsuite.cluster.local import pki
+from winsuite.cluster.embedded import credentials
+from winsuite.cluster.embedded import pki
 
 
 def test_apiserver_cert_names_loopback_the_service_and_the_bridge_only_with_the_real_node(

@@ -22,7 +22,7 @@ import yaml
 from tests.tools.ginkgo_golden import ginkgo_selection
 from winsuite import cli
 from winsuite import paths
-from winsuite.cluster.local import artifacts
+from winsuite.components import artifacts
 from winsuite.errors import ExitCode
 from winsuite.inputs.pins import load_pins
 from winsuite.policy.upstream_names import read_names_file

@@ -1,9 +1,10 @@
 """Dependencies point one way (STYLE §3): the whole layer order holds, with no module or package cycle.
 
 The layers, bottom up: winsuite_reports (which reads stored results and never imports winsuite); the top-level modules
-of winsuite; authoring; k8s; inputs; cluster; policy; results; plugin; run; commands; cli. A module imports its own
-layer and those below it. The cases import the authoring vocabulary and the Kubernetes helpers only, and nothing
-imports them by name except the case catalog's loader.
+of winsuite; authoring; k8s; inputs; components (the kit that builds and runs the pinned components); cluster; policy;
+results; plugin; run; commands; cli. A module imports its own layer and those below it. Inside cluster, the two made
+clusters (embedded, kind) stand side by side on the kit: neither imports the other. The cases import the authoring
+vocabulary and the Kubernetes helpers only, and nothing imports them by name except the case catalog's loader.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from tests.tools.import_graph import ImportGraph
 from tests.tools.import_graph import Rule
 from tests.tools.import_graph import imported_names
+from tests.tools.import_graph import within
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE_ROOTS = (ROOT / "suite", ROOT / "reports")
@@ -28,6 +30,7 @@ LAYERS = (
     ("winsuite.authoring",),
     ("winsuite.k8s",),
     ("winsuite.inputs",),
+    ("winsuite.components",),
     ("winsuite.cluster",),
     ("winsuite.policy",),
     ("winsuite.results",),
@@ -39,6 +42,10 @@ LAYERS = (
 CASES = "winsuite.cases"
 RULES = [
     Rule("winsuite_reports", forbidden=("winsuite",), why="reports read stored results only"),
+    Rule("winsuite.cluster.embedded", forbidden=("winsuite.cluster.kind",),
+         why="the made clusters are siblings on the kit (winsuite.components)"),
+    Rule("winsuite.cluster.kind", forbidden=("winsuite.cluster.embedded",),
+         why="the made clusters are siblings on the kit (winsuite.components)"),
     Rule(CASES, allowed_only=("winsuite.authoring", "winsuite.k8s"),
          why="cases import the authoring vocabulary and the Kubernetes helpers only"),
 ]
@@ -59,6 +66,15 @@ def test_the_layer_order_holds(graph: ImportGraph) -> None:
 def test_the_rules_outside_the_layers_hold(graph: ImportGraph, rule: Rule) -> None:
     assert sum(1 for m in graph.files if m == rule.source or m.startswith(rule.source + ".")) >= 1
     assert graph.violations(rule) == []
+
+
+def test_runs_reach_made_clusters_only_through_the_cluster_registries(graph: ImportGraph) -> None:
+    """A run builds with the kit, starts a cluster through cluster.base's targets and loads an image through
+    cluster.node_images: no module of run/ names the embedded or kind cluster itself."""
+    made = ("winsuite.cluster.embedded", "winsuite.cluster.kind")
+    direct = [f"{m} -> {t}" for m in sorted(graph.files) if within(m, ["winsuite.run"])
+              for t in sorted(graph.edges[m]) if within(t, made)]
+    assert direct == []
 
 
 def test_no_module_import_cycles(graph: ImportGraph) -> None:

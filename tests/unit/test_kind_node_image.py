@@ -15,7 +15,7 @@ from winsuite.cluster.kind.config import POD_SUBNET
 from winsuite.cluster.kind.nodeimage import build
 from winsuite.cluster.kind.nodeimage import components
 from winsuite.cluster.kind.nodeimage import files
-from winsuite.cluster.local.ociimage import Entry
+from winsuite.components.ociimage import Entry
 from winsuite.errors import UsageError
 from winsuite.inputs.pins import load_pins
 

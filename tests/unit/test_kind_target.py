@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
+from winsuite.cluster.embedded.config import CLUSTER_CIDR
+from winsuite.cluster.embedded.config import SERVICE_CIDR
 from winsuite.cluster.kind import engine
 from winsuite.cluster.kind import network
 from winsuite.cluster.kind.config import cluster_config
@@ -17,8 +19,6 @@ from winsuite.cluster.kind.paths import KindLayout
 from winsuite.cluster.kind.state import KindState
 from winsuite.cluster.kind.state import load
 from winsuite.cluster.kind.state import save
-from winsuite.cluster.local.config import CLUSTER_CIDR
-from winsuite.cluster.local.config import SERVICE_CIDR
 from winsuite.errors import UsageError
 
 

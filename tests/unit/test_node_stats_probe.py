@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from winsuite.cluster.local.realnode import stats_probe
+from winsuite.cluster.embedded.realnode import stats_probe
 
 
 def summary(cpu: int, memory: int, *, name: str = stats_probe.POD) -> dict[str, Any]:

@@ -42,7 +42,7 @@ class ClusterTarget(Protocol):
 
 
 def _embedded(spec: ClusterSpec) -> ClusterTarget:
-    from winsuite.cluster.local import LocalCluster
+    from winsuite.cluster.embedded import LocalCluster
 
     target: ClusterTarget = LocalCluster(name=spec.name, real_node=spec.real_node)
     return target

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from winsuite import messages
 from winsuite.authoring.facts import ClusterFacts
-from winsuite.cluster.local.artifacts import catalog
-from winsuite.cluster.local.artifacts import locate
+from winsuite.components.artifacts import catalog
+from winsuite.components.artifacts import locate
 from winsuite.inputs.pins import load_pins
 
 VERSION_TIMEOUT = 30.0

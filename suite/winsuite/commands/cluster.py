@@ -8,21 +8,21 @@ import os
 import subprocess
 from pathlib import Path
 
-from winsuite.cluster.local.artifacts import BIN_DIR_ENV
-from winsuite.cluster.local.artifacts import Group
-from winsuite.cluster.local.artifacts import bin_dir_from_env
-from winsuite.cluster.local.artifacts import select
-from winsuite.cluster.local.build import Builder
-from winsuite.cluster.local.config import DEFAULT_WINDOWS_BUILDS
-from winsuite.cluster.local.config import ClusterConfig
-from winsuite.cluster.local.logs import tail
-from winsuite.cluster.local.progress import stderr_reporter
-from winsuite.cluster.local.realnode import prereqs
-from winsuite.cluster.local.state import Layout
-from winsuite.cluster.local.status import inspect
-from winsuite.cluster.local.status import render
+from winsuite.cluster.embedded.realnode import prereqs
+from winsuite.cluster.embedded.state import Layout
+from winsuite.cluster.embedded.status import inspect
+from winsuite.cluster.embedded.status import render
 from winsuite.commands import cluster_kind
 from winsuite.commands._types import Subparsers
+from winsuite.components.artifacts import BIN_DIR_ENV
+from winsuite.components.artifacts import Group
+from winsuite.components.artifacts import bin_dir_from_env
+from winsuite.components.artifacts import select
+from winsuite.components.build import Builder
+from winsuite.components.logs import tail
+from winsuite.components.progress import stderr_reporter
+from winsuite.components.simnodes import DEFAULT_WINDOWS_BUILDS
+from winsuite.components.simnodes import ClusterConfig
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite.inputs.cluster_spec import MADE_CLUSTER_TYPES
@@ -116,7 +116,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _up(args: argparse.Namespace) -> int:
-    from winsuite.cluster.local import launcher  # the kubernetes client: only when a cluster is started
+    from winsuite.cluster.embedded import launcher  # the kubernetes client: only when a cluster is started
 
     if args.linux_nodes < 0:
         raise UsageError(f"--linux-nodes {args.linux_nodes}: expected 0 or more")
@@ -131,7 +131,7 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    from winsuite.cluster.local import launcher
+    from winsuite.cluster.embedded import launcher
 
     if args.type == ClusterType.KIND:
         return cluster_kind.down(args)

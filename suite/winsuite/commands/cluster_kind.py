@@ -11,8 +11,8 @@ from winsuite.cluster.kind import engine as engines
 from winsuite.cluster.kind.paths import KindLayout
 from winsuite.cluster.kind.state import load
 from winsuite.cluster.kubectl import pinned_kubectl
-from winsuite.cluster.local.config import ClusterConfig
-from winsuite.cluster.local.progress import stderr_reporter
+from winsuite.components.progress import stderr_reporter
+from winsuite.components.simnodes import ClusterConfig
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite.inputs.pins import load_pins
@@ -56,7 +56,7 @@ def status(args: argparse.Namespace) -> int:
     print(f"  engine      {state.engine}\n  image       {state.image}\n  server      {state.server}\n"
           f"  kubeconfig  {layout.kubeconfig}\n  node        {layout.node} ({container_state(engine, layout.node)})")
     if problem is None:
-        from winsuite.cluster.local.status import node_readiness
+        from winsuite.components.kube import node_readiness
 
         for node, readiness_ in sorted(node_readiness(layout.kubeconfig).items()):
             print(f"  node {node:<24} {readiness_}")

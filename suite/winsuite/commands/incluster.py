@@ -30,8 +30,9 @@ def register(subparsers: Subparsers) -> None:
 
 
 def image_build(args: argparse.Namespace) -> int:
+    from winsuite.inputs.cluster_spec import ClusterType
     from winsuite.run.incluster.local_image import build_image
-    from winsuite.run.incluster.local_image import ensure_on_embedded_node
+    from winsuite.run.incluster.local_image import ensure_on_node
 
     def report(text: str) -> None:
         print(text, flush=True)
@@ -39,7 +40,7 @@ def image_build(args: argparse.Namespace) -> int:
     if args.no_import:
         ref, archive = build_image(report)
     else:
-        ref = ensure_on_embedded_node(args.cluster_name, report)
+        ref = ensure_on_node(ClusterType.EMBEDDED, args.cluster_name, report)
         _, archive = build_image(lambda text: None)
     print(f"{ref}\t{archive}")
     return 0

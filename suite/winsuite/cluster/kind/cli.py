@@ -10,14 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from winsuite.cluster.kind.engine import ContainerEngine
-from winsuite.cluster.local.artifacts import Group
-from winsuite.cluster.local.artifacts import locate
-from winsuite.cluster.local.artifacts import select
-from winsuite.cluster.local.build import Builder
-from winsuite.cluster.local.errors import ComponentFailed
-from winsuite.cluster.local.logs import tail
-from winsuite.cluster.local.progress import Reporter
-from winsuite.cluster.local.progress import elapsed
+from winsuite.components.artifacts import Group
+from winsuite.components.artifacts import locate
+from winsuite.components.artifacts import select
+from winsuite.components.build import Builder
+from winsuite.components.errors import ComponentFailed
+from winsuite.components.logs import tail
+from winsuite.components.progress import Reporter
+from winsuite.components.progress import elapsed
 from winsuite.errors import UsageError
 from winsuite.inputs.pins import load_pins
 

@@ -10,7 +10,7 @@ from winsuite.cluster.kind.engine import ContainerEngine
 from winsuite.cluster.kind.engine import Engine
 from winsuite.cluster.kind.paths import KindLayout
 from winsuite.cluster.kind.state import KindState
-from winsuite.cluster.local.processes import pids_with_argument
+from winsuite.components.processes import pids_with_argument
 
 CLUSTER_LABEL = "io.x-k8s.kind.cluster"  # kind labels its containers and volumes with the cluster's name
 

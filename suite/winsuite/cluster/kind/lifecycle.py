@@ -30,17 +30,17 @@ from winsuite.cluster.kind.paths import kind_dir
 from winsuite.cluster.kind.state import KindState
 from winsuite.cluster.kind.state import load
 from winsuite.cluster.kind.state import save
-from winsuite.cluster.local import images
-from winsuite.cluster.local import kube
-from winsuite.cluster.local import simnodes
-from winsuite.cluster.local.artifacts import Group
-from winsuite.cluster.local.artifacts import select
-from winsuite.cluster.local.build import Builder
-from winsuite.cluster.local.config import ClusterConfig
-from winsuite.cluster.local.locks import file_lock
-from winsuite.cluster.local.progress import Reporter
-from winsuite.cluster.local.progress import elapsed
 from winsuite.cluster.readiness import wait_for_controllers
+from winsuite.components import images
+from winsuite.components import kube
+from winsuite.components import simnodes
+from winsuite.components.artifacts import Group
+from winsuite.components.artifacts import select
+from winsuite.components.build import Builder
+from winsuite.components.locks import file_lock
+from winsuite.components.progress import Reporter
+from winsuite.components.progress import elapsed
+from winsuite.components.simnodes import ClusterConfig
 from winsuite.errors import UsageError
 from winsuite.inputs.pins import load_pins
 

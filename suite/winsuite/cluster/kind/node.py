@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from collections.abc import Iterable
 from pathlib import Path
 
 from winsuite.cluster.kind.engine import ContainerEngine
-from winsuite.cluster.local.progress import Reporter
+from winsuite.cluster.kind.engine import choose
+from winsuite.cluster.kind.paths import KindLayout
+from winsuite.components.progress import Reporter
 from winsuite.errors import UsageError
 
 CTR = ("ctr", "--namespace=k8s.io")
@@ -50,3 +53,19 @@ def import_archives(engine: ContainerEngine, container: str, archives: Iterable[
         report(f"  importing {archive.name} into {container}")
         execute(engine, container, *CTR, "images", "import", "--all-platforms", "-", stdin=archive,
                 timeout=600)
+
+
+class KindNodeImages:
+    """The named kind cluster's node and its containerd's images (cluster.node_images)."""
+
+    def __init__(self, cluster: str) -> None:
+        self.engine, self.where = choose(), KindLayout(cluster).node
+        if state(self.engine, self.where) != "running":
+            raise UsageError(f"the kind cluster {cluster!r} has no node running ({self.where}); start it with "
+                             f"`winsuite cluster up --type kind --name {cluster}`")
+
+    def names(self) -> set[str]:
+        return image_names(self.engine, self.where)
+
+    def import_archive(self, archive: Path, report: Callable[[str], None]) -> None:
+        import_archives(self.engine, self.where, [archive], report)

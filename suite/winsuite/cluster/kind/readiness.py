@@ -9,9 +9,9 @@ from winsuite.cluster.kind import node
 from winsuite.cluster.kind.engine import ContainerEngine
 from winsuite.cluster.kind.paths import KindLayout
 from winsuite.cluster.kind.state import KindState
-from winsuite.cluster.local import kube
-from winsuite.cluster.local.errors import ComponentFailed
-from winsuite.cluster.local.health import readyz_problem
+from winsuite.components import kube
+from winsuite.components.errors import ComponentFailed
+from winsuite.components.health import readyz_problem
 
 READYZ_PATIENCE = 10.0  # an API server restarting gets this long before it is called broken
 

@@ -10,11 +10,11 @@ from winsuite.cluster.kind import readiness
 from winsuite.cluster.kind.paths import KindLayout
 from winsuite.cluster.kind.state import KindState
 from winsuite.cluster.kind.state import load
-from winsuite.cluster.local.artifacts import bin_dir_from_env
-from winsuite.cluster.local.config import ClusterConfig
-from winsuite.cluster.local.errors import ComponentFailed
-from winsuite.cluster.local.progress import Reporter
-from winsuite.cluster.local.progress import stderr_reporter
+from winsuite.components.artifacts import bin_dir_from_env
+from winsuite.components.errors import ComponentFailed
+from winsuite.components.progress import Reporter
+from winsuite.components.progress import stderr_reporter
+from winsuite.components.simnodes import ClusterConfig
 
 
 class KindTarget:

@@ -11,11 +11,11 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from winsuite.cluster.local.artifacts import Group
-from winsuite.cluster.local.artifacts import select
-from winsuite.cluster.local.build import Builder
-from winsuite.cluster.local.toolchain import download_module
-from winsuite.cluster.local.toolchain import find_go
+from winsuite.components.artifacts import Group
+from winsuite.components.artifacts import select
+from winsuite.components.build import Builder
+from winsuite.components.toolchain import download_module
+from winsuite.components.toolchain import find_go
 from winsuite.errors import UsageError
 from winsuite.inputs.pins import load_pins
 from winsuite.paths import cache_dir

@@ -24,11 +24,11 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 from winsuite import paths
-from winsuite.cluster.local.images import shared_libraries
-from winsuite.cluster.local.ociimage import Entry
-from winsuite.cluster.local.ociimage import ImageSpec
-from winsuite.cluster.local.ociimage import Layer
-from winsuite.cluster.local.ociimage import write_archive
+from winsuite.components.images import shared_libraries
+from winsuite.components.ociimage import Entry
+from winsuite.components.ociimage import ImageSpec
+from winsuite.components.ociimage import Layer
+from winsuite.components.ociimage import write_archive
 
 REPOSITORY = "winsuite.local/winsuite"
 SITE = "/opt/winsuite/site-packages"

@@ -121,9 +121,8 @@ def _image(image: str | None, run: RunConfig) -> tuple[str, str]:
                          "built from its Containerfile and pushed to a registry the cluster pulls from")
     from winsuite.run.incluster import local_image
 
-    kind = run.job.cluster.type == ClusterType.KIND
-    ensure = local_image.ensure_on_kind_node if kind else local_image.ensure_on_embedded_node
-    return ensure(run.job.cluster.name, lambda text: print(text, flush=True)), LOCAL_IMAGE_PULL
+    ref = local_image.ensure_on_node(run.job.cluster.type, run.job.cluster.name, lambda text: print(text, flush=True))
+    return ref, LOCAL_IMAGE_PULL
 
 
 def _plan(run: RunConfig, facts: ClusterFacts, count: int, *, image: str) -> tuple[InClusterState, list[Shard]]:

@@ -19,14 +19,14 @@ from winsuite.cluster.kind.engine import ContainerEngine
 from winsuite.cluster.kind.nodeimage import components
 from winsuite.cluster.kind.nodeimage import files
 from winsuite.cluster.kind.nodeimage import rootfs
-from winsuite.cluster.local.artifacts import Group
-from winsuite.cluster.local.artifacts import select
-from winsuite.cluster.local.build import Builder
-from winsuite.cluster.local.ociimage import Entry
-from winsuite.cluster.local.ociimage import add_entries
-from winsuite.cluster.local.ociimage import inputs_digest
-from winsuite.cluster.local.progress import Reporter
-from winsuite.cluster.local.progress import elapsed
+from winsuite.components.artifacts import Group
+from winsuite.components.artifacts import select
+from winsuite.components.build import Builder
+from winsuite.components.ociimage import Entry
+from winsuite.components.ociimage import add_entries
+from winsuite.components.ociimage import inputs_digest
+from winsuite.components.progress import Reporter
+from winsuite.components.progress import elapsed
 from winsuite.errors import UsageError
 from winsuite.inputs.pins import Pins
 

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from winsuite.cluster.kind.paths import kind_dir
-from winsuite.cluster.local.images import cached_archive
-from winsuite.cluster.local.images import shared_libraries
-from winsuite.cluster.local.ociimage import Entry
-from winsuite.cluster.local.ociimage import ImageSpec
-from winsuite.cluster.local.ociimage import Layer
-from winsuite.cluster.local.progress import Reporter
+from winsuite.components.images import cached_archive
+from winsuite.components.images import shared_libraries
+from winsuite.components.ociimage import Entry
+from winsuite.components.ociimage import ImageSpec
+from winsuite.components.ociimage import Layer
+from winsuite.components.progress import Reporter
 from winsuite.errors import UsageError
 from winsuite.inputs.pins import Pins
 

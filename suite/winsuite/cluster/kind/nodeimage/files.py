@@ -10,9 +10,9 @@ from pathlib import Path
 
 from winsuite.cluster.kind.config import NODE_POD_CIDR
 from winsuite.cluster.kind.nodeimage.components import Component
-from winsuite.cluster.local import simnodes
-from winsuite.cluster.local.artifacts import CNI_PLUGINS
-from winsuite.cluster.local.ociimage import Entry
+from winsuite.components import simnodes
+from winsuite.components.artifacts import CNI_PLUGINS
+from winsuite.components.ociimage import Entry
 from winsuite.errors import UsageError
 
 KUBERNETES_BINARIES = ("kubeadm", "kubelet", "kubectl")  # /usr/bin: kind's kubelet unit runs /usr/bin/kubelet

@@ -8,10 +8,10 @@ import shutil
 from pathlib import Path
 
 from winsuite.cluster.kind.paths import kind_dir
-from winsuite.cluster.local.debian import mirror
-from winsuite.cluster.local.locks import file_lock
-from winsuite.cluster.local.progress import Reporter
-from winsuite.cluster.local.progress import run_step
+from winsuite.components.debian import mirror
+from winsuite.components.locks import file_lock
+from winsuite.components.progress import Reporter
+from winsuite.components.progress import run_step
 from winsuite.errors import UsageError
 
 # What kind's base image installs (images/base/Dockerfile), less what a single-node offline cluster never uses
