@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -233,3 +235,14 @@ def test_two_engines_of_one_test_are_told_apart_and_cross_checked() -> None:
         "the engines disagree: native skipped (requires a Windows kernel (found: none)), upstream passed")
     assert checks["cut"].outcome is Outcome.SKIPPED and checks["cut"].message == (
         "not compared: native interrupted, upstream passed")
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
+def test_a_file_written_whole_follows_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
+    before = os.umask(umask)
+    try:
+        junit.write_atomically(tmp_path / "finished.json", b"{}")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "finished.json").stat().st_mode) == mode
+    assert [p.name for p in tmp_path.iterdir()] == ["finished.json"]

@@ -77,11 +77,19 @@ def render(attempts: Iterable[Attempt], timestamp: str | None = None) -> bytes:
     return bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomically(path: Path, data: bytes) -> None:
-    """Readers (and a crash) only ever see a complete file."""
+    """Readers (and a crash) only ever see a complete file; its mode follows the umask as any other file of the
+    build does (mkstemp's own 0600 would hide it from an uploader or web server running as another user)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
