@@ -11,14 +11,14 @@ import itertools
 import operator
 from dataclasses import dataclass
 
+from winsuite_reports.job import Job
+from winsuite_reports.job import cells_of
 from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import PASS
 from winsuite_reports.model import Cell
-from winsuite_reports.model import Job
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.model import by_key
-from winsuite_reports.model import cells_of
 
 UNCATEGORIZED = "(no category)"
 HISTORY = 10  # builds shown per case, newest first

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from winsuite_reports.evidence import CLASS_ORDER
 from winsuite_reports.failures import Occurrence
-from winsuite_reports.model import Job
+from winsuite_reports.job import Job
 from winsuite_reports.triage import find_match
 
 _LINK = re.compile(r"https?://[^\s)\]]+")

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from winsuite_reports.categories import UNCATEGORIZED
 from winsuite_reports.environment import recorded_axes
 from winsuite_reports.environment import value
+from winsuite_reports.job import Job
 from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
-from winsuite_reports.model import Job
 from winsuite_reports.model import PlanItem
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status

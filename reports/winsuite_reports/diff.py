@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from winsuite_reports.job import Job
 from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import Build
-from winsuite_reports.model import Job
 from winsuite_reports.model import ReportError
 from winsuite_reports.model import Status
 

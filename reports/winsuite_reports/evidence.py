@@ -4,6 +4,7 @@ them) and the nodes each row ran on (every cell's detail), as a parse finds them
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
@@ -16,6 +17,16 @@ from winsuite_reports.triage import normalize
 UNCLASSIFIED = "unclassified"  # a failure whose results name no class (upstream artifacts, older runs)
 # The order the dashboard lists failure classes in: infrastructure first, as TestGrid sets it apart.
 CLASS_ORDER = (*(str(member) for member in FailureClass), UNCLASSIFIED)
+# A failure whose whole message is one word ("Timeout", "Error") is an infrastructure failure to TestGrid.
+INFRA_MESSAGE = re.compile(r"^\w+$")
+
+
+def is_infra_failure(cell: Cell) -> bool:
+    """A failure counted apart from the test's own, as TestGrid counts infrastructure failures: a test the run cut off
+    (interrupted), one whose class is infrastructure, or, where the results name no class, TestGrid's one-word rule."""
+    if cell.interrupted or cell.failure_class:
+        return cell.interrupted or cell.failure_class == FailureClass.INFRASTRUCTURE
+    return bool(cell.message and INFRA_MESSAGE.match(cell.message))
 
 
 @dataclass(frozen=True, slots=True)

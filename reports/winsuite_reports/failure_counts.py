@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from winsuite_reports.evidence import CLASS_ORDER
+from winsuite_reports.job import Job
 from winsuite_reports.model import Build
-from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 
 

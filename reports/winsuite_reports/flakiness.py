@@ -11,15 +11,13 @@ from dataclasses import dataclass
 from dataclasses import field
 from functools import cached_property
 
-from winsuite_reports.conventions import FailureClass
+from winsuite_reports.evidence import is_infra_failure
+from winsuite_reports.job import Job
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
-from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 from winsuite_reports.status import coalesce
 
-# A failure whose whole message is one word ("Timeout", "Error") is an infrastructure failure to TestGrid.
-INFRA_MESSAGE = re.compile(r"^\w+$")
 # A hard break is not flakiness: runs of this many failures in a row are skipped.
 IGNORE_FAILURES_IN_A_ROW = 3
 DEFAULT_DAYS = 7.0  # TestGrid's days_of_analysis
@@ -51,14 +49,6 @@ def flip_flakiness(statuses: Sequence[Status] | str) -> float:
 _BREAK_TEXT = Status.FAIL.value * IGNORE_FAILURES_IN_A_ROW
 _HARD_BREAK = re.compile(f"{Status.FAIL.value}{{{IGNORE_FAILURES_IN_A_ROW},}}")
 _FAILURE_RUN = re.compile(f"{Status.FAIL.value}+")
-
-
-def is_infra_failure(cell: Cell) -> bool:
-    """A failure counted apart from the test's own, as TestGrid counts infrastructure failures: a test the run cut off
-    (interrupted), one whose class is infrastructure, or, where the results name no class, TestGrid's one-word rule."""
-    if cell.interrupted or cell.failure_class:
-        return cell.interrupted or cell.failure_class == FailureClass.INFRASTRUCTURE
-    return bool(cell.message and INFRA_MESSAGE.match(cell.message))
 
 
 # not frozen: a frozen dataclass's __init__ costs four times as much, and a big tab makes one per row

@@ -28,9 +28,9 @@ from winsuite_reports.environment import recorded_axes
 from winsuite_reports.failure_counts import NONE as NO_FAILURES
 from winsuite_reports.failure_counts import FailureCounts
 from winsuite_reports.failure_counts import per_build
+from winsuite_reports.job import Job
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
-from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 from winsuite_reports.model import cell_value
 from winsuite_reports.placement import CODE_ALPHABET

@@ -24,7 +24,7 @@ from winsuite_reports.conventions import tags_in_name
 from winsuite_reports.conventions import tags_in_names
 from winsuite_reports.evidence import BuildEvidence
 from winsuite_reports.evidence import failure_of
-from winsuite_reports.flakiness import is_infra_failure
+from winsuite_reports.evidence import is_infra_failure
 from winsuite_reports.junit import Attempt
 from winsuite_reports.junit import MalformedJunit
 from winsuite_reports.junit import Testcases

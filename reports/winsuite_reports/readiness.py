@@ -22,17 +22,18 @@ from dataclasses import dataclass
 from dataclasses import field
 from functools import cached_property
 
+from winsuite_reports.evidence import is_infra_failure
 from winsuite_reports.flakiness import flip_flakiness
-from winsuite_reports.flakiness import is_infra_failure
+from winsuite_reports.job import History
+from winsuite_reports.job import Job
+from winsuite_reports.job import cells_of
 from winsuite_reports.model import NO_RESULT
 from winsuite_reports.model import Cell
-from winsuite_reports.model import History
-from winsuite_reports.model import Job
 from winsuite_reports.model import PlanItem
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status
 from winsuite_reports.model import by_key
-from winsuite_reports.model import cells_of
+from winsuite_reports.release_jobs import Criteria
 from winsuite_reports.release_jobs import JobReadiness
 from winsuite_reports.release_jobs import finished
 from winsuite_reports.release_jobs import job_readiness
@@ -67,15 +68,6 @@ _BLOCKING = frozenset(state for state in RowState if state.blocks)  # a set look
 _EXCLUDED, _CATEGORY, _STATUS = (operator.attrgetter(name) for name in ("excluded", "category", "status"))
 _RAN = (Status.PASS, Status.FAIL, Status.FLAKY)
 UNTESTED = "UNTESTED"
-
-
-@dataclass(frozen=True)
-class Criteria:
-    runs: int = 10  # the last N finished runs the KEP criterion reads
-    min_pass_rate: float = 0.75
-    max_consecutive_failures: int = 10
-    min_consecutive_greens: int = 3
-    week_days: float = 7.0
 
 
 # not frozen: a frozen dataclass's __init__ costs four times as much, and a big tab makes one per row

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from winsuite_reports.diff import diff_builds
 from winsuite_reports.environment import AxisChange
 from winsuite_reports.environment import changes
+from winsuite_reports.job import Job
 from winsuite_reports.model import Build
-from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 
 

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from winsuite_reports.job import Job
 from winsuite_reports.model import Build
-from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 
-if TYPE_CHECKING:  # the verdict's criteria, which the verdict passes in
-    from winsuite_reports.readiness import Criteria
+
+@dataclass(frozen=True)
+class Criteria:
+    """What the KEP's "100 % green, non-flaky" and SIG Release's release-blocking criteria are read over."""
+
+    runs: int = 10  # the last N finished runs the KEP criterion reads
+    min_pass_rate: float = 0.75
+    max_consecutive_failures: int = 10
+    min_consecutive_greens: int = 3
+    week_days: float = 7.0
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,8 @@ from winsuite_reports.grid import CLASS_ICONS
 from winsuite_reports.grid import GridRows
 from winsuite_reports.grid import grid_data
 from winsuite_reports.grid import grid_json
+from winsuite_reports.job import Job
 from winsuite_reports.model import Build
-from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 from winsuite_reports.readiness import RowState
 from winsuite_reports.split import both

@@ -25,12 +25,12 @@ from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.derived import derive
 from winsuite_reports.failures import FailureClustering
+from winsuite_reports.job import History
+from winsuite_reports.job import Job
+from winsuite_reports.job import transposed
 from winsuite_reports.model import Build
-from winsuite_reports.model import History
-from winsuite_reports.model import Job
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import by_key
-from winsuite_reports.model import transposed
 from winsuite_reports.placement import RowPlacement
 from winsuite_reports.prow import MalformedJson
 from winsuite_reports.prow import ParsedBuild

@@ -11,11 +11,11 @@ from collections.abc import Set
 from dataclasses import dataclass
 from dataclasses import replace
 
+from winsuite_reports.job import Job
+from winsuite_reports.job import cells_of
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
-from winsuite_reports.model import Job
 from winsuite_reports.model import Status
-from winsuite_reports.model import cells_of
 
 OVERALL = "Overall"
 

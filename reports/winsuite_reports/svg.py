@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from markupsafe import Markup
 from markupsafe import escape
 
+from winsuite_reports.job import Job
 from winsuite_reports.model import Build
-from winsuite_reports.model import Job
 from winsuite_reports.model import Status
 
 AXIS_WIDTH, MARGIN = 34, 5  # room for the axis labels and the dots at the edges

@@ -46,6 +46,8 @@ class ImportGraph:
         self.roots = tuple(sorted({name.partition(".")[0] for name in self.files}))
         self.trees = {m: ast.parse(path.read_text(encoding="utf-8")) for m, path in self.files.items()}
         self.edges: dict[str, set[str]] = {m: self._project_imports(m) for m in self.files}
+        # with the imports under `if TYPE_CHECKING:` too: a cycle there is a knot in the design all the same
+        self.typed_edges: dict[str, set[str]] = {m: self._project_imports(m, type_checking=True) for m in self.files}
 
     def _resolve(self, name: str) -> str | None:
         """The project module that importing `name` loads (the longest existing prefix), or None."""
@@ -55,11 +57,11 @@ class ImportGraph:
             name = name.rpartition(".")[0]
         return None
 
-    def _project_imports(self, module: str) -> set[str]:
+    def _project_imports(self, module: str, *, type_checking: bool = False) -> set[str]:
         path = self.files[module]
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         found: set[str] = set()
-        for base, members in import_statements(self.trees[module], package):
+        for base, members in import_statements(self.trees[module], package, type_checking=type_checking):
             modules = {self._resolve(m) for m in members}
             # `from pkg import sub` loads pkg/__init__ too, but as a parent package: no edge of its own unless
             # the statement also takes a name defined in pkg/__init__.
@@ -93,9 +95,10 @@ class ImportGraph:
                         problems.append(f"{module} -> {target}  (only {', '.join(rule.allowed_only)} allowed)")
         return problems
 
-    def cycles(self) -> list[list[str]]:
-        """Module cycles: strongly connected components of more than one module, each sorted."""
-        return strongly_connected(self.edges)
+    def cycles(self, *, type_checking: bool = False) -> list[list[str]]:
+        """Module cycles: strongly connected components of more than one module, each sorted (`type_checking`: the
+        imports under `if TYPE_CHECKING:` counted too)."""
+        return strongly_connected(self.typed_edges if type_checking else self.edges)
 
     def package_cycles(self) -> list[list[str]]:
         """Cycles between the members (modules and subpackages) of each package: `a.x` importing `b.y` while
@@ -205,10 +208,12 @@ def imported_names(tree: ast.AST, package: str) -> Iterator[str]:
         yield from members
 
 
-def import_statements(tree: ast.AST, package: str) -> Iterator[tuple[str, tuple[str, ...]]]:
+def import_statements(tree: ast.AST, package: str, *, type_checking: bool = False
+                      ) -> Iterator[tuple[str, tuple[str, ...]]]:
     """(module, `module.name` for each name taken from it) per import: plain, from (relative ones resolved),
-    import_module('x')."""
-    skipped = {id(n) for node in ast.walk(tree) if _is_type_checking_block(node) for n in ast.walk(node)}
+    import_module('x'); those under `if TYPE_CHECKING:` only when `type_checking`."""
+    skipped = set() if type_checking else {
+        id(n) for node in ast.walk(tree) if _is_type_checking_block(node) for n in ast.walk(node)}
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from winsuite_reports.model import History
+from winsuite_reports.job import History
 from winsuite_reports.results import load_history
 from winsuite_reports.synthetic import START
 from winsuite_reports.synthetic import write_job

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from winsuite_reports.compare import compare
+from winsuite_reports.job import Job
 from winsuite_reports.markdown import compare_markdown
-from winsuite_reports.model import Job
 from winsuite_reports.model import PlanItem
 from winsuite_reports.render import write_compare
 from winsuite_reports.results import load_history

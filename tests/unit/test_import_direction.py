@@ -81,6 +81,10 @@ def test_no_module_import_cycles(graph: ImportGraph) -> None:
     assert graph.cycles() == []
 
 
+def test_no_module_import_cycles_counting_type_only_imports(graph: ImportGraph) -> None:
+    assert graph.cycles(type_checking=True) == []
+
+
 def test_no_package_import_cycles(graph: ImportGraph) -> None:
     assert graph.package_cycles() == []
 
@@ -122,6 +126,8 @@ def test_the_checker_finds_a_cycle_and_a_transitive_back_edge(tmp_path: Path) ->
     back_edge = graph.violations(Rule("pkg.policy", forbidden=("pkg.run",)))
     assert back_edge == ["pkg.policy.plan -> pkg.helpers -> pkg.run.runner  (forbidden)"]
     assert graph.violations(Rule("pkg.run", forbidden=("pkg.policy",))) == []  # TYPE_CHECKING is no edge
+    assert graph.cycles(type_checking=True) == [["pkg.helpers", "pkg.policy.plan", "pkg.run.runner"],
+                                                ["pkg.policy.images", "pkg.policy.jobs"]]
     only = graph.violations(Rule("pkg.cases", allowed_only=("pkg.authoring",)))
     assert only == ["pkg.cases.test_x -> pkg.helpers  (only pkg.authoring allowed)"]
 

@@ -12,7 +12,7 @@ from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.analysis import build_report
 from winsuite_reports.categories import UNCATEGORIZED
 from winsuite_reports.categories import categories
-from winsuite_reports.model import Job
+from winsuite_reports.job import Job
 from winsuite_reports.model import Status
 from winsuite_reports.render import write_dashboard
 from winsuite_reports.results import load_history

@@ -8,7 +8,7 @@ import pytest
 
 from winsuite_reports.diff import diff_between
 from winsuite_reports.diff import latest_diff
-from winsuite_reports.model import Job
+from winsuite_reports.job import Job
 from winsuite_reports.model import ReportError
 from winsuite_reports.results import load_history
 from winsuite_reports.synthetic import START

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from winsuite_reports.environment import UNRECORDED
 from winsuite_reports.environment import recorded_axes
-from winsuite_reports.model import Job
+from winsuite_reports.job import Job
 from winsuite_reports.regression import green_to_red
 from winsuite_reports.results import load_history
 from winsuite_reports.synthetic import START

@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from winsuite_reports.evidence import is_infra_failure
 from winsuite_reports.flakiness import RowFlakiness
 from winsuite_reports.flakiness import analyze
 from winsuite_reports.flakiness import flip_flakiness
-from winsuite_reports.flakiness import is_infra_failure
 from winsuite_reports.flakiness import window
+from winsuite_reports.job import Job
 from winsuite_reports.model import PASS
 from winsuite_reports.model import Build
 from winsuite_reports.model import Cell
-from winsuite_reports.model import Job
 from winsuite_reports.model import LazyCells
 from winsuite_reports.model import RowInfo
 from winsuite_reports.model import Status

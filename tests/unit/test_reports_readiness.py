@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from winsuite_reports.model import History
+from winsuite_reports.job import History
 from winsuite_reports.model import PlanItem
-from winsuite_reports.readiness import Criteria
 from winsuite_reports.readiness import Readiness
 from winsuite_reports.readiness import RowState
 from winsuite_reports.readiness import assess
+from winsuite_reports.release_jobs import Criteria
 from winsuite_reports.results import load_history
 from winsuite_reports.synthetic import START
 from winsuite_reports.synthetic import write_job

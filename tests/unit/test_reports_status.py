@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from winsuite_reports.model import Job
+from winsuite_reports.job import Job
 from winsuite_reports.results import load_history
 from winsuite_reports.status import TabStatus
 from winsuite_reports.status import Thresholds

@@ -154,7 +154,7 @@ def _since(text: str | None) -> float | None:
 
 def _options(args: argparse.Namespace) -> ReportOptions:
     from winsuite_reports.analysis import ReportOptions
-    from winsuite_reports.readiness import Criteria
+    from winsuite_reports.release_jobs import Criteria
     from winsuite_reports.status import Thresholds
 
     return ReportOptions(

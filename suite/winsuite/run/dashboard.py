@@ -21,8 +21,8 @@ from winsuite_reports.analysis import ReportOptions
 from winsuite_reports.analysis import build_report
 from winsuite_reports.compare import Comparison
 from winsuite_reports.compare import compare
-from winsuite_reports.model import History
-from winsuite_reports.model import Job
+from winsuite_reports.job import History
+from winsuite_reports.job import Job
 from winsuite_reports.model import PlanItem
 from winsuite_reports.model import ReportError
 from winsuite_reports.prow import MALFORMED
