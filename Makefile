@@ -10,7 +10,7 @@ MIN_PYTHON := 3.11
 # Debian packages: the real Linux node (`winsuite cluster deps`) and the dashboard's browser test.
 BROWSER_PACKAGES = chromium
 
-.PHONY: setup deps build run test test-kind lint unit integration bench
+.PHONY: setup deps build run test test-kind check lint unit integration bench
 
 # .venv is made with the machine's python3, and made again when that Python changes; winsuite (with its dev
 # extras) is installed again when pyproject.toml or setup.py change. A stamp records what it was made from.
@@ -72,6 +72,10 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
+# The quick tier, for every commit: lint, type check, unit tests and goldens; no cluster, about 3 minutes.
+check: lint
+	$(VPY) -m pytest -q -n 2 tests/unit
+
 unit: setup
 	$(VPY) -m pytest -q tests/unit
 
@@ -81,7 +85,7 @@ integration: build
 
 # The upstream engine's tests run e2e.test: it is built once per pinned version, like the cluster. The kind node
 # image (12-18 min cold) is built by the test session in the background while the embedded cluster's tests run.
-# The 25 slowest tests are listed at the end: where the time goes.
+# The 25 slowest tests and the time per test file are listed at the end: where the time goes.
 test: build lint
 	$(WINSUITE) cluster build --e2e-test
 	$(VPY) -m pytest -q --durations=25 tests
