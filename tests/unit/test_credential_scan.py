@@ -7,7 +7,9 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
 import yaml
+from kubernetes import client
 
 from winsuite.run import credential_scan
 from winsuite.run.credential_scan import Credential
@@ -52,7 +54,7 @@ def test_planted_credentials_are_redacted_in_every_form(tmp_path: Path) -> None:
 
     credentials = credential_scan.kubeconfig_credentials(_kubeconfig(tmp_path), [])
     credentials.append(Credential(SECRET_VALUE, "Secret default/app key password"))
-    files, findings = credential_scan.scan([build], credentials)
+    files, findings = credential_scan.scan([build], credentials, [])
 
     assert files == len(leaks) + 1
     assert {finding.path.relative_to(build).as_posix() for finding in findings} == set(leaks)
@@ -73,7 +75,8 @@ def test_nothing_to_find_leaves_every_file_as_it_was(tmp_path: Path) -> None:
     build = tmp_path / "build"
     build.mkdir()
     (build / "a.txt").write_text("an ordinary log line\n")
-    files, findings = credential_scan.scan([build], credential_scan.kubeconfig_credentials(_kubeconfig(tmp_path), []))
+    files, findings = credential_scan.scan([build], credential_scan.kubeconfig_credentials(_kubeconfig(tmp_path), []),
+                                           [])
     assert (files, findings) == (1, [])
     assert (build / "a.txt").read_text() == "an ordinary log line\n"
 
@@ -91,3 +94,45 @@ def test_a_scan_that_could_not_look_everywhere_says_so_and_is_never_clean(tmp_pa
     assert line.startswith("winsuite: warning: credential scan of the build: 12 files, nothing found; incomplete:")
     assert credential_scan.summary("the build", 12, [], []) == (
         "credential scan of the build: 12 files, nothing found", "clean")
+
+
+EXEC_SECRET = "exec-plugin-client-secret-7f3a"
+EXEC_TOKEN = "token-the-exec-plugin-returned-91b2"
+
+
+def test_an_exec_plugins_environment_and_the_token_it_returned_are_looked_for(tmp_path: Path) -> None:
+    """EKS, GKE and AKS kubeconfigs hold no token: an exec plugin gets secrets in its environment and returns the
+    token the client sends."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "users": [{"name": "aks", "user": {
+        "exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "kubelogin",
+                 "args": ["get-token", "--login", "spn"],
+                 "env": [{"name": "AAD_SERVICE_PRINCIPAL_CLIENT_SECRET", "value": EXEC_SECRET}]}}}]}))
+    configuration = client.Configuration()
+    configuration.api_key = {"authorization": f"Bearer {EXEC_TOKEN}"}
+    gaps: list[str] = []
+    credentials = (credential_scan.kubeconfig_credentials(kubeconfig, gaps)
+                   + credential_scan.client_credentials(client.ApiClient(configuration), gaps))
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "build-log.txt").write_text(f"env {EXEC_SECRET}\nAuthorization: Bearer {EXEC_TOKEN}\n")
+    files, findings = credential_scan.scan([build], credentials, gaps)
+    assert (files, gaps) == (1, [])
+    assert EXEC_SECRET not in (build / "build-log.txt").read_text()
+    assert EXEC_TOKEN not in (build / "build-log.txt").read_text()
+    assert {f.source for f in findings} == {"kubeconfig users[0].user.exec.env[AAD_SERVICE_PRINCIPAL_CLIENT_SECRET]",
+                                            "the API client's authorization key"}
+
+
+def test_a_file_over_the_size_limit_is_a_gap_and_the_scan_incomplete(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(credential_scan, "MAX_FILE_BYTES", 16)
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "small.txt").write_text("short\n")
+    (build / "large.log").write_text(f"{TOKEN} and more than sixteen bytes\n")
+    gaps: list[str] = []
+    files, findings = credential_scan.scan([build], [Credential(TOKEN.encode(), "token")], gaps)
+    assert (files, findings) == (1, [])
+    assert len(gaps) == 1 and "large.log was not scanned" in gaps[0] and "over the scan's 16 bytes" in gaps[0]
+    assert credential_scan.summary("the build", files, findings, gaps)[1].startswith("incomplete: ")

@@ -1,12 +1,14 @@
 """The scan every run ends with: no credential of the cluster in what the run publishes.
 
 Published are the build directory (JUnit, diagnostics, logs, node logs, the build log) and the dashboard. The
-credentials looked for: every token, password and private key of the kubeconfig (all its users, files they
-name included), the service-account token of a run inside the cluster, and the value of every Secret in the
-cluster outside the run's own namespaces. Each is looked for as it is, base64-encoded, and line by line for
-multi-line values (a PEM key printed in JSON keeps its lines); an occurrence is replaced with <redacted> where
-it is found, and the scan says what it replaced and where. Values shorter than MIN_BYTES are not looked for:
-"admin" or "true" would match everywhere and protect nothing."""
+credentials looked for: every token, password and private key of the kubeconfig (all its users, files they name
+included, and the environment its exec plugins are given: EKS, GKE, AKS kubelogin), what the run's API client
+authenticates with (the token or key an exec plugin returned), the service-account token of a run inside the
+cluster, and the value of every Secret in the cluster outside the run's own namespaces. Each is looked for as it
+is, base64-encoded, and line by line for multi-line values (a PEM key printed in JSON keeps its lines); an
+occurrence is replaced with <redacted> where it is found, and the scan says what it replaced and where. Values
+shorter than MIN_BYTES are not looked for: "admin" or "true" would match everywhere and protect nothing. A file
+the scan could not read (too large, or unreadable) is a gap: the scan is then `incomplete`, never `clean`."""
 
 from __future__ import annotations
 
@@ -67,11 +69,36 @@ def kubeconfig_credentials(path: Path, gaps: list[str]) -> list[Credential]:
         for field in USER_SECRET_FILES:
             if isinstance(user.get(field), str):
                 found += _file(Path(path.parent, user[field]), f"{where}.{field}", gaps)
+        found += _exec_env(user.get("exec"), f"{where}.exec")
         provider = user.get("auth-provider")
         config = provider.get("config") if isinstance(provider, dict) else None
         for field in PROVIDER_SECRETS:
             if isinstance(config, dict) and isinstance(config.get(field), str):
                 found.append(Credential(config[field].encode(), f"{where}.auth-provider.config.{field}"))
+    return found
+
+
+def _exec_env(plugin: object, where: str) -> list[Credential]:
+    """The values an exec plugin is given in its environment (client secrets, tenant keys); its token is the
+    client's (client_credentials)."""
+    env = plugin.get("env") if isinstance(plugin, dict) else None
+    return [Credential(item["value"].encode(), f"{where}.env[{item.get('name', index)}]")
+            for index, item in enumerate(env if isinstance(env, list) else [])
+            if isinstance(item, dict) and isinstance(item.get("value"), str)]
+
+
+def client_credentials(api: Any, gaps: list[str]) -> list[Credential]:
+    """What the run's API client authenticates with, as its kubeconfig's exec plugin or token file gave it: the
+    bearer token, the basic-auth password and the client key."""
+    configuration = getattr(api, "configuration", None)
+    if configuration is None:
+        return []
+    found = [Credential(str(value).removeprefix("Bearer ").encode(), f"the API client's {name} key")
+             for name, value in (getattr(configuration, "api_key", None) or {}).items() if value]
+    if getattr(configuration, "password", None):
+        found.append(Credential(str(configuration.password).encode(), "the API client's password"))
+    if getattr(configuration, "key_file", None):
+        found += _file(Path(configuration.key_file), "the API client's key", gaps)
     return found
 
 
@@ -129,16 +156,20 @@ def needles(credentials: Iterable[Credential]) -> dict[bytes, str]:
     return found
 
 
-def scan(roots: Iterable[Path], credentials: Iterable[Credential]) -> tuple[int, list[Finding]]:
-    """Look through every file under `roots` and redact what is found; (files scanned, findings)."""
+def scan(roots: Iterable[Path], credentials: Iterable[Credential], gaps: list[str]) -> tuple[int, list[Finding]]:
+    """Look through every file under `roots` and redact what is found; (files scanned, findings). A file that could
+    not be read whole is not counted as scanned: it is added to `gaps`."""
     wanted = sorted(needles(credentials).items(), key=lambda item: -len(item[0]))  # longest first
     files = 0
     findings: list[Finding] = []
     for root in roots:
         for path in _files(root):
+            found = _scan_file(path, wanted) if wanted else []
+            if isinstance(found, str):
+                gaps.append(f"{path} was not scanned ({found})")
+                continue
             files += 1
-            if wanted:
-                findings += _scan_file(path, wanted)
+            findings += found
     return files, findings
 
 
@@ -153,13 +184,15 @@ def _files(root: Path) -> Iterable[Path]:
                 yield path
 
 
-def _scan_file(path: Path, wanted: list[tuple[bytes, str]]) -> list[Finding]:
+def _scan_file(path: Path, wanted: list[tuple[bytes, str]]) -> list[Finding] | str:
+    """The findings in one file (redacted there), or why it could not be read."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return []
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return f"{size} bytes, over the scan's {MAX_FILE_BYTES} bytes"
         data = path.read_bytes()
-    except OSError:
-        return []
+    except OSError as err:
+        return f"unreadable: {err.strerror or err}"
     findings = []
     for needle, source in wanted:
         count = data.count(needle)
@@ -173,13 +206,14 @@ def _scan_file(path: Path, wanted: list[tuple[bytes, str]]) -> list[Finding]:
     return findings
 
 
-def run_credentials(kubeconfig: Path | None, api: Any, own_namespaces: Callable[[], set[str]],
+def run_credentials(kubeconfig: Path | None, client: Any, api: Any, own_namespaces: Callable[[], set[str]],
                     no_api: str) -> tuple[list[Credential], list[str]]:
-    """What a run's files must not hold: the pod's service-account token, the kubeconfig's credentials and the values
-    of the cluster's Secrets outside the run's own namespaces; and what could not be looked for (empty when
-    nothing). `api` None: the Secrets are not asked for, `no_api` says why."""
+    """What a run's files must not hold: the pod's service-account token, the kubeconfig's credentials, what the
+    run's API `client` authenticates with (None: no client was made) and the values of the cluster's Secrets outside
+    the run's own namespaces; and what could not be looked for (empty when nothing). `api` None: the Secrets are not
+    asked for, `no_api` says why."""
     gaps: list[str] = []
-    credentials = service_account_credentials(gaps)
+    credentials = service_account_credentials(gaps) + client_credentials(client, gaps)
     if kubeconfig is not None:
         credentials += kubeconfig_credentials(kubeconfig, gaps)
     if api is None:

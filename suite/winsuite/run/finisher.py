@@ -161,10 +161,11 @@ class Finisher:
         """Redact the cluster's credentials wherever the run wrote them under `root`; what the metadata says."""
         api = connection.api if connection is not None and self.api_lost is None else None
         credentials, gaps = credential_scan.run_credentials(
-            connection.kubeconfig if connection is not None else None, api,
+            connection.kubeconfig if connection is not None else None,
+            connection.api if connection is not None else None, api,
             lambda: namespaces.of_run(api, self.run.run_id),
             "no connection" if connection is None else "the API server does not answer")
-        files, findings = credential_scan.scan([root], credentials)
+        files, findings = credential_scan.scan([root], credentials, gaps)
         self.console.reopen()
         where = root.name if root != self.output.build_dir else "the build"
         line, status = credential_scan.summary(where, files, findings, gaps)
