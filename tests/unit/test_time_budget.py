@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
 from tests.tools.time_budget import budget_lines
 from tests.tools.time_budget import seconds_per_file
 
 
-def report(nodeid: str, when: str, duration: float) -> pytest.TestReport:
+def report(nodeid: str, when: Literal["setup", "call", "teardown"], duration: float) -> pytest.TestReport:
     return pytest.TestReport(nodeid, ("x.py", 0, "x"), {}, "passed", None, when, duration=duration)
 
 
