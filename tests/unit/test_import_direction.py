@@ -2,9 +2,10 @@
 
 The layers, bottom up: winsuite_reports (which reads stored results and never imports winsuite); the top-level modules
 of winsuite; authoring; k8s; inputs; components (the kit that builds and runs the pinned components); cluster; policy;
-results; plugin; run; commands; cli. A module imports its own layer and those below it. Inside cluster, the two made
-clusters (embedded, kind) stand side by side on the kit: neither imports the other. The cases import the authoring
-vocabulary and the Kubernetes helpers only, and nothing imports them by name except the case catalog's loader.
+results; plugin; run; commands; cli, and beside it the kubetest2 tester (prow's way in). A module imports its own layer
+and those below it. Inside cluster, the two made clusters (embedded, kind) stand side by side on the kit: neither
+imports the other. The cases import the authoring vocabulary and the Kubernetes helpers only, and nothing imports them
+by name except the case catalog's loader.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ LAYERS = (
     ("winsuite.plugin",),
     ("winsuite.run",),
     ("winsuite.commands",),
-    ("winsuite.cli",),
+    ("winsuite.cli", "winsuite.kubetest2_tester"),
 )
 CASES = "winsuite.cases"
 RULES = [
