@@ -91,7 +91,7 @@ def test_the_shards_give_the_rows_and_verdicts_of_the_local_run(local_and_in_clu
     assert remote.finished["result"] == local.finished["result"]
     shards = remote.finished["metadata"]["shards"]
     assert [s["shard"] for s in shards] == ["1/2", "2/2"]
-    assert all("build" not in s for s in shards)  # unpacked in a scratch directory: no path to name
+    assert all("build" not in s for s in shards)  # received from its pod, read in memory: no directory to name
     assert remote.started["metadata"]["node-os"] == "linux"
     assert remote.finished["metadata"]["in-cluster"]["image"].startswith("winsuite.local/winsuite:")
 

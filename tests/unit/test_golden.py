@@ -4,6 +4,8 @@
   --job` prints.
 - golden/selection/<case>/: a job and/or focus/skip/exclusions; expected: the rendered selection of the
   upstream names (jobs/upstream-names/) or of winsuite's catalog, `run|skip|out  <name>  (reason)`.
+- golden/run_document/<case>/: what `winsuite run` is given (a job file, the environment, flags); expected: the
+  resolved run it writes as artifacts/run.json, with placeholders for what differs between runs.
 Fields of each kind: the README.md next to the cases. `pytest --update-golden` rewrites expected.txt.
 Dates in input.yaml may be written `<today>`, `<today+N>` or `<today-N>` (days), and are rendered back so.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,10 +35,12 @@ from winsuite.policy.exclusions import API_VERSION
 from winsuite.policy.exclusions import KIND
 from winsuite.policy.exclusions import ScopeFacts
 from winsuite.policy.exclusions import load_exclusions
+from winsuite.policy.run_config import RunConfig
 from winsuite.policy.selection import Outcome
 from winsuite.policy.selection import Policy
 from winsuite.policy.selection import Selector
 from winsuite.policy.upstream_names import read_names_file
+from winsuite.run.request import resolve_request
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
@@ -158,3 +163,41 @@ def test_selection(case: Path, request: pytest.FixtureRequest, tmp_path: Path) -
     for date, placeholder in back.items():
         actual = actual.replace(date, placeholder)
     compare(case, actual, request.config)
+
+
+# --- run documents -------------------------------------------------------------------------------------------
+RUN_DOCUMENT_KEYS = {"job", "env", "args"}
+
+
+def render_run_document(run: RunConfig, placeholders: dict[str, str]) -> str:
+    """The run document as artifacts/run.json has it, but the content of the data files it carries (the image
+    catalog, the exclusion entries, the repo list's text): their own goldens and tests cover them; here their
+    sources say which files the resolution chose."""
+    document = run.to_document()
+    document["images"] = {"source": document["images"]["source"], "images": "<the catalog's images>"}
+    document["exclusions"] = [f"{e['source']} ({e['id'] or e['name'] or e['pattern']})" for e in document["exclusions"]]
+    document["repo_list"]["text"] = "<the file's text>"
+    text = json.dumps(document, indent=1) + "\n"
+    for value, placeholder in placeholders.items():
+        text = text.replace(value, placeholder)
+    return text
+
+
+@pytest.mark.parametrize("case", cases("run_document"), ids=lambda p: p.name)
+def test_run_document(case: Path, request: pytest.FixtureRequest, tmp_path: Path,
+                      monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = yaml.safe_load((case / "input.yaml").read_text()) or {}
+    assert set(spec) <= RUN_DOCUMENT_KEYS, f"{case}/input.yaml: unknown keys {sorted(set(spec) - RUN_DOCUMENT_KEYS)}"
+    monkeypatch.chdir(tmp_path)
+    for variable in ENVIRONMENT:
+        monkeypatch.delenv(variable, raising=False)
+    for variable, value in (spec.get("env") or {}).items():
+        monkeypatch.setenv(variable, str(value).replace("<case>", str(case)).replace("<tmp>", str(tmp_path)))
+    job = ["--job", str(case / spec["job"])] if "job" in spec else []
+    run = resolve_request(cli.build_parser("run").parse_args(["run", *job, *spec.get("args", [])]))
+    # Longest first: the case directory is inside the repository, the run id starts with the build id. A build id
+    # is new for every run unless the build directory was given (its name).
+    placeholders = {str(case): "<case>", str(ROOT): "<repo>", str(tmp_path): "<tmp>", run.run_id: "<run-id>"}
+    if run.layout.job_dir is not None:
+        placeholders[run.layout.build_id] = "<build-id>"
+    compare(case, render_run_document(run, placeholders), request.config)

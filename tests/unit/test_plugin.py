@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import subprocess
@@ -11,6 +12,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+from winsuite.policy.run_config import Output
+from winsuite.policy.run_config import resolve_run
 
 pytest_plugins = ["pytester"]
 
@@ -218,3 +222,21 @@ def pytest_winsuite_result(config, result):
     prefix = "[sig-testing] plugin [Feature:Windows] "
     assert sorted(heard) == [[prefix + "flakes once", "failed", 1], [prefix + "flakes once", "passed", 2],
                              [prefix + "passes", "passed", 1]]
+
+
+def test_a_phase_of_winsuite_run_hands_its_rows_over_through_its_event_log_only(cases: pytest.Pytester) -> None:
+    """Under `winsuite run` (--run-file) the run's build writes the rows: the phase writes no JUnit of its own."""
+    build_dir = cases.path / "build"
+    run = dataclasses.replace(resolve_run("embedded", {"node_os": "linux", "flake_attempts": 2}, environ={}),
+                              output=Output(build_dir, "20261125000000"))
+    run.save(build_dir / "artifacts" / "run.json")
+    result = cases.runpytest_subprocess("--run-file", str(build_dir / "artifacts" / "run.json"), "--phase",
+                                        "parallel", "-k", "passes or flakes")
+    assert result.ret == pytest.ExitCode.OK
+    assert sorted(p.name for p in (build_dir / "artifacts").iterdir()) == ["run.json", "winsuite-events_01.jsonl"]
+    events = [json.loads(line) for line in (build_dir / "artifacts" / "winsuite-events_01.jsonl").read_text()
+              .splitlines()]
+    recorded = [(e["result"]["name"].split("] ")[-1], e["result"]["outcome"], e["final"]) for e in events
+                if e["event"] == "attempt"]
+    assert sorted(recorded) == [("flakes once", "failed", False), ("flakes once", "passed", True),
+                                ("passes", "passed", True)]

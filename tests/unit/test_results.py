@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from winsuite.policy.run_config import Output
 from winsuite.results import events
 from winsuite.results import junit
 from winsuite.results import prow
+from winsuite.results.build import Build
 from winsuite.results.merge import HANDLERS
 from winsuite.results.merge import close_unfinished
 from winsuite.results.merge import cross_checks
@@ -22,10 +24,11 @@ from winsuite.results.merge import read_events
 from winsuite.results.merge import verdict
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
+from winsuite.results.prow import BuildResult
+from winsuite.run.summary import evidence_counts
 from winsuite.run.summary import result_reasons
 from winsuite.run.summary import summarize
 from winsuite_reports.conventions import RowProperties
-from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
 from winsuite_reports.prow import read_build
 
@@ -125,15 +128,6 @@ def test_event_logs_read_back_with_a_torn_last_line(tmp_path: Path) -> None:
     assert list(final_attempts(record.attempts)) == ["a", "the b test"]
 
 
-def test_finished_json_has_passed_and_result(tmp_path: Path) -> None:
-    prow.write_finished(tmp_path, passed=False, result="ABORTED", metadata={"interrupted": "SIGINT received"})
-    finished = json.loads((tmp_path / "finished.json").read_text())
-    assert finished["passed"] is False and finished["result"] == "ABORTED"
-    assert json.loads((tmp_path / "artifacts" / "metadata.json").read_text()) == finished["metadata"]
-    with pytest.raises(ValueError, match="not one of"):
-        prow.write_finished(tmp_path, passed=True, result="PASSED", metadata={})
-
-
 def test_build_ids_sort_chronologically_and_never_collide(tmp_path: Path) -> None:
     first = prow.new_build_id(tmp_path)
     second = prow.new_build_id(tmp_path)
@@ -152,6 +146,16 @@ def test_the_summary_groups_skips_and_names_failures(tmp_path: Path) -> None:
     assert "FAIL bad\n       boom\n       diagnostics: " in text
     assert "   2  requires X" in text and "FLAKY flaky (2 attempts; first failure: first)" in text
     assert "Dashboard: d/index.html" in text
+
+
+def test_tests_a_blind_watch_left_unjudged_are_counted_in_the_summary_and_metadata(tmp_path: Path) -> None:
+    blind = "placement unknown: the pods watch did not see from 08:00:00Z to the end of the run (403 Forbidden)"
+    rows = [Attempt("seen", "n", Outcome.PASSED, properties=RowProperties(ran_on="linux-0")),
+            Attempt("unseen", "n", Outcome.PASSED, message=blind, properties=RowProperties(failure_evidence=blind))]
+    text = summarize(rows, build_dir=tmp_path, result="SUCCESS", interrupted="", dashboard=None)
+    assert f"Placement unknown for 1 test(s), not judged where they ran: {blind}" in text
+    assert evidence_counts(final_attempts(rows)).metadata()["placement-unknown"] == 1
+    assert "placement-unknown" not in evidence_counts(final_attempts(rows[:1])).metadata()
 
 
 def test_a_result_its_rows_do_not_explain_says_why(tmp_path: Path) -> None:
@@ -199,9 +203,10 @@ def test_rows_written_by_winsuite_read_back_by_the_reports_as_testgrid_would(tmp
         Attempt("[sig-node] cut off", "t::c", Outcome.INTERRUPTED, message="interrupted: SIGTERM",
                 properties=RowProperties(interrupted=True)),
     ]
-    prow.write_started(build, 1_767_225_600, {"job": "job"})
-    junit.write(artifacts_dir(build) / junit_name(1), attempts)
-    prow.write_finished(build, passed=False, result="FAILURE", metadata={"job": "job"})
+    written = Build(Output(build, build.name))
+    written.start(1_767_225_600, {"job": "job"})
+    written.judged(junit_name(1), attempts)
+    written.finish(BuildResult.FAILURE, {"job": "job"})
     read = read_build(build, now=1_767_225_700)
     statuses = {name: cell.status.name for name, cell in read.cells.items()}
     assert statuses == {"[sig-node] passes": "PASS", "[sig-node] fails": "FAIL", "[sig-node] flakes": "FLAKY",

@@ -25,19 +25,24 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from winsuite.errors import ExitCode
+    from winsuite.policy.run_config import Output
     from winsuite.results import prow
+    from winsuite.results.build import Build
     from winsuite.results.merge import final_attempts
     from winsuite.results.merge import verdict
+    from winsuite.results.prow import BuildResult
+    from winsuite.run.shard_files import DirectoryFiles
     from winsuite.run.shard_merge import check_shards
+    from winsuite.run.shard_merge import finished_metadata
+    from winsuite.run.shard_merge import merge_into
+    from winsuite.run.shard_merge import merged_metadata
     from winsuite.run.shard_merge import merged_result
+    from winsuite.run.shard_merge import merged_start
     from winsuite.run.shard_merge import read_shard_build
-    from winsuite.run.shard_merge import write_merged
     from winsuite.run.summary import result_reasons
     from winsuite.run.summary import summarize
-    from winsuite_reports.conventions import FINISHED
-    from winsuite_reports.prow import read_json_object
 
-    builds = [read_shard_build(Path(directory)) for directory in args.builds]
+    builds = [read_shard_build(DirectoryFiles(Path(directory))) for directory in args.builds]
     check_shards(builds)
     job = str(builds[0].metadata.get("job") or "winsuite")
     if args.artifacts:
@@ -48,15 +53,18 @@ def run(args: argparse.Namespace) -> int:
             build_dir = job_dir / (args.build_id or prow.new_build_id(job_dir))
         except OSError as err:
             raise unwritable("the merged build", err.filename or job_dir, err) from None
-    rows = write_merged(builds, build_dir)
-    if job_dir is not None:
-        prow.write_latest_build(job_dir, build_dir.name)
+    build = Build(Output(build_dir, build_dir.name, job_dir))
+    metadata = merged_metadata(builds)
+    build.start(merged_start(builds), metadata)
+    merge_into(builds, build)
     result = merged_result(builds)
+    finished = finished_metadata(builds, metadata)
+    build.finish(result, finished)
     print(f"merged {len(builds)} shard build(s) of job {job} into {build_dir}")
-    finished = read_json_object(build_dir / FINISHED).get("metadata")
-    reasons = result_reasons(finished) if isinstance(finished, dict) else []
-    print(summarize(rows, build_dir=build_dir, result=result, interrupted="", dashboard=None, reasons=reasons), end="")
-    if result != "SUCCESS":
-        return int(ExitCode.INTERRUPTED if result == "ABORTED" else ExitCode.TESTS_FAILED)
+    rows = build.rows
+    print(summarize(rows, build_dir=build_dir, result=result, interrupted="", dashboard=None,
+                    reasons=result_reasons(finished)), end="")
+    if result is not BuildResult.SUCCESS:
+        return int(ExitCode.INTERRUPTED if result is BuildResult.ABORTED else ExitCode.TESTS_FAILED)
     failed = any(verdict(r) in ("failed", "interrupted") for r in final_attempts(rows).values())
     return int(ExitCode.TESTS_FAILED if failed else ExitCode.OK)

@@ -1,4 +1,6 @@
-"""The results sink (controller only): every attempt appended to an event log and the JUnit file, as tests finish."""
+"""The results sink (controller only): every attempt appended to the event log as tests finish; that log is how a
+phase of `winsuite run` hands its rows to the run, whose build writes them. Plain pytest with --results-dir has no run
+to hand them to: its rows go to a build of its own (JUnit only), as pytest's junitxml writes its file."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from winsuite.policy.run_config import Output
 from winsuite.results import events
 from winsuite.results import junit
+from winsuite.results.build import Build
 from winsuite.results.events import INTERRUPT_REASON_FILE
 from winsuite.results.events import Event
 from winsuite.results.events import events_name
@@ -31,6 +35,12 @@ def winsuite_properties(user_properties: list[tuple[str, object]]) -> dict[str, 
         if key == WINSUITE_PROPERTY and isinstance(value, dict):
             return value
     return None
+
+
+def plain_build(output: Output) -> Build:
+    """The build of plain pytest with --results-dir: its JUnit only, stamped with the session's start as pytest's
+    junitxml stamps its file."""
+    return Build(output, timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()))
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
@@ -81,18 +91,20 @@ class _Pending:
 class ResultsWriter:
     """Registered on the controller only: workers never write results files."""
 
-    def __init__(self, results_dir: Path, junit_name: str, config: pytest.Config | None = None) -> None:
+    def __init__(self, results_dir: Path, junit_name: str, config: pytest.Config | None = None,
+                 build: Build | None = None) -> None:
         self.results_dir = results_dir
         self.config = config  # its pytest_winsuite_result hook hears of every recorded attempt
-        self.junit_path = results_dir / junit_name
+        self.junit_name = junit_name
+        self.build = build  # plain pytest's own (None in a phase of `winsuite run`: the run's build has the rows)
         self.events_path = results_dir / events_name(junit_name)
         self.attempts: list[Attempt] = []
         self._pending: dict[tuple[str, int], _Pending] = {}
         self._running: dict[str, float] = {}
-        self._started = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         results_dir.mkdir(parents=True, exist_ok=True)
         self._events = self.events_path.open("a", encoding="utf-8")
-        junit.write(self.junit_path, [], self._started)  # a valid, empty file from the first moment
+        if build is not None:
+            build.judged(junit_name, [])  # a valid, empty file from the first moment
 
     # -- event log ---------------------------------------------------------------------------------
     def _event(self, event: Event) -> None:
@@ -184,7 +196,8 @@ class ResultsWriter:
         self._event(recorded)
         if self.config is not None:
             self.config.hook.pytest_winsuite_result(config=self.config, result=recorded.fields["result"])
-        junit.write(self.junit_path, self.attempts, self._started)
+        if self.build is not None:
+            self.build.row_finished(self.junit_name, attempt)
 
 
 def _will_rerun(report: pytest.TestReport) -> bool:

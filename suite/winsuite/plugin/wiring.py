@@ -22,6 +22,7 @@ from winsuite.plugin.collection import Selection
 from winsuite.plugin.flakes import FlakeAttempts
 from winsuite.plugin.requirements import Requirements
 from winsuite.plugin.results_writer import ResultsWriter
+from winsuite.plugin.results_writer import plain_build
 from winsuite.plugin.session import WORKER_INPUT_KEY
 from winsuite.plugin.session import close_session
 from winsuite.plugin.session import run_config
@@ -76,7 +77,10 @@ def pytest_configure(config: pytest.Config) -> None:
         atexit.register(gc.freeze)
     if writes_results and not hasattr(config, "workerinput"):  # only the controller writes results
         run = run_config(config)
-        plugins["winsuite-results"] = ResultsWriter(run.layout.artifacts, junit_name(run.phase.number), config)
+        # A phase of `winsuite run` (--run-file) hands its rows to the run through its event log: the run's build
+        # writes them. Plain pytest has a build of its own.
+        build = None if config.getoption("winsuite_run_file") else plain_build(run.layout)
+        plugins["winsuite-results"] = ResultsWriter(run.layout.artifacts, junit_name(run.phase.number), config, build)
         _interrupt_on_sigterm()
     for name, plugin in plugins.items():
         config.pluginmanager.register(plugin, name)

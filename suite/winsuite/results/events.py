@@ -1,7 +1,8 @@
 """The results protocol between a phase (the pytest process that writes) and the controller (which reads).
 
-A phase appends one JSON line per event to `winsuite-events_NN.jsonl`; the controller tails it for progress and
-reads it back to complete the JUnit of a phase that was killed. The kinds are closed: an unknown one is an error.
+A phase appends one JSON line per event to `winsuite-events_NN.jsonl`; the controller tails it for its rows as they
+finish (its build writes them) and reads it back to close the tests of a phase that was killed. The kinds are closed:
+an unknown one is an error.
 """
 
 from __future__ import annotations

@@ -107,8 +107,23 @@ def write(path: Path, attempts: Iterable[Attempt], timestamp: str | None = None)
 def read(path: Path) -> list[Attempt]:
     """The attempts of a JUnit file winsuite wrote (a shard's build, to merge), with their properties; the file is
     checked as TestGrid would (MalformedJunit), so a broken shard is named, not half read."""
+    return _attempts(parse_guarded(path), path.name)
+
+
+def parse(data: bytes, name: str) -> list[Attempt]:
+    """`read` of a JUnit file held in memory (a shard's build as its pod sent it); MalformedJunit names `name`."""
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as err:
+        raise MalformedJunit(f"{name}: {err}") from None
+    if root.tag not in ("testsuites", "testsuite"):
+        raise MalformedJunit(f"{name}: the root element is <{root.tag}>, not <testsuites> or <testsuite>")
+    return _attempts(root, name)
+
+
+def _attempts(root: ET.Element, name: str) -> list[Attempt]:
     rows = []
-    for testcase in parse_guarded(path).iter("testcase"):
+    for testcase in root.iter("testcase"):
         written = {p.get("name", ""): p.get("value", "") for p in testcase.iter("property")}
         properties = RowProperties.from_junit(written)
         problem = testcase.find("failure")
@@ -126,7 +141,7 @@ def read(path: Path) -> list[Attempt]:
             attempt = int(written.get(RowProperty.ATTEMPT, "1"))
             duration = float(testcase.get("time") or 0.0)
         except ValueError as err:
-            raise MalformedJunit(f"{path.name}: testcase {testcase.get('name', '')!r}: {err}") from None
+            raise MalformedJunit(f"{name}: testcase {testcase.get('name', '')!r}: {err}") from None
         rows.append(Attempt(testcase.get("name", "").removeprefix(IT_PREFIX), "", outcome, attempt, duration,
                             message, details, properties))
     return rows

@@ -1,23 +1,31 @@
-"""The prow layout of one build: started.json, finished.json, metadata.json, latest-build.txt, build ids."""
+"""The prow layout's vocabulary: a build's result, its id, the names of files in it (results/build.py writes them)."""
 
 from __future__ import annotations
 
+import enum
 import hashlib
-import json
-import platform
 import re
 import time
 from pathlib import Path
-from typing import Any
 
-from winsuite.results.junit import write_atomically
-from winsuite_reports.conventions import FINISHED
-from winsuite_reports.conventions import LATEST_BUILD
-from winsuite_reports.conventions import METADATA
-from winsuite_reports.conventions import STARTED
-from winsuite_reports.conventions import artifacts_dir
 
-RESULTS = ("SUCCESS", "FAILURE", "ABORTED")
+class BuildResult(enum.StrEnum):
+    """What finished.json says of a build (TestGrid reads `passed` beside it: true for SUCCESS only)."""
+
+    SUCCESS = "SUCCESS"
+    FAILURE = "FAILURE"
+    ABORTED = "ABORTED"  # a signal or the run timeout ended it
+
+    @property
+    def passed(self) -> bool:
+        return self is BuildResult.SUCCESS
+
+    @classmethod
+    def stored(cls, value: object) -> BuildResult:
+        """The result a stored finished.json gives; one it does not give (absent, unknown) is a FAILURE."""
+        return next((result for result in cls if result.value == value), cls.FAILURE)
+
+
 # What `winsuite run` discovered of the cluster (artifacts/), handed to its pytest phases.
 DISCOVERY_FILE = "discovery.json"
 SHARD_METADATA = "shard"  # a shard's build says which one it is: "I/N"
@@ -36,28 +44,6 @@ def new_build_id(job_dir: Path) -> str:
             now += 1
             continue
         return build
-
-
-def _write_json(path: Path, value: dict[str, Any]) -> None:
-    write_atomically(path, (json.dumps(value, indent=2, sort_keys=True) + "\n").encode())
-
-
-def write_started(build_dir: Path, timestamp: float, metadata: dict[str, Any]) -> None:
-    _write_json(build_dir / STARTED,
-                {"timestamp": int(timestamp), "node": platform.node(), "metadata": metadata})
-
-
-def write_finished(build_dir: Path, *, passed: bool, result: str, metadata: dict[str, Any]) -> None:
-    """Both `passed` and `result`: TestGrid reads `passed` and flags its absence."""
-    if result not in RESULTS:
-        raise ValueError(f"result {result!r} is not one of {RESULTS}")
-    _write_json(build_dir / FINISHED,
-                {"timestamp": int(time.time()), "passed": passed, "result": result, "metadata": metadata})
-    _write_json(artifacts_dir(build_dir) / METADATA, metadata)
-
-
-def write_latest_build(job_dir: Path, build: str) -> None:
-    write_atomically(job_dir / LATEST_BUILD, build.encode())
 
 
 def diagnostics_dir_name(full_name: str, attempt: int) -> str:

@@ -23,9 +23,11 @@ from winsuite.k8s import namespaces
 from winsuite.k8s.api_answer import credentials_refused
 from winsuite.policy.run_config import RunConfig
 from winsuite.results import prow
+from winsuite.results.build import Build
 from winsuite.results.merge import final_attempts
 from winsuite.results.merge import verdict
 from winsuite.results.model import Attempt
+from winsuite.results.prow import BuildResult
 from winsuite.run import credential_scan
 from winsuite.run import dashboard
 from winsuite.run import node_logs
@@ -75,23 +77,23 @@ def has_failures(rows: list[Attempt]) -> bool:
 
 
 class Finisher:
-    def __init__(self, run: RunConfig, console: Console, supervisor: Supervisor) -> None:
+    def __init__(self, run: RunConfig, console: Console, supervisor: Supervisor, build: Build) -> None:
         self.run = run
         self.output = run.layout
         self.console = console
         self.supervisor = supervisor
+        self.build = build  # the rows it ends with, and the one writer of its finished.json
         self.node_logs_dir = ""  # relative to the build directory, once collected
         self.api_lost: str | None = None  # why the API server did not serve at the end of the run
 
-    def end_on_cluster(self, connection: Connection, facts: ClusterFacts | None, rows: list[Attempt],
-                       cleanup: Callable[[], None]) -> None:
+    def end_on_cluster(self, connection: Connection, facts: ClusterFacts | None, cleanup: Callable[[], None]) -> None:
         """Node logs and the run's clean-up while the API server serves (listed for later when it does not),
         then the cluster's component logs."""
         lost = self.api_lost = _serving_problem(connection)
         if lost is None:
             if facts is not None:
                 with timeline.span("run: node logs"):
-                    self._collect_node_logs(connection, facts, rows)
+                    self._collect_node_logs(connection, facts, self.build.rows)
             with timeline.span("run: clean-up"):
                 cleanup()
         else:  # nothing that would wait on it: the run's namespaces are listed for later
@@ -122,18 +124,20 @@ class Finisher:
             gaps = "".join(f"\n    not collected: {why}" for why in node.missing)
             self.console.say(f"node logs of {node.node}: {', '.join(node.written) or 'none'}{gaps}")
 
-    def finish(self, rows: list[Attempt], *, connection: Connection | None, facts: ClusterFacts | None,
-               metadata: dict[str, Any], result: str | None = None, error: str = "",
+    def finish(self, *, connection: Connection | None, facts: ClusterFacts | None, metadata: dict[str, Any],
+               result: BuildResult | None = None, error: str = "",
                error_code: ExitCode = ExitCode.USAGE_ERROR) -> ExitCode:
         """finished.json (after the credential scan), latest-build.txt, the dashboard, the summary; the exit code
         (`error_code` when the run ended with `error`)."""
+        rows = self.build.rows
         aborted = self.supervisor.abort_reason
         if result is None:
-            result = "ABORTED" if aborted else ("FAILURE" if has_failures(rows) or error else "SUCCESS")
+            result = BuildResult.ABORTED if aborted else (
+                BuildResult.FAILURE if has_failures(rows) or error else BuildResult.SUCCESS)
         evidence = evidence_counts(final_attempts(rows))
         metadata = {**metadata, **evidence.metadata()}
-        if result == "SUCCESS" and evidence.flaky and self.run.job.fail_on_flaky:
-            result = "FAILURE"
+        if result is BuildResult.SUCCESS and evidence.flaky and self.run.job.fail_on_flaky:
+            result = BuildResult.FAILURE
             metadata["flaky-policy"] = f"{evidence.flaky} test(s) passed only on a retry; the job fails on flakes"
         if facts is not None:
             metadata.update(facts.metadata(self.run.target_os, self.run.job.runtime_class))
@@ -145,9 +149,7 @@ class Finisher:
             metadata["node-logs"] = self.node_logs_dir
         with timeline.span("run: credential scan"):
             metadata["credential-scan"] = self._credential_scan(self.output.build_dir, connection)
-        prow.write_finished(self.output.build_dir, passed=result == "SUCCESS", result=result, metadata=metadata)
-        if self.output.job_dir is not None:
-            prow.write_latest_build(self.output.job_dir, self.output.build_id)
+        self.build.finish(result, metadata)
         with timeline.span("run: dashboard"):
             board = self._dashboard(connection)
         self.console.say(summarize(rows, build_dir=self.output.build_dir, result=result, interrupted=aborted,
@@ -184,13 +186,13 @@ class Finisher:
         return board
 
 
-def exit_code(supervisor: Supervisor, result: str, rows: list[Attempt], *, is_shard: bool) -> ExitCode:
+def exit_code(supervisor: Supervisor, result: BuildResult, rows: list[Attempt], *, is_shard: bool) -> ExitCode:
     """The README's exit codes of a run that ended without an error of its own, decided in one place."""
     if supervisor.exit_code is not None:
         return supervisor.exit_code
     if not rows:  # a shard may get no test when there are more shards than tests
         return ExitCode.OK if is_shard else ExitCode.NO_TESTS_SELECTED
-    return ExitCode.TESTS_FAILED if result != "SUCCESS" or has_failures(rows) else ExitCode.OK
+    return ExitCode.TESTS_FAILED if not result.passed or has_failures(rows) else ExitCode.OK
 
 
 def _serving_problem(connection: Connection) -> str | None:

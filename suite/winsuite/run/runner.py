@@ -22,16 +22,15 @@ from winsuite.policy.catalog import collect
 from winsuite.policy.prepull_list import to_prepull
 from winsuite.policy.run_config import RunConfig
 from winsuite.results import durations
-from winsuite.results import junit
-from winsuite.results import prow
+from winsuite.results.build import Build
 from winsuite.results.events import events_name
 from winsuite.results.merge import CROSS_CHECK_PREFIX
-from winsuite.results.merge import PhaseRecord
 from winsuite.results.merge import close_unfinished
 from winsuite.results.merge import cross_checks
 from winsuite.results.merge import engine_of
 from winsuite.results.merge import read_events
 from winsuite.results.model import Attempt
+from winsuite.results.prow import BuildResult
 from winsuite.run import prepull
 from winsuite.run.cleanup import clean_up
 from winsuite.run.cleanup import hold_lease
@@ -45,6 +44,7 @@ from winsuite.run.engines.together import split_workers
 from winsuite.run.engines.upstream import UpstreamEngine
 from winsuite.run.evidence import Evidence
 from winsuite.run.evidence import Stop
+from winsuite.run.evidence import declarations
 from winsuite.run.finisher import Finisher
 from winsuite.run.finisher import run_error
 from winsuite.run.finisher import run_metadata
@@ -72,7 +72,8 @@ class Runner:
         self.on_row = on_row  # whoever follows the run's rows as they finish (a shard's pod)
         self.console = Console()
         self.supervisor = Supervisor(time.time(), run.job.run_timeout, self.console.say)
-        self.records: dict[int, PhaseRecord] = {}
+        # With --ops-readiness, rows carry the category and case that selected them.
+        self.build = Build(self.output, label=ops.label if ops is not None else None)
         self.upstream: UpstreamEngine | None = None  # set once the run knows its cluster
         self.evidence: Evidence | None = None  # what the run observes of the cluster, while its phases run
 
@@ -89,9 +90,9 @@ class Runner:
         with self.supervisor:
             self.output.create()
             self.console.open_log(self.output.build_log)
-            prow.write_started(self.output.build_dir, self.supervisor.started, run_metadata(self.run))
+            self.build.start(self.supervisor.started, run_metadata(self.run))
             self.run.save(self.output.run_file)
-            self.console.say(f"winsuite run {self.run.run_id}: job {self.run.job.name}, target OS "
+            self.console.say(f"winsuite run {self.run.run_id}: job {self.run.job.name} ({self.run.job.why}), target OS "
                              f"{self.run.target_os}, results in {self.output.build_dir}")
             return self._run()
 
@@ -104,13 +105,14 @@ class Runner:
             with timeline.span("run: connect and discover"):
                 session = open_session(self.run, self.console,
                                        probe_load_balancer=selects_a_test_needing(self.run, self.natives,
-                                                                                  Capability.LOAD_BALANCER))
+                                                                                  Capability.LOAD_BALANCER),
+                                       ask_permissions=True)
             self.run = session.run
             with timeline.span("run: lease"):
                 lease = hold_lease(session.connection.api, self.run, self.console)
             with Observer(session.connection.api) as observer:
-                pods_os = {e.spec.full_name: e.spec.pods_os for e in self.natives if e.spec.pods_os}
-                self.evidence = Evidence(observer, session.facts, self.run.target_os, pods_os)
+                self.evidence = Evidence(observer, session.facts, self.run.target_os,
+                                         declarations(e.spec for e in self.natives))
                 self._run_phases(session)
         except KeyboardInterrupt:
             self.supervisor.abort_reason = self.supervisor.abort_reason or "interrupted"
@@ -118,20 +120,20 @@ class Runner:
         except Exception as err:  # a user's mistake or the cluster refusing; a bug (traceback in the build log)
             error, error_code = run_error(err, self.console, self.output.build_log)
         self.supervisor.set_interruptible(False)  # clean-up and results are written whatever arrives now
-        rows = [a for r in self.records.values() for a in r.attempts]
-        finisher = Finisher(self.run, self.console, self.supervisor)
+        finisher = Finisher(self.run, self.console, self.supervisor, self.build)
         if session is not None:
             api = session.connection.api
             try:
-                finisher.end_on_cluster(session.connection, session.facts, rows,
+                finisher.end_on_cluster(session.connection, session.facts,
                                         lambda: clean_up(api, self.run, self.upstream, self.console))
             finally:
                 if lease is not None:
                     lease.stop()
-        durations.record(a for a in rows if engine_of(a) == Engine.NATIVE and not a.properties.interrupted)
-        return finisher.finish(rows, connection=session.connection if session else None,
+        durations.record((a for a in self.build.rows if engine_of(a) == Engine.NATIVE and not a.properties.interrupted),
+                         durations.key_of(self.run))
+        return finisher.finish(connection=session.connection if session else None,
                                facts=session.facts if session else None, metadata=run_metadata(self.run),
-                               result="FAILURE" if error else None, error=error, error_code=error_code)
+                               result=BuildResult.FAILURE if error else None, error=error, error_code=error_code)
 
     # -- planning ------------------------------------------------------------------------------------------
     def _plan(self, session: RunSession, upstream: UpstreamEngine) -> dict[str, PhasePlan]:
@@ -162,7 +164,8 @@ class Runner:
         self.supervisor.set_interruptible(True)  # a signal stops the prepull, which still removes its DaemonSets
         try:
             timeout = min(prepull.TIMEOUT, max(1.0, self.supervisor.deadline - time.time()))
-            rows = prepull.prepull(session.connection.api, pulls, run.placement, run.run_id, timeout=timeout,
+            placement = run.placement.avoiding(session.facts.simulated_nodes())  # a pull there would "succeed"
+            rows = prepull.prepull(session.connection.api, pulls, placement, run.run_id, timeout=timeout,
                                    report=self.console.say)
         finally:
             self.supervisor.set_interruptible(False)
@@ -184,28 +187,25 @@ class Runner:
                 continue
             progress.set_phase(f"phase {spec.number} ({spec.name}, parallelism {spec.workers}): "
                                f"{phase_plan.total} tests")
-            record = self.records[spec.number] = PhaseRecord()
-            record.attempts, prepull_rows = prepull_rows, []  # the prepull's rows go with the first phase
             for row in phase_plan.upstream_skipped:
                 self._record(progress, spec.number, row, True, False)
-            record.attempts += upstream.rows(phase_plan.upstream_skipped)
-            self._run_engines(spec, phase_plan, session, progress, record)
-            self._write_junit(spec.junit_name, record.attempts)
+            # The prepull's rows go with the first phase.
+            self.build.judged(spec.junit_name, prepull_rows + upstream.rows(phase_plan.upstream_skipped))
+            prepull_rows = []
+            self._run_engines(spec, phase_plan, session, progress)
             if self.supervisor.abort_reason:
                 break
             self.supervisor.set_interruptible(True)
         if self.run.job.engine == EngineChoice.BOTH:
             self._cross_check()
-        if self.ops is not None and 1 not in self.records:  # nothing ran: the cases' own rows still say why
-            self.records[1] = PhaseRecord()
-            self._write_junit(junit_name(1), [])
+        if self.ops is not None and junit_name(1) not in self.build.phases:  # nothing ran: the cases' rows say why
+            self.build.judged(junit_name(1), [])
         progress.close()
 
-    def _run_engines(self, spec: PhaseSpec, phase_plan: PhasePlan, session: RunSession, progress: Progress,
-                     record: PhaseRecord) -> None:
+    def _run_engines(self, spec: PhaseSpec, phase_plan: PhasePlan, session: RunSession, progress: Progress) -> None:
         """The phase's native tests and upstream specs: at the same time in the parallel phase, the run's
         parallelism shared between pytest workers and ginkgo processes; one engine after the other in the serial
-        phase, where every test runs alone. Their rows go to `record`."""
+        phase, where every test runs alone. Their rows go to the build as they finish, then judged."""
         native_count, upstream_names = phase_plan.native, phase_plan.upstream
         workers = min(spec.workers, max(native_count, len(upstream_names)))  # no process without a test
         if native_count and upstream_names and workers >= 2:
@@ -219,30 +219,30 @@ class Runner:
             with timeline.span(f"phase {spec.number}: pytest with ginkgo and e2e.test"):
                 native.start()
                 ginkgo.start()
-                self._follow(Together(spec, [native, ginkgo]), progress, record)
-            record.attempts += self._close_native(native).attempts + self._upstream_rows(ginkgo)
+                self._follow(Together(spec, [native, ginkgo]), progress)
+            self.build.judged(spec.junit_name, self._close_native(native) + self._upstream_rows(ginkgo))
             return
         if native_count:
             native = self._native_phase(dataclasses.replace(spec, workers=min(workers, native_count)))
             self.supervisor.set_interruptible(False)
             with timeline.span(f"phase {spec.number}: pytest process"):
                 native.start()
-                self._follow(native, progress, record)
+                self._follow(native, progress)
             with timeline.span(f"phase {spec.number}: results"):
-                record.attempts += self._close_native(native).attempts
+                self.build.judged(spec.junit_name, self._close_native(native))
         if upstream_names and not self.supervisor.abort_reason:
             ginkgo = self._upstream_phase(dataclasses.replace(spec, workers=min(workers, len(upstream_names))),
                                           upstream_names, session)
             self.supervisor.set_interruptible(False)
             with timeline.span(f"phase {spec.number}: ginkgo and e2e.test"):
                 ginkgo.start()
-                self._follow(ginkgo, progress, record)
-            record.attempts += self._upstream_rows(ginkgo)
+                self._follow(ginkgo, progress)
+            self.build.judged(spec.junit_name, self._upstream_rows(ginkgo))
 
-    def _follow(self, phase: PhaseProcess | UpstreamPhase | Together, progress: Progress,
-                record: PhaseRecord) -> None:
+    def _follow(self, phase: PhaseProcess | UpstreamPhase | Together, progress: Progress) -> None:
         self.supervisor.follow(phase, lambda number, attempt, final, earlier_failed: self._record(
-            progress, number, attempt, final, earlier_failed), record.attempts, progress.refresh)
+            progress, number, attempt, final, earlier_failed), self.build.rows_of(phase.spec.junit_name),
+            progress.refresh)
 
     def _upstream_phase(self, spec: PhaseSpec, names: list[str], session: RunSession) -> UpstreamPhase:
         assert self.upstream is not None
@@ -263,47 +263,38 @@ class Runner:
     def _native_phase(self, spec: PhaseSpec) -> PhaseProcess:
         snapshot = self.output.artifacts / durations.SNAPSHOT_FILE  # the record the phases order their tests by
         if not snapshot.exists():
-            durations.snapshot(snapshot)
+            durations.snapshot(snapshot, durations.key_of(self.run))
         argv = pytest_argv(spec, run_file=self.output.run_file, cases=self.run.cases, extra=self.run.pytest_args)
         return PhaseProcess(spec, argv, self.output.artifacts, self.console.log)
 
     def _record(self, progress: Progress, phase: int, attempt: Attempt, final: bool, earlier_failed: bool) -> None:
-        """A row as it finishes: on the progress line, and to whoever follows the run's rows (a shard's pod)."""
+        """A row as it finishes: on the progress line, in the build, and to whoever follows the run's rows (a shard's
+        pod)."""
         progress.record(attempt, final, earlier_failed)
+        self.build.row_finished(junit_name(phase), attempt)
         if self.on_row is not None:
             self.on_row(phase, attempt, final)
 
-    def _close_native(self, phase: PhaseProcess) -> PhaseRecord:
-        """The native phase's rows from its event log, whatever state the phase ended in."""
+    def _close_native(self, phase: PhaseProcess) -> list[Attempt]:
+        """The native phase's rows from its event log, whatever state the phase ended in, judged."""
         record = read_events(self.output.artifacts / events_name(phase.spec.junit_name))
         if record.unfinished:
             # Node ids depend on pytest's rootdir; the file name and test id identify a test either way.
             names = {_short_id(e.nodeid): e.spec.full_name for e in self.natives}
             close_unfinished(record, phase.interrupted_with or "the phase ended unexpectedly",
                              lambda nodeid: names.get(_short_id(nodeid), nodeid))
-        record.attempts = self._judged(record.attempts)
-        self._write_junit(phase.spec.junit_name, record.attempts)
         code = phase.process.returncode if phase.process else None
         if code not in (0, 1, 2, 5, None, -signal.SIGKILL):
             self.console.say(f"winsuite: phase {phase.spec.name} ended with pytest exit code {code}; "
                              f"see {self.output.build_log}", warning=True)
-            record.interrupted = record.interrupted or f"pytest exited with code {code}"
-        return record
-
-    # -- results -------------------------------------------------------------------------------------------
-    def _write_junit(self, name: str, attempts: list[Attempt]) -> None:
-        """The phase's JUnit file; with --ops-readiness, rows carry the category and case that selected them."""
-        if self.ops is not None:
-            attempts = self.ops.label(name, attempts)
-        junit.write(self.output.artifacts / name, attempts)
+        return self._judged(record.attempts)
 
     def _cross_check(self) -> None:
         """--engine both: each test both engines ran gets a row saying whether their verdicts agree."""
-        for number, record in self.records.items():
-            checks = cross_checks(record.attempts)
+        for phase in self.build.phases:
+            checks = cross_checks(self.build.rows_of(phase))
             if checks:
-                record.attempts += checks
-                self._write_junit(junit_name(number), record.attempts)
+                self.build.judged(phase, checks)
                 disagree = [c.name.removeprefix(CROSS_CHECK_PREFIX) for c in checks if c.message]
                 self.console.say(f"engines cross-checked on {len(checks)} test(s); they disagree on "
                                  f"{len(disagree)}" + "".join(f"\n  {name}" for name in disagree))

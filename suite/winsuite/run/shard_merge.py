@@ -8,43 +8,36 @@ plans, or one build was given twice); a test's flake attempts, all from its one 
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.policy.shards import ShardRef
-from winsuite.results import junit
 from winsuite.results import prow
+from winsuite.results.build import Build
 from winsuite.results.merge import engine_of
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
-from winsuite_reports.conventions import BUILD_LOG
+from winsuite.results.prow import BuildResult
+from winsuite.run.shard_files import ShardFiles
+from winsuite.run.shard_files import own_dir
 from winsuite_reports.conventions import FINISHED
-from winsuite_reports.conventions import METADATA
 from winsuite_reports.conventions import STARTED
-from winsuite_reports.conventions import artifacts_dir
-from winsuite_reports.junit import MalformedJunit
-from winsuite_reports.junit import is_junit
-from winsuite_reports.prow import MalformedJson
-from winsuite_reports.prow import read_json_object
-
-SHARDS_DIR = "shards"  # artifacts/shards/<NN>/: each shard's own started/finished/metadata, build log, node logs
-# A shard's files the merged build has one of its own (or that only the shard's run needed).
-_RUN_FILES = ("winsuite-events_", "winsuite-durations.json", "winsuite-interrupt-reason.txt", METADATA)
-_PER_SHARD_DIRS = ("nodes", "cluster", SHARDS_DIR)  # the same names in every shard: kept apart under shards/<NN>/
 
 
 @dataclasses.dataclass
 class ShardBuild:
-    directory: Path
     shard: ShardRef
     started: dict[str, Any]
     finished: dict[str, Any] | None  # None: the shard never finished
     phases: dict[str, list[Attempt]]  # JUnit file name -> its rows
+    files: ShardFiles | None = None  # None: a shard that sent no build (the run made this one of what it sent)
+
+    @property
+    def where(self) -> str:
+        return self.files.where if self.files is not None else f"shard {self.shard}"
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -52,11 +45,8 @@ class ShardBuild:
         return value if isinstance(value, dict) else {}
 
     @property
-    def result(self) -> str:
-        if self.finished is None:
-            return "FAILURE"
-        result = self.finished.get("result")
-        return result if result in prow.RESULTS else "FAILURE"
+    def result(self) -> BuildResult:
+        return BuildResult.stored(self.finished.get("result")) if self.finished is not None else BuildResult.FAILURE
 
     @property
     def attempts(self) -> list[Attempt]:
@@ -66,44 +56,24 @@ class ShardBuild:
     def cut_off(self) -> bool:
         """Something stopped the shard's run before it ended by itself: it ended ABORTED (a signal), never
         finished, or a row of it is interrupted."""
-        return (self.finished is None or self.result == "ABORTED"
+        return (self.finished is None or self.result is BuildResult.ABORTED
                 or any(row.outcome is Outcome.INTERRUPTED for row in self.attempts))
 
 
-def _json(directory: Path, name: str, *, required: bool) -> dict[str, Any] | None:
-    try:
-        return read_json_object(directory / name)
-    except FileNotFoundError:
-        if required:
-            raise UsageError(f"{directory}: not a build directory (no {name})") from None
-        return None
-    except OSError as err:
-        raise UsageError(f"cannot read {directory / name}: {err.strerror or err}") from None
-    except MalformedJson as err:
-        raise DataError(directory, name, str(err)) from None
-
-
-def read_shard_build(directory: Path) -> ShardBuild:
-    started = _json(directory, STARTED, required=True)
-    assert started is not None
+def read_shard_build(files: ShardFiles) -> ShardBuild:
+    started = files.json(STARTED)
+    if started is None:
+        raise UsageError(f"{files.where}: not a build directory (no {STARTED})")
     metadata = started.get("metadata")
     ref = metadata.get(prow.SHARD_METADATA) if isinstance(metadata, dict) else None
     if not isinstance(ref, str):
-        raise DataError(directory, f"{STARTED}: metadata.shard",
+        raise DataError(files.where, f"{STARTED}: metadata.shard",
                         "not a shard build (made by `winsuite run --shard I/N`)")
     try:
         shard = ShardRef.parse(ref)
     except UsageError as err:
-        raise DataError(directory, f"{STARTED}: metadata.shard", str(err)) from None
-    phases: dict[str, list[Attempt]] = {}
-    artifacts = artifacts_dir(directory)
-    for path in sorted(artifacts.glob("*.xml")) if artifacts.is_dir() else []:
-        if is_junit(path.name):
-            try:
-                phases[path.name] = junit.read(path)
-            except (MalformedJunit, OSError) as err:
-                raise DataError(path, "", f"not JUnit winsuite can merge: {err}") from None
-    return ShardBuild(directory, shard, started, _json(directory, FINISHED, required=False), phases)
+        raise DataError(files.where, f"{STARTED}: metadata.shard", str(err)) from None
+    return ShardBuild(shard, started, files.json(FINISHED), files.junit(), files)
 
 
 def check_shards(builds: Sequence[ShardBuild]) -> None:
@@ -116,61 +86,72 @@ def check_shards(builds: Sequence[ShardBuild]) -> None:
     counts = sorted({b.shard.count for b in builds})
     if len(counts) > 1:
         raise UsageError(f"the shard builds were cut into different numbers of shards ({counts})")
-    where: dict[int, Path] = {}
+    where: dict[int, str] = {}
     for build in builds:
         if build.shard.number in where:
-            raise UsageError(f"shard {build.shard} given twice: {where[build.shard.number]} and {build.directory}")
-        where[build.shard.number] = build.directory
+            raise UsageError(f"shard {build.shard} given twice: {where[build.shard.number]} and {build.where}")
+        where[build.shard.number] = build.where
     missing = [f"{n}/{counts[0]}" for n in range(1, counts[0] + 1) if n not in where]
     if missing:
         raise UsageError(f"shard(s) {', '.join(missing)} missing: every shard's build is needed for one build")
-    owner: dict[tuple[str, str], Path] = {}
+    owner: dict[tuple[str, str], str] = {}
     for build in builds:
         for key in dict.fromkeys((a.name, engine_of(a)) for a in build.attempts):
             if key in owner:
-                raise UsageError(f"duplicate rows: {key[0]!r} is in shard builds {owner[key]} and {build.directory} "
+                raise UsageError(f"duplicate rows: {key[0]!r} is in shard builds {owner[key]} and {build.where} "
                                  "(shards cut from different plans, or one build given twice)")
-            owner[key] = build.directory
+            owner[key] = build.where
 
 
-def merged_result(builds: Sequence[ShardBuild]) -> str:
+def merged_result(builds: Sequence[ShardBuild]) -> BuildResult:
     results = {b.result for b in builds}
-    return "ABORTED" if "ABORTED" in results else "FAILURE" if "FAILURE" in results else "SUCCESS"
+    return (BuildResult.ABORTED if BuildResult.ABORTED in results
+            else BuildResult.FAILURE if BuildResult.FAILURE in results else BuildResult.SUCCESS)
 
 
-def write_merged(builds: Sequence[ShardBuild], build_dir: Path, *, metadata: dict[str, Any] | None = None,
-                 started: float | None = None, result: str | None = None,
-                 shard_dirs_kept: bool = True) -> list[Attempt]:
-    """The merged build in `build_dir` (with `metadata` added, its start and result when given); its rows.
-    `check_shards` first. Without `shard_dirs_kept` (shard builds unpacked in a scratch directory) the metadata
-    does not name the shard builds' directories."""
-    builds = sorted(builds, key=lambda b: b.shard.number)
-    artifacts = artifacts_dir(build_dir)
-    artifacts.mkdir(parents=True, exist_ok=True)
-    for build in builds:
-        _copy_artifacts(build, artifacts)
-    phases = sorted({name for build in builds for name in build.phases})
-    rows: list[Attempt] = []
-    for name in phases:
-        phase_rows = [row for build in builds for row in build.phases.get(name, [])]
-        junit.write(artifacts / name, phase_rows)
-        rows += phase_rows
-    first = builds[0]
-    extra = metadata or {}
-    metadata = {k: v for k, v in first.metadata.items() if k != prow.SHARD_METADATA}
-    metadata["shards"] = [_shard_entry(b, build_dir, shard_dirs_kept) for b in builds]
-    metadata.update(extra)
-    timestamps = [t for b in builds if isinstance(t := b.started.get("timestamp"), int | float)]
-    prow.write_started(build_dir, started or min(timestamps, default=time.time()), metadata)
+def merged_start(builds: Sequence[ShardBuild]) -> float:
+    """When the first shard started."""
+    return min((t for b in builds if isinstance(t := b.started.get("timestamp"), int | float)), default=time.time())
+
+
+def merged_metadata(builds: Sequence[ShardBuild], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the merged build says of how it was asked for: the first shard's metadata (but which shard it is),
+    every shard with its result and where its files are, then `extra`."""
+    builds = _in_order(builds)
+    metadata = {k: v for k, v in builds[0].metadata.items() if k != prow.SHARD_METADATA}
+    metadata["shards"] = [_shard_entry(b) for b in builds]
+    return metadata | (extra or {})
+
+
+def finished_metadata(builds: Sequence[ShardBuild], metadata: dict[str, Any]) -> dict[str, Any]:
+    """The merged build's finished.json metadata: the first shard's (what it found of the cluster), over it the
+    merged `metadata`, and each shard that did not pass, with why."""
+    first = _in_order(builds)[0]
     finished = dict(first.finished.get("metadata") or {}) if first.finished else {}
     finished = {k: v for k, v in finished.items() if k not in (prow.SHARD_METADATA, "interrupted", "error")}
     finished.update(metadata)
-    not_passed = [f"{b.shard}: {_why(b)}" for b in builds if b.result != "SUCCESS"]
+    not_passed = [f"{b.shard}: {_why(b)}" for b in _in_order(builds) if b.result is not BuildResult.SUCCESS]
     if not_passed:
         finished["shards-not-passed"] = not_passed
-    result = result or merged_result(builds)
-    prow.write_finished(build_dir, passed=result == "SUCCESS", result=result, metadata=finished)
-    return rows
+    return finished
+
+
+def merge_into(builds: Sequence[ShardBuild], build: Build) -> None:
+    """Every shard's files placed in `build`'s directory (`check_shards` first), and every shard's rows, in shard
+    order, judged into their phase of `build`."""
+    builds = _in_order(builds)
+    build_dir = build.output.build_dir
+    for shard_build in builds:
+        number = shard_build.shard.number
+        (build_dir / own_dir(number)).mkdir(parents=True, exist_ok=True)
+        if shard_build.files is not None:
+            shard_build.files.place(number, build_dir)
+    for phase in sorted({name for shard_build in builds for name in shard_build.phases}):
+        build.judged(phase, [row for shard_build in builds for row in shard_build.phases.get(phase, [])])
+
+
+def _in_order(builds: Sequence[ShardBuild]) -> list[ShardBuild]:
+    return sorted(builds, key=lambda b: b.shard.number)
 
 
 def _why(build: ShardBuild) -> str:
@@ -181,31 +162,11 @@ def _why(build: ShardBuild) -> str:
     return f"{build.result}" + (f" ({detail})" if detail else "")
 
 
-def _shard_entry(build: ShardBuild, build_dir: Path, with_directory: bool) -> dict[str, str]:
-    entry = {"shard": str(build.shard), "result": build.result}
-    if with_directory:
-        entry["build"] = str(build.directory)
-    entry["files"] = f"{artifacts_dir(build_dir).relative_to(build_dir)}/{SHARDS_DIR}/{build.shard.number:02d}/"
+def _shard_entry(build: ShardBuild) -> dict[str, str]:
+    """A shard build received from its pod has no directory to name: its files are the merged build's."""
+    entry = {"shard": str(build.shard), "result": str(build.result)}
+    directory = build.files.directory if build.files is not None else None
+    if directory is not None:
+        entry["build"] = str(directory)
+    entry["files"] = f"{own_dir(build.shard.number)}/"
     return entry
-
-
-def _copy_artifacts(build: ShardBuild, artifacts: Path) -> None:
-    """Diagnostics keep their place (rows link to them); each shard's own files go to shards/<NN>/."""
-    own = artifacts / SHARDS_DIR / f"{build.shard.number:02d}"
-    own.mkdir(parents=True, exist_ok=True)
-    for name in (STARTED, FINISHED, BUILD_LOG):
-        if (build.directory / name).is_file():
-            shutil.copy2(build.directory / name, own / name)
-    source = artifacts_dir(build.directory)
-    if not source.is_dir():
-        return
-    for path in sorted(source.iterdir()):
-        if path.is_symlink() or (path.is_file() and is_junit(path.name)):
-            continue
-        if path.is_dir():
-            target = own / path.name if path.name in _PER_SHARD_DIRS else artifacts / path.name
-            shutil.copytree(path, target, symlinks=True, dirs_exist_ok=True)
-        elif path.name.startswith(_RUN_FILES):
-            shutil.copy2(path, own / path.name)
-        elif not (artifacts / path.name).exists():  # discovery.json: the first shard's stands for the run
-            shutil.copy2(path, artifacts / path.name)

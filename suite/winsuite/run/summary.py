@@ -15,6 +15,7 @@ from winsuite.results.merge import final_attempts
 from winsuite.results.merge import verdict
 from winsuite.results.model import Attempt
 from winsuite.run.evidence import os_keys
+from winsuite.run.evidence import placement_unknown
 from winsuite_reports.conventions import FailureClass
 
 # finished.json's metadata that decides a result beyond the rows: the run's error, the flake policy, each shard build
@@ -66,6 +67,10 @@ def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, inte
                                                       evidence.failure_classes.items()))
     if evidence.ran_on:
         lines.append("Ran on: " + ", ".join(f"{where}: {count} test(s)" for where, count in evidence.ran_on.items()))
+    unknown = {placement_unknown(rows[-1]) for rows in by_test.values()} - {""}
+    if evidence.placement_unknown:
+        lines.append(f"Placement unknown for {evidence.placement_unknown} test(s), not judged where they ran: "
+                     + "; ".join(sorted(unknown)))
     lines.append(f"\nArtifacts: {build_dir}")
     if dashboard:
         lines.append(f"Dashboard: {dashboard}")
@@ -80,9 +85,11 @@ class EvidenceCounts:
     failure_classes: dict[str, int]
     ran_on: dict[str, int]
     flaky: int
+    placement_unknown: int = 0  # tests a watch the run could not open left unjudged
 
     def metadata(self) -> dict[str, Any]:
-        return {"failure-classes": self.failure_classes, "ran-on": self.ran_on, "flaky": self.flaky}
+        return {"failure-classes": self.failure_classes, "ran-on": self.ran_on, "flaky": self.flaky,
+                **({"placement-unknown": self.placement_unknown} if self.placement_unknown else {})}
 
 
 def evidence_counts(by_test: dict[str, list[Attempt]]) -> EvidenceCounts:
@@ -91,4 +98,5 @@ def evidence_counts(by_test: dict[str, list[Attempt]]) -> EvidenceCounts:
                                   for name, rows in by_test.items() if verdicts[name] in ("failed", "interrupted"))
     ran_on = collections.Counter(where for rows in by_test.values() for where in os_keys(rows[-1].properties.ran_on))
     return EvidenceCounts({str(c): classes[c] for c in FailureClass if classes[c]}, dict(sorted(ran_on.items())),
-                          sum(v == "flaky" for v in verdicts.values()))
+                          sum(v == "flaky" for v in verdicts.values()),
+                          sum(bool(placement_unknown(rows[-1])) for rows in by_test.values()))

@@ -24,10 +24,12 @@ RowSink = Callable[[int, Attempt, bool, bool], None]
 
 
 class Supervisor:
-    def __init__(self, started: float, run_timeout: float, say: Callable[[str], None]) -> None:
+    def __init__(self, started: float, run_timeout: float, say: Callable[[str], None],
+                 grace: float = INTERRUPT_GRACE_SECONDS) -> None:
         self.started = started
         self.run_timeout = run_timeout
         self.say = say
+        self.grace = grace  # how long an interrupted phase may take to write its results before it is killed
         self.abort_reason = ""
         self.timed_out = False
         self.stop_now = False  # a second signal
@@ -87,7 +89,7 @@ class Supervisor:
                 phase.interrupt(self.abort_reason)
                 interrupted_at = time.monotonic()
             if interrupted_at is not None and (
-                self.stop_now or time.monotonic() - interrupted_at > INTERRUPT_GRACE_SECONDS
+                self.stop_now or time.monotonic() - interrupted_at > self.grace
             ):
                 self.say("winsuite: the phase did not stop in time; killing it")
                 phase.kill()

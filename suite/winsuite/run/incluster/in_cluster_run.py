@@ -3,7 +3,8 @@
 Start: plan the shards, create the run's namespace, service account, binding, ConfigMap and Job (objects.py). Follow:
 every shard's log (follow.py), rows shown and written as they arrive, each shard's build received whole at its end.
 Finish: a shard whose pod died becomes a build of the rows it sent plus an interrupted row for each test it did not
-finish; the shard builds are merged into this run's build (shard_merge.py); everything of the run is deleted.
+finish; the shard builds, as objects (received.py), are merged into this run's build (shard_merge.py); everything of
+the run is deleted.
 `--detach` stops after the start; `winsuite attach BUILD` does the rest from the run document and state kept in
 the build. Signals, the run timeout and the end of the build are the same as for a run here (supervisor.py,
 finisher.py).
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import queue
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,11 +25,13 @@ from winsuite.inputs.engines import Engine
 from winsuite.k8s import run_leases
 from winsuite.k8s.namespaces import delete_run_namespaces
 from winsuite.policy.run_config import RunConfig
-from winsuite.results import junit
+from winsuite.policy.shards import ShardRef
 from winsuite.results import prow
+from winsuite.results.build import Build
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
 from winsuite.results.prow import DISCOVERY_FILE
+from winsuite.results.prow import BuildResult
 from winsuite.run.console import Console
 from winsuite.run.finisher import Finisher
 from winsuite.run.incluster import protocol
@@ -39,17 +41,20 @@ from winsuite.run.incluster.objects import RunObjects
 from winsuite.run.incluster.objects import delete
 from winsuite.run.incluster.objects import stop_job
 from winsuite.run.incluster.progress import ShardProgress
+from winsuite.run.incluster.received import ArchiveFiles
 from winsuite.run.incluster.state import InClusterState
+from winsuite.run.shard_files import own_dir
 from winsuite.run.shard_merge import ShardBuild
+from winsuite.run.shard_merge import finished_metadata
+from winsuite.run.shard_merge import merge_into
+from winsuite.run.shard_merge import merged_metadata
 from winsuite.run.shard_merge import merged_result
 from winsuite.run.shard_merge import read_shard_build
-from winsuite.run.shard_merge import write_merged
 from winsuite.run.supervisor import Supervisor
-from winsuite_reports.conventions import FINISHED
+from winsuite_reports.conventions import ARTIFACTS
 from winsuite_reports.conventions import STARTED
 from winsuite_reports.conventions import FailureClass
 from winsuite_reports.conventions import RowProperties
-from winsuite_reports.conventions import artifacts_dir
 from winsuite_reports.conventions import junit_name
 from winsuite_reports.prow import MalformedJson
 from winsuite_reports.prow import read_json_object
@@ -81,6 +86,13 @@ class InClusterRun:
         self.shards = [Shard(i + 1, list(tests)) for i, tests in enumerate(state.shards)]
         self.console = Console()
         self.supervisor = Supervisor(state.started, run.job.run_timeout, self.console.say)
+        self.build = Build(self.output)  # started where the run was made (start.py), maybe by another process
+
+    @property
+    def metadata(self) -> dict[str, object]:
+        """What the build says of the run inside the cluster."""
+        return {"namespace": self.objects.namespace, "image": self.state.image, "shards": len(self.shards),
+                "expected-seconds": list(self.state.expected)}
 
     # -- following ------------------------------------------------------------------------------------------
     def follow(self) -> ExitCode:
@@ -147,38 +159,23 @@ class InClusterRun:
             if final:
                 shard.finished_tests.add(attempt.name)
             progress.record_shard(shard.number, attempt, final, earlier_failed)
-            self._write_rows_so_far()
+            self.build.row_finished(junit_name(shard.phase_of_row[-1]), attempt)  # readable while the run goes on
         else:
             shard.build.add(message)
-
-    def _write_rows_so_far(self) -> None:
-        """The rows received so far, per phase, so the build is readable while the run goes on."""
-        for phase in (1, 2):
-            rows = [r for s in self.shards for r, p in zip(s.rows, s.phase_of_row, strict=True) if p == phase]
-            if rows:
-                junit.write(self.output.artifacts / junit_name(phase), rows)
 
     # -- finishing ------------------------------------------------------------------------------------------
     def finish(self) -> ExitCode:
         """The shards' builds merged into the run's build, then the end every run has (finisher.py)."""
         abort = self.supervisor.abort_reason
-        finisher = Finisher(self.run, self.console, self.supervisor)
-        with tempfile.TemporaryDirectory(prefix="winsuite-shards-") as scratch:
-            builds = [self._shard_build(shard, Path(scratch)) for shard in self.shards]
-            metadata: dict[str, object] = {**self._started_metadata(), "in-cluster": {
-                "namespace": self.objects.namespace, "image": self.state.image, "shards": len(self.shards),
-                "expected-seconds": list(self.state.expected)}}
-            rows = write_merged(builds, self.output.build_dir, metadata=metadata, started=self.state.started,
-                                result="ABORTED" if abort else None, shard_dirs_kept=False)
-            merged = "ABORTED" if abort else merged_result(builds)
-            facts = next((ClusterFacts.load(p) for b in builds
-                          if (p := artifacts_dir(b.directory) / DISCOVERY_FILE).is_file()), None)
+        builds = [self._shard_build(shard) for shard in self.shards]
+        metadata = merged_metadata(builds, {**self._started_metadata(), "in-cluster": self.metadata})
+        merge_into(builds, self.build)
         for shard in self.shards:
-            _write_text(self.output.artifacts / "shards" / f"{shard.number:02d}" / "pod-log.txt", shard.log)
-        finisher.end_on_cluster(self.connection, facts, rows, self._cleanup)
-        finished = read_json_object(self.output.build_dir / FINISHED).get("metadata")
-        return finisher.finish(rows, connection=self.connection, facts=None, result=merged,
-                               metadata=dict(finished) if isinstance(finished, dict) else metadata)
+            _write_text(self.output.build_dir / own_dir(shard.number) / "pod-log.txt", shard.log)
+        finisher = Finisher(self.run, self.console, self.supervisor, self.build)
+        finisher.end_on_cluster(self.connection, _facts(builds), self._cleanup)
+        return finisher.finish(connection=self.connection, facts=None, metadata=finished_metadata(builds, metadata),
+                               result=BuildResult.ABORTED if abort else merged_result(builds))
 
     def _started_metadata(self) -> dict[str, object]:
         """What the run's started.json said when the Job was made (job, run id, node OS): the merged build keeps it
@@ -189,9 +186,8 @@ class InClusterRun:
             return {}
         return dict(metadata) if isinstance(metadata, dict) else {}
 
-    def _shard_build(self, shard: Shard, scratch: Path) -> ShardBuild:
+    def _shard_build(self, shard: Shard) -> ShardBuild:
         """The shard's own build when it arrived whole, else one made of the rows it sent, the rest interrupted."""
-        directory = scratch / f"shard-{shard.number}"
         abort = self.supervisor.abort_reason
         why = shard.ended.why if shard.ended else "it never ended"
         lost = f"shard {shard.number}/{len(self.shards)} lost: {why}" if why and not abort else ""
@@ -199,8 +195,7 @@ class InClusterRun:
         # from outside the run (deleted, evicted). What the shard cut off says so, with that class.
         stopped = f"interrupted: {abort}" if abort else lost
         if shard.build.complete:
-            shard.build.extract(directory)
-            build = read_shard_build(directory)
+            build = read_shard_build(ArchiveFiles(shard.build.archive, f"shard {shard.number}/{len(self.shards)}"))
             # A pod lost after its shard had sent a whole build that nothing cut off (deleted or evicted on its
             # way out) took nothing with it: the build's own verdict stands.
             if lost and build.cut_off:
@@ -213,15 +208,12 @@ class InClusterRun:
         reason = stopped or (
             f"shard {shard.number}/{len(self.shards)} lost: {why or shard.build.problem or 'no build sent'}")
         sent = _rows_with_interrupted(shard, reason, set(self.state.serial), set(self.state.upstream), self._cut_by())
-        metadata = {"job": self.run.job.name, prow.SHARD_METADATA: f"{shard.number}/{len(self.shards)}"}
-        prow.write_started(directory, self.state.started, metadata)
-        for phase in (1, 2):
-            phase_rows = [row for row, p in sent if p == phase]
-            if phase_rows:
-                junit.write(artifacts_dir(directory) / junit_name(phase), phase_rows)
-        result = "ABORTED" if abort else "FAILURE"
-        prow.write_finished(directory, passed=False, result=result, metadata={**metadata, "error": reason})
-        return read_shard_build(directory)
+        ref = ShardRef(shard.number, len(self.shards))
+        metadata = {"job": self.run.job.name, prow.SHARD_METADATA: str(ref)}
+        phases = {junit_name(phase): rows for phase in (1, 2) if (rows := [row for row, p in sent if p == phase])}
+        result = BuildResult.ABORTED if abort else BuildResult.FAILURE
+        return ShardBuild(ref, {"timestamp": int(self.state.started), "metadata": metadata},
+                          {"passed": False, "result": result, "metadata": {**metadata, "error": reason}}, phases)
 
     def _add_unreported(self, build: ShardBuild, shard: Shard, stopped: str) -> None:
         """A test of the shard's plan that its build has no row for is an interrupted row, never silently missing;
@@ -242,7 +234,7 @@ class InClusterRun:
 
     @staticmethod
     def _fail(build: ShardBuild, why: str) -> None:
-        build.finished = dict(build.finished or {}, result="FAILURE", passed=False)
+        build.finished = dict(build.finished or {}, result=BuildResult.FAILURE, passed=False)
         metadata = build.finished.get("metadata")
         build.finished["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), "error": why}
 
@@ -263,6 +255,15 @@ class InClusterRun:
             self.console.say(f"winsuite: warning: not deleted: {problem}; `winsuite cleanup --run-id "
                              f"{self.run.run_id}`", warning=True)
         self.console.say(f"deleted the run's Job, namespace {self.objects.namespace}, service account and binding")
+
+
+def _facts(builds: list[ShardBuild]) -> ClusterFacts | None:
+    """The cluster as the first shard that sent its build discovered it: the nodes whose logs are collected."""
+    for build in builds:
+        data = build.files.read(f"{ARTIFACTS}/{DISCOVERY_FILE}") if build.files is not None else None
+        if data is not None:
+            return ClusterFacts.from_json(data.decode())
+    return None
 
 
 def _rows_with_interrupted(shard: Shard, reason: str, serial: set[str], upstream: set[str],

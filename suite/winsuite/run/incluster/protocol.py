@@ -101,15 +101,10 @@ class BuildReceiver:
     def complete(self) -> bool:
         return self.code is not None and not self.problem
 
-    def extract(self, directory: Path) -> None:
-        """The build into `directory`; members that would land outside it are refused."""
-        directory.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(b"".join(self._chunks)), mode="r:gz") as tar:
-            members = tar.getmembers()
-            for member in members:
-                if not _inside(directory, member):
-                    raise ProtocolError(f"the shard's build has {member.name!r}, which is not a file of a build")
-            tar.extractall(directory, members=members)  # each member checked above
+    @property
+    def archive(self) -> bytes:
+        """The build's tar.gz as sent (whole once `complete`)."""
+        return b"".join(self._chunks)
 
 
 def emitter(stream: TextIO) -> Callable[[Message], None]:
@@ -120,15 +115,3 @@ def emitter(stream: TextIO) -> Callable[[Message], None]:
         stream.flush()
 
     return emit
-
-
-def _inside(directory: Path, member: tarfile.TarInfo) -> bool:
-    """A regular file or directory (or a link to one) that stays inside `directory` (Python 3.11's tarfile may
-    lack extraction filters)."""
-    if not (member.isfile() or member.isdir() or member.issym()):
-        return False
-    root = directory.resolve()
-    target = (root / member.name).resolve()
-    if member.issym():
-        target = (target.parent / member.linkname).resolve()
-    return target == root or root in target.parents

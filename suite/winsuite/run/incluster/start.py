@@ -28,7 +28,7 @@ from winsuite.policy.shard_selection import sharded_tests
 from winsuite.policy.shards import Shard
 from winsuite.policy.shards import cut_shards
 from winsuite.results import durations
-from winsuite.results import prow
+from winsuite.results.prow import BuildResult
 from winsuite.run.console import Console
 from winsuite.run.engines.upstream import UpstreamEngine
 from winsuite.run.finisher import Finisher
@@ -71,9 +71,8 @@ def start(run: RunConfig, *, image: str | None, shards: int | None, detach: bool
     # Signals are held from the first file on: one that arrives while the run's objects are made stops the Job once
     # it exists, and the run ends with its results as a run here does.
     with in_cluster.supervisor:
-        metadata = {**run_metadata(run), "in-cluster": {"namespace": names.namespace, "image": reference,
-                                                        "shards": len(state.shards)}}
-        prow.write_started(output.build_dir, state.started, metadata)
+        metadata = {**run_metadata(run), "in-cluster": in_cluster.metadata}
+        in_cluster.build.start(state.started, metadata)
         run.save(output.run_file)
         state.save(output.build_dir)
         run_leases.register(connection.api, run.run_id, run.job.run_timeout + DEADLINE_MARGIN)
@@ -84,9 +83,9 @@ def start(run: RunConfig, *, image: str | None, shards: int | None, detach: bool
             run_leases.withdraw(connection.api, run.run_id)
             in_cluster.console.open_log(output.build_log)
             error, code = run_error(err, in_cluster.console, output.build_log)
-            return int(Finisher(run, in_cluster.console, in_cluster.supervisor).finish(
-                [], connection=connection, facts=session.facts, metadata=metadata, result="FAILURE", error=error,
-                error_code=code))
+            return int(Finisher(run, in_cluster.console, in_cluster.supervisor, in_cluster.build).finish(
+                connection=connection, facts=session.facts, metadata=metadata, result=BuildResult.FAILURE,
+                error=error, error_code=code))
         sizes = ", ".join(str(len(tests)) for tests in state.shards)
         console.say(f"winsuite run {run.run_id}: {len(state.shards)} shard(s) of {sizes} test(s) as Job "
                     f"{names.namespace}/{objects.JOB_NAME} on {', '.join(nodes)}, image {reference}")
@@ -134,7 +133,8 @@ def _plan(run: RunConfig, facts: ClusterFacts, count: int, *, image: str) -> tup
     planned = sharded_tests(run, catalog)
     if not planned:
         raise NothingSelected("no tests selected: nothing to run in the cluster")
-    shards = cut_shards(planned, min(count, len(planned)), durations.for_planning(run.layout.job_dir))
+    shards = cut_shards(planned, min(count, len(planned)), durations.for_planning(run.layout.job_dir,
+                                                                             durations.key_of(run)))
     return InClusterState(
         image=image, shards=tuple(s.tests for s in shards), serial=tuple(t.name for t in planned if t.serial),
         upstream=tuple(sorted({t.name for t in catalog if t.engine is Engine.UPSTREAM})), started=time.time(),
