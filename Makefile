@@ -83,11 +83,12 @@ unit: setup
 integration: build
 	$(VPY) -m pytest -q tests/integration
 
-# The upstream engine's tests run e2e.test: it is built once per pinned version, like the cluster. The kind node
+# The upstream engine's tests run e2e.test, and the tests of a cluster winsuite did not make run kwokctl: both are
+# built once per pinned version, like the cluster. The kind node
 # image (12-18 min cold) is built by the test session in the background while the embedded cluster's tests run.
 # The 25 slowest tests and the time per test file are listed at the end: where the time goes.
 test: build lint
-	$(WINSUITE) cluster build --e2e-test
+	$(WINSUITE) cluster build --e2e-test --test-tools
 	$(VPY) -m pytest -q --durations=25 tests
 
 # The kind target's tests alone (as root, with podman and debootstrap).

@@ -99,7 +99,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="winsuite-repeat-") as results:
             started = time.monotonic()
             process = subprocess.Popen(
-                [sys.executable, "-m", "winsuite.cli", "run", "--kubeconfig", str(kubeconfig), "--node-os", "linux",
+                [sys.executable, "-m", "winsuite.cli", "run", "--job", "embedded", "--kubeconfig", str(kubeconfig),
+                 "--node-os", "linux",
                  "--focus", args.focus, "--results-root", results], cwd=ROOT, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL)
             _, status, usage = os.wait4(process.pid, 0)

@@ -32,7 +32,8 @@ def run_wall_time(kubeconfig: Path, workers: int, tests: int, kind: str) -> floa
         env = dict(os.environ, **{f"WINSUITE_BENCH_{kind.upper()}_TESTS" if kind == "waiting" else
                                   "WINSUITE_BENCH_TESTS": str(tests)})
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "winsuite.cli", "run", "--kubeconfig", str(kubeconfig),
+        done = subprocess.run([sys.executable, "-m", "winsuite.cli", "run", "--job", "embedded", "--kubeconfig",
+                               str(kubeconfig),
                                "--cases", "bench.trivial_cases", "-n", str(workers), "--results-root", results,
                                "--node-os", "linux"],
                               cwd=ROOT, env=env, capture_output=True, text=True, check=False)

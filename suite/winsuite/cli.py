@@ -28,9 +28,26 @@ COMMANDS = {
 }
 
 
+class CommandParser(argparse.ArgumentParser):
+    """argparse with winsuite's usage errors: one line naming the command, and exit code 4 (argparse's own 2 is
+    "interrupted" in winsuite's exit codes). Subcommands get this class too; --help still exits 0."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(int(ExitCode.USAGE_ERROR), f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
+
+    def parse_known_args(  # type: ignore[override]  # typeshed's overloads; argparse calls it with these only
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """What a subcommand does not know is its error, in its name: argparse would hand it up to `winsuite`."""
+        parsed, unknown = super().parse_known_args(args, namespace)
+        if unknown:
+            self.error(f"unrecognized arguments: {' '.join(unknown)}")
+        return parsed, unknown
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand, or of `command` alone when it names one."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="winsuite",
         description="Run the Kubernetes SIG-Windows testing plan (KEP-116) and publish its results.",
     )

@@ -110,7 +110,8 @@ class RunRequest:
 
 def arguments_parser() -> argparse.ArgumentParser:
     """winsuite run's own parser (the tester takes its flags), presented as kubetest2 shows a tester's usage."""
-    subparsers = argparse.ArgumentParser().add_subparsers()
+    top: argparse.ArgumentParser = cli.CommandParser()  # its subcommands' usage errors exit 4, as winsuite's do
+    subparsers = top.add_subparsers()
     run_command.register(subparsers)
     parser = subparsers.choices["run"]
     parser.prog, parser.description, parser.epilog = USAGE_PROG, DESCRIPTION, EPILOG

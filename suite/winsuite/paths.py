@@ -10,6 +10,8 @@ CASES_PACKAGE = "winsuite.cases"  # winsuite's own tests, the catalog `winsuite 
 # An installed wheel carries jobs/ and test_images/ under winsuite/data/ (setup.py); a checkout has them at its top,
 # beside the source root suite/ that holds this package.
 INSTALLED_DATA_DIR = PACKAGE_DIR / "data"
+RESULTS_ROOT = "_artifacts"  # the prow layout's root when a command is given none (in the working directory)
+DASHBOARD_DIR = "_dashboard"  # a run's dashboard: in the results root it was given, beside the default one
 
 
 def project_root() -> Path:

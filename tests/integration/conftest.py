@@ -18,6 +18,9 @@ from tests.integration.kind_image import BackgroundBuild
 from tests.integration.kind_support import KindCluster
 from tests.integration.kind_support import embedded_running
 from tests.tools.embedded_cluster import EmbeddedCluster
+from tests.tools.foreign_cluster import ForeignCluster
+from tests.tools.foreign_cluster import binaries
+from tests.tools.foreign_cluster import missing_prerequisite
 from tests.tools.host_state import HostState
 from winsuite.cluster.embedded import LocalCluster
 from winsuite.cluster.embedded.config import REAL_NODE_NAME
@@ -35,6 +38,7 @@ from winsuite.components.artifacts import locate
 from winsuite.components.artifacts import select
 from winsuite.components.errors import BuildFailed
 from winsuite.components.errors import ComponentFailed
+from winsuite.components.progress import stderr_reporter
 from winsuite.errors import UsageError
 from winsuite.inputs.pins import load_pins
 from winsuite.k8s import namespaces
@@ -160,6 +164,31 @@ def kind_cluster(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.
         if load_kind(target.layout) is not None:  # logs first: deletion removes them
             target.collect_logs(tmp_path_factory.getbasetemp() / "kind-cluster-logs")
         target.close()
+
+
+@pytest.fixture(scope="session")
+def foreign_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForeignCluster]:
+    """A cluster winsuite did not make, for tests that reach it only through its kubeconfig: kwokctl's (built into
+    winsuite's cache like the other binaries) on the cached control plane, its state in the session's tmp dir, with
+    kwok nodes added by `kubectl apply`; always deleted."""
+    bin_dir = bin_dir_from_env()
+    missing = missing_prerequisite(bin_dir)
+    if missing:
+        pytest.skip(missing)
+    pins = load_pins()
+    try:
+        bins = binaries(pins, stderr_reporter, bin_dir)
+    except BuildFailed:
+        raise
+    except UsageError as err:  # a missing toolchain or proxy: a prerequisite, not a failure
+        pytest.skip(str(err))
+    target = ForeignCluster(f"winsuite-foreign-{uuid.uuid4().hex[:6]}", tmp_path_factory.mktemp("foreign-cluster"),
+                            bins, pins.kubernetes)
+    try:
+        target.create()
+        yield target
+    finally:
+        target.delete()
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -10,17 +11,22 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from typing import TypeVar
 
+import yaml
 from kubernetes import client
 
 from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.k8s.namespaces import RUN_ID_LABEL
+from winsuite.k8s.not_found import ignore_not_found
 from winsuite.k8s.waits import WaitTimeout
 from winsuite.k8s.waits import wait_for_set
+from winsuite.paths import DASHBOARD_DIR
 
 WINSUITE = (sys.executable, "-m", "winsuite.cli")
 RUNNER_CASES = "tests.runner_cases"
@@ -30,8 +36,8 @@ T = TypeVar("T")
 
 
 def run_args(cluster: EmbeddedCluster, root: Path, *extra: str, cases: str | None = RUNNER_CASES) -> list[str]:
-    return [*WINSUITE, "run", "--kubeconfig", str(cluster.kubeconfig), "--results-root", str(root),
-            *(("--cases", cases) if cases else ()), "-n", "2", *extra]
+    return [*WINSUITE, "run", "--job", "embedded", "--kubeconfig", str(cluster.kubeconfig), "--results-root",
+            str(root), *(("--cases", cases) if cases else ()), "-n", "2", *extra]
 
 
 def start(cluster: EmbeddedCluster, root: Path, *extra: str, cases: str | None = RUNNER_CASES
@@ -98,8 +104,13 @@ def verdicts(build: Build) -> dict[str, list[str]]:
     return rows
 
 
+def job_dirs(root: Path) -> list[Path]:
+    """The job directories of a results root (not the dashboard a run writes there)."""
+    return [p for p in root.iterdir() if p.is_dir() and p.name != DASHBOARD_DIR]
+
+
 def only_build(root: Path) -> Build:
-    (job,) = [p for p in root.iterdir() if p.is_dir()]
+    (job,) = job_dirs(root)
     (build,) = [p for p in job.iterdir() if p.is_dir()]
     return Build(build)
 
@@ -151,3 +162,35 @@ def wait_for_namespaces_gone(api: client.ApiClient, run_id: str, timeout: float)
         what=f"the namespaces of run {run_id} to be deleted", condition=lambda items: not items,
         timeout=timeout, describe=lambda items: f"still there: {', '.join(n.metadata.name for n in items)}",
     )
+
+
+@contextlib.contextmanager
+def service_account_kubeconfig(cluster: EmbeddedCluster, directory: Path, namespace: str, account: str,
+                               cluster_roles: Sequence[str] = ()) -> Iterator[Path]:
+    """The cluster's kubeconfig with its user replaced by a token (TokenRequest) of service account `account`, made
+    in a namespace of its own and bound to `cluster_roles`; the account, its namespace and its bindings go after."""
+    core, rbac = client.CoreV1Api(cluster.api), client.RbacAuthorizationV1Api(cluster.api)
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
+    bindings = {f"{namespace}-{role}": role for role in cluster_roles}
+    try:
+        core.create_namespaced_service_account(namespace, client.V1ServiceAccount(
+            metadata=client.V1ObjectMeta(name=account)))
+        for binding, role in bindings.items():
+            rbac.create_cluster_role_binding(client.V1ClusterRoleBinding(
+                metadata=client.V1ObjectMeta(name=binding),
+                role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=role),
+                subjects=[client.RbacV1Subject(kind="ServiceAccount", name=account, namespace=namespace)]))
+        token = core.create_namespaced_service_account_token(account, namespace, {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600}}).status.token
+        config = yaml.safe_load(cluster.kubeconfig.read_text())
+        for user in config["users"]:
+            user["user"] = {"token": token}
+        path = directory / f"{account}.kubeconfig"
+        path.write_text(yaml.safe_dump(config))
+        yield path
+    finally:
+        for binding in bindings:
+            with ignore_not_found():
+                rbac.delete_cluster_role_binding(binding)
+        core.delete_namespace(namespace)

@@ -36,7 +36,8 @@ HOST_IP = "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]"
 
 
 def run(cluster: EmbeddedCluster, root: Path, *extra: str, timeout: float = 900) -> tuple[int, str, Build]:
-    done = subprocess.run([*WINSUITE, "run", "--kubeconfig", str(cluster.kubeconfig), "--results-root", str(root),
+    done = subprocess.run([*WINSUITE, "run", "--job", "embedded", "--kubeconfig", str(cluster.kubeconfig),
+                           "--results-root", str(root),
                            "-n", "2", *extra], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=timeout,
                           check=False)
     return done.returncode, done.stdout + done.stderr, only_build(root)

@@ -39,7 +39,8 @@ def test_a_run_whose_images_do_not_exist_keeps_diagnostics_and_leaks_no_credenti
         repo_list = tmp_path / "repo-list.yaml"
         repo_list.write_text("".join(f"{key}: {NOWHERE}\n" for key in REPO_LIST_KEYS))
         done = subprocess.run(
-            [*WINSUITE, "run", "--kubeconfig", str(real_node.kubeconfig), "--node-os", "linux", "--focus", FOCUS,
+            [*WINSUITE, "run", "--job", "embedded", "--kubeconfig", str(real_node.kubeconfig), "--node-os", "linux",
+             "--focus", FOCUS,
              "--repo-list", str(repo_list), "--test-timeout", "90s", "-n", "2",
              "--results-root", str(tmp_path / "results")],
             cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=900, check=False)
@@ -59,13 +60,12 @@ def test_a_run_whose_images_do_not_exist_keeps_diagnostics_and_leaks_no_credenti
     assert "credential scan of the build:" in output and "nothing found" in output, output
     assert "Secrets were not looked for" not in output, output  # the planted Secret was among the values
     client_key = base64.b64decode(_client_key_data(real_node.kubeconfig))
-    published = [tmp_path / "results", tmp_path / "_dashboard"]
-    for root in published:
-        for path in root.rglob("*"):
-            if path.is_file():
-                data = path.read_bytes()
-                assert PLANTED.encode() not in data, path
-                assert client_key.splitlines()[1] not in data, path
+    assert (tmp_path / "results" / "_dashboard" / "index.html").is_file(), output  # in the root it was given
+    for path in (tmp_path / "results").rglob("*"):  # what is published: the build and the dashboard
+        if path.is_file():
+            data = path.read_bytes()
+            assert PLANTED.encode() not in data, path
+            assert client_key.splitlines()[1] not in data, path
     assert run_namespaces(real_node, build.finished["metadata"]["run-id"]) == []
 
 

@@ -11,6 +11,7 @@ import pytest
 from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
+from tests.integration.runner_support import job_dirs
 from tests.integration.runner_support import run_args
 from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.errors import ExitCode
@@ -27,13 +28,13 @@ def test_three_shards_merge_into_one_build_with_every_test_once(cluster: Embedde
         subprocess.run(run_args(cluster, tmp_path / "shards", "--flake-attempts", "2", "--skip", "waits",
                                 "--shard", f"{number}/3", "--build-id", build_id),
                        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=900, check=False)
-        (job,) = [p for p in (tmp_path / "shards").iterdir() if p.is_dir()]
+        (job,) = job_dirs(tmp_path / "shards")
         shards.append(job / build_id)
     merged = subprocess.run([*WINSUITE, "merge", *map(str, shards), "--results-root", str(tmp_path / "merged"),
                              "--build-id", "200"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120,
                             check=False)
     assert merged.returncode == ExitCode.TESTS_FAILED, merged.stdout + merged.stderr  # one test fails
-    (job,) = [p for p in (tmp_path / "merged").iterdir() if p.is_dir()]
+    (job,) = job_dirs(tmp_path / "merged")
     build = Build(job / "200")
     rows = [r.name for junit in ("junit_01.xml", "junit_02.xml") for r in build.rows(junit)]
     per_shard = [

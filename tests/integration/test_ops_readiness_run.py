@@ -25,7 +25,8 @@ LOGS = "[It] [sig-node] Pods should support retrieving logs from the container o
 
 
 def test_an_ops_readiness_category_runs_and_labels_its_rows(real_node: EmbeddedCluster, tmp_path: Path) -> None:
-    done = subprocess.run([*WINSUITE, "run", "--kubeconfig", str(real_node.kubeconfig), "--node-os", "linux",
+    done = subprocess.run([*WINSUITE, "run", "--job", "embedded", "--kubeconfig", str(real_node.kubeconfig),
+                           "--node-os", "linux",
                            "--results-root", str(tmp_path), "--ops-readiness", str(FIXTURE), "--category",
                            "Core.Pods"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600, check=False)
     output = done.stdout + done.stderr
@@ -40,7 +41,8 @@ def test_an_ops_readiness_category_runs_and_labels_its_rows(real_node: EmbeddedC
 
 
 def test_a_case_that_selects_nothing_is_a_row(real_node: EmbeddedCluster, tmp_path: Path) -> None:
-    done = subprocess.run([*WINSUITE, "run", "--kubeconfig", str(real_node.kubeconfig), "--node-os", "linux",
+    done = subprocess.run([*WINSUITE, "run", "--job", "embedded", "--kubeconfig", str(real_node.kubeconfig),
+                           "--node-os", "linux",
                            "--results-root", str(tmp_path), "--ops-readiness", str(FIXTURE), "--category",
                            "Extend.HostProcess"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600,
                           check=False)
@@ -55,7 +57,8 @@ def test_a_case_that_selects_nothing_is_a_row(real_node: EmbeddedCluster, tmp_pa
 def test_upstreams_specifications_without_cases_run_as_categories_saying_so(
     real_node: EmbeddedCluster, tmp_path: Path
 ) -> None:
-    done = subprocess.run([*WINSUITE, "run", "--kubeconfig", str(real_node.kubeconfig), "--node-os", "linux",
+    done = subprocess.run([*WINSUITE, "run", "--job", "embedded", "--kubeconfig", str(real_node.kubeconfig),
+                           "--node-os", "linux",
                            "--results-root", str(tmp_path), "--ops-readiness", str(UPSTREAM_SPECS),
                            "--category", "Extend.HostProcess", "--category", "Extend.Worker"],
                           cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600, check=False)

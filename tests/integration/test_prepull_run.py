@@ -29,7 +29,8 @@ def prepull_leftovers(cluster: EmbeddedCluster) -> list[str]:
 
 
 def test_a_run_prepulls_the_linux_selection_and_writes_its_row(real_node: EmbeddedCluster, tmp_path: Path) -> None:
-    done = subprocess.run([*WINSUITE, "run", "--kubeconfig", str(real_node.kubeconfig), "--node-os", "linux",
+    done = subprocess.run([*WINSUITE, "run", "--job", "embedded", "--kubeconfig", str(real_node.kubeconfig),
+                           "--node-os", "linux",
                            "--prepull", "--focus", r"\[sig-node\] Pods should get a host IP", "--results-root",
                            str(tmp_path)], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600, check=False)
     output = done.stdout + done.stderr
@@ -45,7 +46,8 @@ def test_an_image_that_does_not_exist_fails_the_prepull_naming_node_and_image(
 ) -> None:
     repo_list = tmp_path / "repo-list.yaml"
     repo_list.write_text("promoterE2eRegistry: winsuite.invalid/e2e-test-images\ngcRegistry: winsuite.local\n")
-    done = subprocess.run([*WINSUITE, "prepull", "--kubeconfig", str(real_node.kubeconfig), "--node-os", "linux",
+    done = subprocess.run([*WINSUITE, "prepull", "--job", "embedded", "--kubeconfig", str(real_node.kubeconfig),
+                           "--node-os", "linux",
                            "--repo-list", str(repo_list), "--focus", "Simple pod should support exec using resource",
                            "--timeout", "3m"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600,
                           check=False)

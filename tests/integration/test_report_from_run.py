@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.runner_support import job_dirs
+
 pytestmark = pytest.mark.cluster
 
 WINSUITE = (sys.executable, "-m", "winsuite.cli")
@@ -49,7 +51,7 @@ def junit_rows(build: Path) -> dict[str, str]:
 
 
 def test_the_dashboard_shows_every_testcase_of_a_real_run(results: Path, tmp_path: Path) -> None:
-    (job,) = [path for path in results.iterdir() if path.is_dir()]
+    (job,) = job_dirs(results)
     build = job / BUILD
     finished = json.loads((build / "finished.json").read_text())
     expected = junit_rows(build)

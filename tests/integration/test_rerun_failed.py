@@ -10,6 +10,7 @@ import pytest
 from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 from tests.integration.runner_support import Build
+from tests.integration.runner_support import job_dirs
 from tests.integration.runner_support import run_args
 from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.errors import ExitCode
@@ -25,7 +26,7 @@ def builds(cluster: EmbeddedCluster, tmp_path_factory: pytest.TempPathFactory) -
     root = tmp_path_factory.mktemp("results")
     subprocess.run(run_args(cluster, root, "--flake-attempts", "2", "--skip", "waits", "--build-id", "100"),
                    cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=900, check=False)
-    (job,) = [p for p in root.iterdir() if p.is_dir()]
+    (job,) = job_dirs(root)
     first = Build(job / "100")
     # Only the cluster is named again: the job, cases, parallelism and flake attempts come from the build.
     rerun = subprocess.run([*WINSUITE, "run", "--kubeconfig", str(cluster.kubeconfig), "--rerun-failed",

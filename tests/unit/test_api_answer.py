@@ -7,11 +7,14 @@ import json
 
 import pytest
 from kubernetes.client.exceptions import ApiException
+from urllib3 import HTTPHeaderDict
 
 from winsuite.errors import ExitCode
 from winsuite.errors import UsageError
 from winsuite.k8s.api_answer import api_answer
 from winsuite.k8s.api_answer import credentials_refused
+from winsuite.k8s.api_answer import error_line
+from winsuite.k8s.api_answer import error_text
 
 
 def refused(status: int, reason: str, body: bytes | str | None) -> ApiException:
@@ -51,3 +54,11 @@ def test_a_refusal_of_the_credentials_is_a_usage_error_naming_what_was_refused(s
                                    ApiException(status=422, reason="Unprocessable Entity"), ValueError("x")])
 def test_other_errors_are_not_the_credentials(error: Exception) -> None:
     assert credentials_refused(error) is None
+
+
+def test_an_error_line_never_dumps_the_answers_headers() -> None:
+    error = refused(403, "Forbidden", json.dumps({"kind": "Status", "message": "leases is forbidden"}).encode())
+    error.headers = HTTPHeaderDict({"Audit-Id": "0f9c", "Content-Type": "application/json"})
+    assert "HTTPHeaderDict" in str(error)  # what the client's own text would show
+    assert error_line(error) == error_text(error) == "403 Forbidden: leases is forbidden"
+    assert error_line(ValueError("a\nb")) == "a b" and error_text(ValueError()) == "ValueError"

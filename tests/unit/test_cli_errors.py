@@ -75,3 +75,25 @@ def test_bad_input_gives_exit_4_and_one_line_naming_file_and_field(
     assert line.startswith("winsuite: error: ")
     for fragment in CASES[label].names:
         assert fragment.format(dir=directory) in line
+
+
+@pytest.mark.parametrize(("args", "prog", "says"), [
+    (("--bogus",), "winsuite", "the following arguments are required: COMMAND"),
+    (("run", "--bogus"), "winsuite run", "unrecognized arguments: --bogus"),
+    (("report", "--format", "pdf"), "winsuite report", "argument --format: invalid choice: 'pdf'"),
+    (("cluster", "up", "--bogus"), "winsuite cluster up", "unrecognized arguments: --bogus"),
+], ids=["top level", "run", "report", "nested"])
+def test_a_bad_flag_is_a_usage_error_of_its_command(args: tuple[str, ...], prog: str, says: str) -> None:
+    """argparse's own errors exit 4 like every usage error (its 2 would read as "interrupted"), in one line."""
+    done = subprocess.run([sys.executable, "-m", "winsuite.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert (done.returncode, done.stdout) == (ExitCode.USAGE_ERROR, "")
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"{prog}: error: {says}") and line.endswith(f"(see {prog} --help)")
+
+
+def test_help_still_exits_0() -> None:
+    done = subprocess.run([sys.executable, "-m", "winsuite.cli", "run", "--help"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == ExitCode.OK and done.stdout.startswith("usage: winsuite run")

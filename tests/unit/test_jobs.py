@@ -5,6 +5,7 @@ Bad job files, one exact error line each, are golden cases: tests/unit/golden/jo
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ from winsuite.errors import DataError
 from winsuite.errors import UsageError
 from winsuite.inputs.cluster_spec import ClusterSpec
 from winsuite.inputs.cluster_spec import ClusterType
+from winsuite.inputs.engines import EngineChoice
 from winsuite.inputs.jobs import ENVIRONMENT
+from winsuite.inputs.jobs import JobChoice
 from winsuite.inputs.jobs import JobSpec
 from winsuite.inputs.jobs import apply_overrides
 from winsuite.inputs.jobs import load_job
@@ -46,7 +49,8 @@ def test_every_shipped_job_loads_and_its_files_exist(path: Path) -> None:
 
 
 def test_the_shipped_jobs_include_the_default_and_sig_windows_jobs() -> None:
-    assert {"embedded", "sig-windows-parallel", "sig-windows-serial-slow"} <= {p.stem for p in SHIPPED_JOBS}
+    assert {"embedded", "kind", "your-cluster", "sig-windows-parallel", "sig-windows-serial-slow"} <= {
+        p.stem for p in SHIPPED_JOBS}
 
 
 def test_every_field_is_read(tmp_path: Path) -> None:
@@ -187,11 +191,57 @@ def test_invalid_durations_say_what_is_allowed(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("ref", "expected"),
-    [(None, "embedded.yaml"), ("sig-windows-parallel", "sig-windows-parallel.yaml"),
-     ("embedded-linux.yaml", "embedded-linux.yaml")],
+    [("sig-windows-parallel", "sig-windows-parallel.yaml"), ("embedded-linux.yaml", "embedded-linux.yaml")],
 )
-def test_jobs_are_found_by_name_under_jobs(ref: str | None, expected: str) -> None:
+def test_jobs_are_found_by_name_under_jobs(ref: str, expected: str) -> None:
     assert resolve_job_path(ref) == jobs_dir() / expected
+
+
+@pytest.mark.parametrize(("environ", "flags", "name", "cluster_type", "why"), [
+    ({}, {}, "winsuite-embedded", ClusterType.EMBEDDED, "the default for the embedded cluster"),
+    ({}, {"cluster.type": ClusterType.KIND}, "winsuite-kind", ClusterType.KIND, "the default for a kind cluster"),
+    ({"WINSUITE_CLUSTER_TYPE": "kind"}, {}, "winsuite-kind", ClusterType.KIND, "the default for a kind cluster"),
+    ({"WINSUITE_CLUSTER_TYPE": "kind"}, {"cluster.kubeconfig": "/k", "cluster.type": ClusterType.KUBECONFIG},
+     "your-cluster", ClusterType.KUBECONFIG, "the default for a cluster given by --kubeconfig"),
+    ({}, {"cluster.type": ClusterType.IN_CLUSTER}, "your-cluster", ClusterType.IN_CLUSTER,
+     "the default for the cluster of --in-cluster-config"),
+], ids=["embedded", "kind flag", "kind environment", "kubeconfig flag over environment", "in-cluster"])
+def test_without_a_job_the_clusters_own_job_applies(environ: dict[str, str], flags: dict[str, Any], name: str,
+                                                    cluster_type: ClusterType, why: str) -> None:
+    job = resolve_job(None, environ, flags)
+    assert (job.name, job.cluster.type, job.chosen) == (name, cluster_type, JobChoice.CLUSTER_DEFAULT)
+    assert job.why == f"{why}; --job to choose another"
+
+
+def test_the_job_of_a_cluster_you_bring_is_like_sig_windows_capz_job_on_upstreams_registries() -> None:
+    job = resolve_job(None, {}, {"cluster.kubeconfig": "/k", "cluster.type": ClusterType.KUBECONFIG})
+    capz = load_job(jobs_dir() / "sig-windows-parallel.yaml")
+    assert (job.repo_list, job.engine, job.cluster.kubeconfig) == (None, EngineChoice.AUTO, "/k")
+    assert (job.parallelism, job.flake_attempts, job.test_timeout, job.run_timeout) == (
+        capz.parallelism, capz.flake_attempts, capz.test_timeout, capz.run_timeout)
+    assert job.focus == capz.focus
+
+
+def test_the_kind_job_is_the_embedded_job_on_kind() -> None:
+    fields = ("source", "name", "description", "dashboard", "tab", "cluster")
+    embedded, kind = (dataclasses.asdict(load_job(jobs_dir() / f"{name}.yaml")) for name in ("embedded", "kind"))
+    assert {k: v for k, v in embedded.items() if k not in fields} == {k: v for k, v in kind.items() if k not in fields}
+
+
+def test_a_named_job_and_flags_still_win_over_the_clusters_default() -> None:
+    flags = {"cluster.kubeconfig": "/k", "cluster.type": ClusterType.KUBECONFIG, "parallelism": 8}
+    named = resolve_job("embedded", {"WINSUITE_PARALLELISM": "3"}, flags)
+    assert (named.name, named.chosen, named.why, named.parallelism) == ("winsuite-embedded", JobChoice.NAMED,
+                                                                          "named by --job", 8)
+    assert named.cluster.type == ClusterType.KUBECONFIG and named.repo_list  # the embedded job's repo list
+    assert resolve_job(None, {"WINSUITE_PARALLELISM": "3"}, {**flags, "parallelism": None}).parallelism == 3
+
+
+def test_a_context_without_a_kubeconfig_cluster_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match=r"^--context picks a context of a kubeconfig, and the job's cluster is "
+                                         r"embedded: give --kubeconfig FILE too"):
+        resolve_job(None, {}, {"cluster.context": "prod"})
+    assert resolve_job("sig-windows-parallel", {}, {"cluster.context": "prod"}).cluster.context == "prod"
 
 
 def test_an_unknown_job_lists_the_known_ones() -> None:

@@ -23,6 +23,7 @@ from winsuite.run.engines.ginkgo_report import never_started
 from winsuite.run.engines.ginkgo_report import spec_reports
 from winsuite.run.engines.spec_timeout import Overdue
 from winsuite.run.engines.spec_timeout import e2e_process
+from winsuite.run.engines.tether import WATCHER_NAME
 from winsuite.run.engines.upstream_toolchain import Toolchain
 
 NAME = "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]"
@@ -173,14 +174,15 @@ def test_the_progress_report_of_an_interrupt_makes_no_spec_overdue() -> None:
 
 
 def test_the_overdue_specs_process_is_the_e2e_test_child_of_ginkgo_with_its_number(tmp_path: Path) -> None:
-    def process(pid: int, parent: int, *argv: str) -> None:
+    def process(pid: int, parent: int, *argv: str, name: str = "e2e.test") -> None:
         (tmp_path / str(pid)).mkdir()
-        (tmp_path / str(pid) / "stat").write_text(f"{pid} (e2e.test) S {parent} {pid} 0 0\n")
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} ({name}) S {parent} {pid} 0 0\n")
         (tmp_path / str(pid) / "cmdline").write_bytes("\0".join(argv).encode() + b"\0")
     process(10, 1, "ginkgo", "--procs=2")
     process(11, 10, "e2e.test", "--ginkgo.parallel.process=1", "--ginkgo.parallel.total=2")
     process(12, 10, "e2e.test", "--ginkgo.parallel.process=2", "--ginkgo.parallel.total=2")
     process(13, 99, "e2e.test", "--ginkgo.parallel.process=2")  # another ginkgo's
+    process(14, 99, "python", "-m", "winsuite.run.engines.tether", name=WATCHER_NAME)  # its run's tether
     (tmp_path / "self").mkdir()
     assert e2e_process(10, 2, tmp_path) == 12 and e2e_process(10, 1, tmp_path) == 11
     assert e2e_process(10, 3, tmp_path) is None and e2e_process(10, None, tmp_path) is None  # two: unknown

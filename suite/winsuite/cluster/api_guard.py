@@ -4,7 +4,11 @@ Without it a request to a stopped or wedged API server waits forever (the kubern
 one that is refused surfaces as a urllib3 traceback after tenacity's retries. Here every request has a timeout,
 a restart of a few seconds is retried as before (the errors stay transient), and once the server has not
 answered for LOST_AFTER seconds each request gets one short try and then ApiServerLost: one line naming the
-server and the error, which is not retried. The first answer closes the breaker again."""
+server and the error, which is not retried. The first answer closes the breaker again.
+
+An answer that is not a success is raised as the client raises it, but without the answer's HTTP headers: the text of
+the client's ApiException, which a failed test and a traceback show, would otherwise dump them
+(`HTTPHeaderDict({'Audit-Id': …})`), and nothing in them helps whoever reads the error."""
 
 from __future__ import annotations
 
@@ -79,6 +83,14 @@ class _GuardedRest(rest.RESTClientObject):  # type: ignore[misc]
         return response
 
 
+def _without_headers(response: rest.RESTResponse) -> ApiException:
+    """The ApiException the client makes of a failed answer (its status, reason and body), without headers."""
+    data = response.read()
+    error = ApiException(http_resp=response, body=data.decode("utf-8", errors="replace") if data else None)
+    error.headers = None
+    return error
+
+
 def _reason(error: BaseException) -> str:
     reason = getattr(error, "reason", None)
     return describe(reason) if isinstance(reason, BaseException) else describe(error)
@@ -90,6 +102,13 @@ class GuardedApiClient(client.ApiClient):  # type: ignore[misc]
     def __init__(self, configuration: client.Configuration) -> None:
         super().__init__(configuration)
         self.rest_client = _GuardedRest(configuration)
+
+    def call_api(self, *args: Any, **kwargs: Any) -> rest.RESTResponse:
+        """Every API call's answer; one that is not a success raised here, without its headers (see the module)."""
+        response = super().call_api(*args, **kwargs)
+        if not 200 <= response.status <= 299:
+            raise _without_headers(response)
+        return response
 
     def serving_problem(self, timeout: float = 5.0) -> str | None:
         """None when GET /readyz answers ok within `timeout`; else one line saying what happened instead."""

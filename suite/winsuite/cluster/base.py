@@ -57,8 +57,7 @@ def _kind(spec: ClusterSpec) -> ClusterTarget:
 def _kubeconfig(spec: ClusterSpec) -> ClusterTarget:
     from winsuite.cluster.kubeconfig import KubeconfigTarget
 
-    return KubeconfigTarget(Path(spec.kubeconfig).expanduser() if spec.kubeconfig else _default_kubeconfig(),
-                            spec.context)
+    return KubeconfigTarget(kubeconfig_of(spec), spec.context)
 
 
 def _in_cluster(spec: ClusterSpec) -> ClusterTarget:
@@ -67,7 +66,11 @@ def _in_cluster(spec: ClusterSpec) -> ClusterTarget:
     return KubeconfigTarget(None, None, name="in-cluster")
 
 
-def _default_kubeconfig() -> Path:
+def kubeconfig_of(spec: ClusterSpec) -> Path:
+    """The kubeconfig file of a `kubeconfig` cluster: the one named (--kubeconfig or the job's), else the first of
+    $KUBECONFIG, else ~/.kube/config (only a job whose cluster.type is kubeconfig names no file)."""
+    if spec.kubeconfig:
+        return Path(spec.kubeconfig).expanduser()
     return Path(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]).expanduser()
 
 

@@ -45,10 +45,12 @@ def connect(spec: ClusterSpec, *, start_embedded: bool = True, ready_timeout: fl
     return Connection(target, api, server_version(api), kubeconfig, context)
 
 
-def discover_cluster(connection: Connection, windows_builds: list[str], *, probe_load_balancer: bool) -> ClusterFacts:
+def discover_cluster(connection: Connection, windows_builds: list[str], *,
+                     probe_load_balancer_for: str | None) -> ClusterFacts:
     """What the connected cluster is: its version, nodes and capabilities (`windows_builds`: those images exist for),
-    and the kubectl its tests use; `probe_load_balancer` when a selected test needs a LoadBalancer implementation (a
-    probe Service is made to observe one)."""
+    and the kubectl its tests use; `probe_load_balancer_for`: the run id when a selected test needs a LoadBalancer
+    implementation (a probe Service carrying the run's label is made to observe one), else None."""
+    probe = PROBE_TIMEOUT if probe_load_balancer_for is not None else 0.0
     return with_kubectl(discover(connection.api, connection.server_version, windows_builds=windows_builds,
-                                 egress_allowed=connection.target.allows_egress,
-                                 load_balancer_probe=PROBE_TIMEOUT if probe_load_balancer else 0.0))
+                                 egress_allowed=connection.target.allows_egress, load_balancer_probe=probe,
+                                 run_id=probe_load_balancer_for))

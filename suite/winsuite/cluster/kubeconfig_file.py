@@ -58,6 +58,14 @@ def check_kubeconfig(path: Path, context: str | None) -> dict[str, Any]:
     }
 
 
+def chosen_context(path: Path, context: str | None) -> tuple[str, str]:
+    """The context `context` (or the file's current-context) picks, and its cluster's server URL, checked as above."""
+    checked = check_kubeconfig(path, context)
+    name = checked["current-context"]
+    cluster = next(c["context"]["cluster"] for c in checked["contexts"] if c["name"] == name)
+    return name, next(c["cluster"]["server"] for c in checked["clusters"] if c["name"] == cluster)
+
+
 class _Problems:
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -9,9 +9,10 @@ import uuid
 from typing import Any
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from winsuite.k8s import retry
+from winsuite.k8s.namespaces import RUN_ID_LABEL
+from winsuite.k8s.not_found import ignore_not_found
 from winsuite.k8s.waits import WaitTimeout
 from winsuite.k8s.waits import wait_for
 
@@ -34,13 +35,20 @@ def existing_evidence(core: client.CoreV1Api) -> str:
     return ""
 
 
-def probe(core: client.CoreV1Api, timeout: float = PROBE_TIMEOUT) -> tuple[str, str]:
-    """(evidence, '') when a new LoadBalancer Service gets an ingress address within `timeout`, else ('', what was
-    seen). The probe Service is deleted either way (its implementation then removes the load balancer)."""
-    name = f"{PROBE_PREFIX}{uuid.uuid4().hex[:6]}"
-    body = {"metadata": {"name": name, "labels": {"app.kubernetes.io/name": "winsuite-lb-probe"}},
+def probe_service(name: str, run_id: str | None) -> dict[str, Any]:
+    """A probe: a LoadBalancer Service that selects nothing. A run's carries its run label, so that `winsuite cleanup`
+    finds the one a run killed while probing left."""
+    labels = {"app.kubernetes.io/name": "winsuite-lb-probe", **({RUN_ID_LABEL: run_id} if run_id else {})}
+    return {"metadata": {"name": name, "labels": labels},
             "spec": {"type": "LoadBalancer", "ports": [{"port": 80, "protocol": "TCP"}]}}
-    retry.call(core.create_namespaced_service, PROBE_NAMESPACE, body)
+
+
+def probe(core: client.CoreV1Api, timeout: float = PROBE_TIMEOUT, *, run_id: str | None = None) -> tuple[str, str]:
+    """(evidence, '') when a new LoadBalancer Service gets an ingress address within `timeout`, else ('', what was
+    seen). The probe Service (of run `run_id`) is deleted either way (its implementation then removes the load
+    balancer)."""
+    name = f"{PROBE_PREFIX}{uuid.uuid4().hex[:6]}"
+    retry.call(core.create_namespaced_service, PROBE_NAMESPACE, probe_service(name, run_id))
     try:
         served = wait_for(core.list_namespaced_service, name=name, namespace=PROBE_NAMESPACE,
                           what=f"LoadBalancer Service {PROBE_NAMESPACE}/{name} to get an ingress address",
@@ -49,19 +57,28 @@ def probe(core: client.CoreV1Api, timeout: float = PROBE_TIMEOUT) -> tuple[str, 
     except WaitTimeout:
         return "", f"a probe LoadBalancer Service got no ingress address within {timeout:.0f}s"
     finally:
-        try:
-            core.delete_namespaced_service(name, PROBE_NAMESPACE)
-        except ApiException as err:
-            if err.status != 404:
-                raise
+        delete_probe(core, name)
     return f"a probe LoadBalancer Service got ingress {_ingress(served)}", ""
 
 
-def observe(core: client.CoreV1Api, *, probe_timeout: float) -> tuple[str, str]:
-    """(evidence, '') or ('', why there is none): existing Services first, then a probe when `probe_timeout` > 0."""
+def observe(core: client.CoreV1Api, *, probe_timeout: float, run_id: str | None) -> tuple[str, str]:
+    """(evidence, '') or ('', why there is none): existing Services first, then a probe (of run `run_id`) when
+    `probe_timeout` > 0."""
     evidence = existing_evidence(core)
     if evidence:
         return evidence, ""
     if probe_timeout <= 0:
         return "", NOT_PROBED
-    return probe(core, probe_timeout)
+    return probe(core, probe_timeout, run_id=run_id)
+
+
+def runs_probes(core: client.CoreV1Api) -> dict[str, str]:
+    """The probe Services runs left (killed while probing), by name: the run id each carries."""
+    listed = retry.call(core.list_namespaced_service, PROBE_NAMESPACE, label_selector=RUN_ID_LABEL).items
+    return {s.metadata.name: s.metadata.labels[RUN_ID_LABEL] for s in listed
+            if s.metadata.name.startswith(PROBE_PREFIX)}
+
+
+def delete_probe(core: client.CoreV1Api, name: str) -> None:
+    with ignore_not_found():
+        retry.call(core.delete_namespaced_service, name, PROBE_NAMESPACE)

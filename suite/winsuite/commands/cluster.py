@@ -41,6 +41,8 @@ def register(subparsers: Subparsers) -> None:
     )
     _bin_dir(build)
     build.add_argument("--e2e-test", action="store_true", help="also build upstream e2e.test (for bench/)")
+    build.add_argument("--test-tools", action="store_true",
+                       help="also what winsuite's own tests make clusters it did not make with (kwokctl)")
     build.add_argument("--no-real-node", action="store_true", help="only the control plane, etcd and kwok")
     build.add_argument("--kind", action="store_true",
                        help="also the kind node image for the pinned Kubernetes, imported into the container engine")
@@ -106,6 +108,7 @@ def _build(args: argparse.Namespace) -> int:
     groups = [Group.CONTROL_PLANE]
     groups += [] if args.no_real_node else [Group.REAL_NODE]
     groups += [Group.E2E] if args.e2e_test else []
+    groups += [Group.TEST_TOOLS] if args.test_tools else []
     args.bin_dir = args.bin_dir or bin_dir_from_env()
     paths = Builder(pins, stderr_reporter, args.bin_dir).ensure(select(pins, groups))
     for name, path in paths.items():

@@ -8,6 +8,8 @@ from winsuite.commands._types import Subparsers
 from winsuite.inputs.jobs import parse_duration
 from winsuite.inputs.run_modes import NodeLogMode
 from winsuite.paths import CASES_PACKAGE
+from winsuite.paths import DASHBOARD_DIR
+from winsuite.paths import RESULTS_ROOT
 from winsuite.policy import options
 
 
@@ -25,8 +27,9 @@ def register(subparsers: Subparsers) -> None:
                         help="whole-run timeout, e.g. 90m (job timeouts.run)")
     parser.add_argument("--artifacts", metavar="DIR",
                         help="results directory of this build (default: _artifacts/<job>/<build>; env ARTIFACTS)")
-    parser.add_argument("--results-root", metavar="DIR", default="_artifacts",
-                        help="root of the prow layout when --artifacts is not given (default: _artifacts)")
+    parser.add_argument("--results-root", metavar="DIR", default=RESULTS_ROOT,
+                        help=f"root of the prow layout when --artifacts is not given, with the dashboard in "
+                             f"DIR/{DASHBOARD_DIR} (default: {RESULTS_ROOT}, the dashboard beside it)")
     parser.add_argument("--build-id", help="build id (default: the start time, YYYYMMDDHHMMSS)")
     parser.add_argument("--collect-node-logs", choices=tuple(NodeLogMode), default=None,
                         help="collect each node's kubelet, container runtime and kube-proxy logs of the run's time "

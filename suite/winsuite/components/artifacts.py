@@ -26,6 +26,7 @@ class Group(enum.Enum):
     REAL_NODE = "real-node"
     E2E = "e2e"
     KIND_NODE = "kind-node"  # the kind CLI and what a kind node image carries besides the real node's binaries
+    TEST_TOOLS = "test-tools"  # what winsuite's own tests make clusters it did not make with (kwokctl)
 
 
 class Recipe(enum.Enum):
@@ -147,6 +148,8 @@ def catalog(pins: Pins) -> tuple[Artifact, ...]:
                  "sigs.k8s.io/metrics-server/cmd/metrics-server"),
         Artifact("winsuite-servicelb", node, src["winsuite-servicelb"], Recipe.GO_BUILD_OWN, SERVICELB),
         Artifact("e2e.test", Group.E2E, k8s, Recipe.GO_TEST, "k8s.io/kubernetes/test/e2e"),
+        # kwok's own cluster tool (the same module and version as kwok): the tests' cluster of a user's making.
+        Artifact("kwokctl", Group.TEST_TOOLS, src["kwok"], Recipe.GO_INSTALL, "sigs.k8s.io/kwok/cmd/kwokctl"),
         *_kind_node(src),
     )
 

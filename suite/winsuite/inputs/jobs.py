@@ -33,7 +33,21 @@ from winsuite.paths import jobs_dir
 API_VERSION = "winsuite.io/v1alpha1"
 KIND = "Job"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-DEFAULT_JOB = "embedded.yaml"
+# Without --job, the job of the cluster the run targets: a made cluster's own, or the job for a cluster the user
+# brings (upstream's registries, engine auto, SIG Windows' capz parallelism and timeouts), named from that cluster.
+DEFAULT_JOBS: dict[ClusterType, str] = {
+    ClusterType.EMBEDDED: "embedded.yaml",
+    ClusterType.KIND: "kind.yaml",
+    ClusterType.KUBECONFIG: "your-cluster.yaml",
+    ClusterType.IN_CLUSTER: "your-cluster.yaml",
+}
+# The cluster each default job is for, as a run's header names it.
+_DEFAULT_FOR: dict[ClusterType, str] = {
+    ClusterType.EMBEDDED: "the embedded cluster",
+    ClusterType.KIND: "a kind cluster",
+    ClusterType.KUBECONFIG: "a cluster given by --kubeconfig",
+    ClusterType.IN_CLUSTER: "the cluster of --in-cluster-config",
+}
 
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
@@ -59,10 +73,19 @@ def parse_duration(text: str, where: str = "duration") -> float:
     return seconds
 
 
+class JobChoice(enum.StrEnum):
+    """Why a run's job is the one that applies (its header says so)."""
+
+    NAMED = "named"  # --job (or a job file read by its path)
+    CLUSTER_DEFAULT = "cluster-default"  # no --job: the default job of the cluster type the run targets
+    RERUN = "rerun"  # --rerun-failed: the job of the build it runs again
+
+
 @dataclasses.dataclass(frozen=True)
 class JobSpec:
     name: str
     source: str = "<flags>"
+    chosen: JobChoice = JobChoice.NAMED
     description: str = ""
     dashboard: str = "winsuite"
     tab: str = ""
@@ -92,6 +115,13 @@ class JobSpec:
     @property
     def tab_name(self) -> str:
         return self.tab or self.name
+
+    @property
+    def why(self) -> str:
+        """Why this job applies, in a few words for the run's header."""
+        if self.chosen is JobChoice.CLUSTER_DEFAULT:
+            return f"the default for {_DEFAULT_FOR[self.cluster.type]}; --job to choose another"
+        return "the job of the build it reruns" if self.chosen is JobChoice.RERUN else "named by --job"
 
 
 # --- strict reading ---------------------------------------------------------------------------------
@@ -250,10 +280,8 @@ _FIELD_OF = {
 }
 
 
-def resolve_job_path(name_or_path: str | None) -> Path:
-    """A job given as a path, or as a name under jobs/ ('sig-windows-parallel'); default: the embedded job."""
-    if name_or_path is None:
-        return jobs_dir() / DEFAULT_JOB
+def resolve_job_path(name_or_path: str) -> Path:
+    """A job given as a path, or as a name under jobs/ ('sig-windows-parallel')."""
     path = Path(name_or_path)
     if probe(path, "job") is not Found.MISSING:
         return path
@@ -303,7 +331,7 @@ def _job_from_values(values: dict[str, Any], source: str, base: Path) -> JobSpec
 
 
 # --- environment and flags ------------------------------------------------------------------------------
-# Environment variables that feed job fields (documented in jobs/README.md next to each field).
+# Environment variables that feed job fields (documented next to each field in docs/flags-and-job-fields.md).
 ENVIRONMENT: dict[str, str] = {
     "KUBE_TEST_REPO_LIST": "repo_list",
     "WINSUITE_NODE_OS": "node_os",
@@ -365,7 +393,16 @@ def apply_overrides(job: JobSpec, overrides: Mapping[str, Any], where: str = "fl
 def resolve_job(
     job_ref: str | None, environ: Mapping[str, str], flags: Mapping[str, Any]
 ) -> JobSpec:
-    """The job to run: the file (default: the embedded job), then the environment, then flags."""
-    job = load_job(resolve_job_path(job_ref))
-    job = apply_overrides(job, overrides_from_env(environ), "environment")
-    return apply_overrides(job, flags, "flags")
+    """The job to run: the file (default: the one of the cluster type the environment and flags target, embedded
+    when they name none), then the environment, then flags."""
+    from_env = overrides_from_env(environ)
+    if job_ref is not None:
+        job = load_job(resolve_job_path(job_ref))
+    else:
+        cluster_type = flags.get("cluster.type") or from_env.get("cluster.type") or ClusterType.EMBEDDED
+        job = dataclasses.replace(load_job(jobs_dir() / DEFAULT_JOBS[cluster_type]), chosen=JobChoice.CLUSTER_DEFAULT)
+    job = apply_overrides(apply_overrides(job, from_env, "environment"), flags, "flags")
+    if flags.get("cluster.context") and job.cluster.type != ClusterType.KUBECONFIG:
+        raise UsageError(f"--context picks a context of a kubeconfig, and the job's cluster is {job.cluster.type}: "
+                         "give --kubeconfig FILE too (or a job whose cluster.type is kubeconfig)")
+    return job

@@ -1,5 +1,6 @@
 """What the API server answered to a refused request, in one line: its status and its own message; a refusal of the
-credentials as the user's error it is."""
+credentials as the user's error it is. Never str() of the client's ApiException where a person reads it: that text
+dumps the answer's HTTP headers (HTTPHeaderDict({'Audit-Id': …}))."""
 
 from __future__ import annotations
 
@@ -27,6 +28,16 @@ def api_answer(err: ApiException) -> str:
         status = None
     message = status.get("message") if isinstance(status, dict) else None
     return one_line(f"{err.status} {err.reason}: {message if isinstance(message, str) else body}")
+
+
+def error_text(err: BaseException) -> str:
+    """Any error's text: the API server's answer for an ApiException, else the exception's own words."""
+    return api_answer(err) if isinstance(err, ApiException) else str(err) or type(err).__name__
+
+
+def error_line(err: BaseException, limit: int = 400) -> str:
+    """Any error's text as one line of at most `limit` characters."""
+    return one_line(error_text(err), limit)
 
 
 def credentials_refused(err: BaseException) -> UsageError | None:

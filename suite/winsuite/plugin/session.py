@@ -91,7 +91,8 @@ def run_session(config: pytest.Config) -> RunSession:
         run = run_config(config)
         try:
             connection = connect(run.job.cluster)
-            facts = run.facts or discover_cluster(connection, run.images.windows_builds(), probe_load_balancer=False)
+            facts = run.facts or discover_cluster(connection, run.images.windows_builds(),
+                                                  probe_load_balancer_for=None)
         except UsageError as err:
             raise pytest.UsageError(str(err)) from err
         config.stash[SESSION_KEY] = RunSession(run.with_facts(facts), connection, facts)

@@ -35,7 +35,9 @@ def _int(text: str) -> int:
 
 
 SELECTION_OPTIONS = (
-    Option("--job", "job spec (a path, or a name under jobs/); default: jobs/embedded.yaml", metavar="FILE"),
+    Option("--job", "job spec (a path, or a name under jobs/); default: the cluster's own job, jobs/embedded.yaml "
+           "(the embedded cluster), kind.yaml (--cluster-type kind) or your-cluster.yaml (--kubeconfig, "
+           "--in-cluster-config: named after the cluster and the target OS)", metavar="FILE"),
     Option("--node-os", "target OS of the run (job field nodeOS; env WINSUITE_NODE_OS)", "node_os",
            choices=tuple(NodeOS)),
     Option("--focus", "run only tests whose full name matches this Go regex (repeatable, ORed like ginkgo)",
@@ -69,6 +71,14 @@ CLUSTER_OPTIONS = (
            "build --kind` makes; job field cluster.kindImage)", "cluster.kind_image", metavar="REF"),
     Option("--no-real-node", "embedded cluster without the real Linux node", "cluster.real_node",
            action="store_true"),
+)
+
+# `list` and `images` ask a cluster only when one is named: they read it, and make nothing in it.
+ASKED_CLUSTER_OPTIONS = (
+    Option("--kubeconfig", "answer for the cluster of this kubeconfig: the skips its nodes and capabilities decide, "
+           "its Kubernetes version's upstream specs, its Windows builds (default: no cluster is asked)",
+           "cluster.kubeconfig", metavar="FILE"),
+    Option("--context", "kubeconfig context to use (default: its current-context)", "cluster.context"),
 )
 
 EXECUTION_OPTIONS = (

@@ -34,6 +34,7 @@ from winsuite.inputs.jobs import resolve_job
 from winsuite.inputs.run_modes import NodeLogMode
 from winsuite.inputs.run_modes import Phase
 from winsuite.paths import CASES_PACKAGE
+from winsuite.policy.cluster_job import named_for_cluster
 from winsuite.policy.exclusions import Exclusion
 from winsuite.policy.exclusions import ScopeFacts
 from winsuite.policy.exclusions import load_exclusions
@@ -205,8 +206,10 @@ def resolve_run(
     run_id: str | None = None,
 ) -> RunConfig:
     """The run a job file, the environment and flags describe (in that order of precedence), with the content of
-    every file they name read now: the one place a job, its exclusion lists and its repo list are read."""
-    job = resolve_job(job_ref, os.environ if environ is None else environ, flags)
+    every file they name read now: the one place a job, its exclusion lists and its repo list are read. Without a
+    job file, the default job of the cluster they target (named after it when the user brought it)."""
+    environ = os.environ if environ is None else environ
+    job = named_for_cluster(resolve_job(job_ref, environ, flags), environ)
     return with_inputs_of(job, run_id or new_run_id())
 
 

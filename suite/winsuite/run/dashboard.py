@@ -8,6 +8,7 @@ from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
 
+from winsuite import paths
 from winsuite.errors import UsageError
 from winsuite.errors import one_line
 from winsuite.given_paths import Found
@@ -116,8 +117,11 @@ def write(report: Report, output: Path, *, grid_columns: int = DEFAULT_GRID_COLU
 
 
 def output_of(job_dir: Path) -> Path:
-    """Where the dashboard of a run's results root goes: `_dashboard` beside the root."""
-    return job_dir.parent.parent / "_dashboard"
+    """Where the dashboard of a run's results root goes: `_dashboard` in a root the user gave (--results-root R
+    keeps everything of the run under R), beside the default root (`_artifacts`, `_dashboard`) as it always was."""
+    root = job_dir.parent
+    default = root.resolve() == Path(paths.RESULTS_ROOT).resolve()
+    return (root.parent if default else root) / paths.DASHBOARD_DIR
 
 
 def for_run(job_dir: Path, say: Callable[[str, bool], None]) -> str:

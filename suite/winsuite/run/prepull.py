@@ -23,6 +23,7 @@ from winsuite.authoring.targeting import place_pod
 from winsuite.k8s import namespaces
 from winsuite.k8s import retry
 from winsuite.k8s import waits
+from winsuite.k8s.api_answer import error_line
 from winsuite.policy.prepull_list import ResolvedImage
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
@@ -133,7 +134,7 @@ def prepull(api: client.ApiClient, pulls: list[PullSet], placement: Placement, r
                                what=f"the prepull DaemonSets of {namespace} to be gone",
                                condition=lambda items: not items, timeout=60)
         except (waits.WaitTimeout, ApiException) as err:
-            report(f"winsuite: warning: {err}")
+            report(f"winsuite: warning: {error_line(err)}")
 
 
 def _wait(api: client.ApiClient, namespace: str, pull: PullSet, timeout: float, report: Report) -> Attempt:

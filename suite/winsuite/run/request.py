@@ -11,10 +11,12 @@ from typing import Any
 
 from winsuite.errors import UsageError
 from winsuite.given_paths import unwritable
+from winsuite.inputs.jobs import JobChoice
 from winsuite.inputs.jobs import JobSpec
 from winsuite.inputs.jobs import overrides_from_env
 from winsuite.inputs.run_modes import NodeLogMode
 from winsuite.paths import CASES_PACKAGE
+from winsuite.paths import RESULTS_ROOT
 from winsuite.policy import options
 from winsuite.policy.run_config import Output
 from winsuite.policy.run_config import RunConfig
@@ -41,7 +43,7 @@ def resolve_request(args: argparse.Namespace, rerun: Rerun | None = None) -> Run
     """The run `winsuite run` with `args` describes; a rerun starts from the run its build recorded."""
     get = vars(args).get
     run_id = get("run_id") or new_run_id()
-    results_root = Path(get("results_root") or "_artifacts")
+    results_root = Path(get("results_root") or RESULTS_ROOT)
     if rerun is None:
         run = resolve_run(options.job_ref(get), flags_of(args), environ=os.environ, run_id=run_id)
         metadata: dict[str, Any] = {}
@@ -65,7 +67,8 @@ def _rerun_of(rerun: Rerun, args: argparse.Namespace, run_id: str) -> RunConfig:
     if getattr(args, "winsuite_focus", None):
         raise UsageError("--rerun-failed selects the tests to run itself; leave out --focus")
     stored = rerun.run
-    job = dataclasses.replace(stored.job, artifacts=None)  # its build directory was the build it reruns
+    # No artifacts directory: the stored one was the build it reruns.
+    job = dataclasses.replace(stored.job, artifacts=None, chosen=JobChoice.RERUN)
     overrides = {**overrides_from_env(os.environ), **flags_of(args)}
     run = with_flags(dataclasses.replace(stored, job=job), overrides, run_id)
     return dataclasses.replace(run, cases=stored.cases).narrowed(rerun.names, f"rerun of build {rerun.build_id}")

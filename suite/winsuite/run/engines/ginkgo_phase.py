@@ -38,6 +38,7 @@ from winsuite.run.engines.ginkgo_report import suite_setup_failure
 from winsuite.run.engines.spec_timeout import Overdue
 from winsuite.run.engines.spec_timeout import ProgressReports
 from winsuite.run.engines.spec_timeout import e2e_process
+from winsuite.run.engines.tether import tethered
 from winsuite.run.engines.upstream_toolchain import Toolchain
 from winsuite_reports.conventions import SUITE_NAME
 
@@ -199,8 +200,9 @@ class UpstreamPhase:
         env = dict(os.environ)
         if self.settings.repo_list is not None:
             env["KUBE_TEST_REPO_LIST"] = self.settings.repo_list
-        # Its own session: a Ctrl-C on the terminal reaches the runner, which decides what ginkgo gets.
-        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        # Its own session: a Ctrl-C on the terminal reaches the runner, which decides what ginkgo gets; tethered:
+        # ginkgo and its e2e.test processes end with the runner, even a killed one.
+        self.process = subprocess.Popen(tethered(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True, env=env)
         assert self.process.stdout is not None
         self.output = OutputReader(self.process.stdout, self.log, set(self.names))

@@ -17,6 +17,7 @@ from winsuite.results.events import EventKind
 from winsuite.results.events import events_name
 from winsuite.results.model import Attempt
 from winsuite.run.engines.base import PhaseSpec
+from winsuite.run.engines.tether import tethered
 
 # How long a phase may take to write its results after being interrupted, before it is killed.
 INTERRUPT_GRACE_SECONDS = 45.0
@@ -59,8 +60,9 @@ class PhaseProcess:
     def start(self) -> None:
         self.log.write(f"$ {' '.join(self.argv)}\n")
         self.log.flush()
-        # Its own session: a Ctrl-C on the terminal reaches the runner, which decides what the phase gets.
-        self.process = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT,
+        # Its own session: a Ctrl-C on the terminal reaches the runner, which decides what the phase gets; tethered:
+        # the session ends with the runner, even a killed one.
+        self.process = subprocess.Popen(tethered(self.argv), stdout=self.log, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True, env=dict(os.environ))
 
     def wait(self, timeout: float) -> int | None:

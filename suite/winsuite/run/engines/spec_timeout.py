@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from winsuite.run.engines.tether import WATCHER_NAME
+
 # ginkgo's DefaultReporter.EmitProgressReport: a header naming the parallel process (none with one process), then
 # the spec's full name with its runtime.
 _PROCESS_HEADER = re.compile(r"^\s*Progress Report for Ginkgo Process #(\d+)$")
@@ -54,18 +56,19 @@ class ProgressReports:
 
 def e2e_process(ginkgo_pid: int, process: int | None, proc: Path = Path("/proc")) -> int | None:
     """The pid of the e2e.test child of ginkgo that runs parallel process `process` (with one process, its only
-    child); None when there is no such process (any more)."""
+    child but the run's tether); None when there is no such process (any more)."""
     children: list[tuple[int, list[str]]] = []
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
-            parent = int(stat.rsplit(")", 1)[1].split()[1])  # the fields after the command name: state, ppid
+            name, _, fields = stat.partition(" (")[2].rpartition(") ")  # the command name may hold ") "
+            parent = int(fields.split()[1])  # state, ppid
             argv = (entry / "cmdline").read_bytes().decode("utf-8", errors="replace").split("\0")
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile, or not ours to read
-        if parent == ginkgo_pid:
+        if parent == ginkgo_pid and name != WATCHER_NAME:
             children.append((int(entry.name), argv))
     if process is None:
         return children[0][0] if len(children) == 1 else None

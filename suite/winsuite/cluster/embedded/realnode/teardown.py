@@ -23,7 +23,7 @@ from winsuite.components.processes import alive
 from winsuite.components.processes import pids_with_argument
 from winsuite.components.processes import stop
 from winsuite.components.progress import Reporter
-from winsuite.errors import one_line
+from winsuite.k8s.api_answer import error_line
 
 POD_DELETION_TIMEOUT = 30.0
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -48,7 +48,7 @@ def stop_workloads(node: RealNode, processes: list[Process], api_up: bool, repor
         try:
             left = kube.delete_pods_on_node(kube.api(node.layout.kubeconfig), node.name, POD_DELETION_TIMEOUT)
         except Exception as err:  # the API went away meanwhile: best effort, containers are removed directly
-            report(f"  could not delete the node's pods through the API ({one_line(str(err), 160)}); "
+            report(f"  could not delete the node's pods through the API ({error_line(err, 160)}); "
                    "removing their containers directly")
             left = []
         if left:
