@@ -1,5 +1,5 @@
-"""Where the dashboard's figures knowingly differ from TestGrid's, said once: the pages, the JSON and the README
-state each beside the figure it changes."""
+"""Where the dashboard's figures knowingly differ from TestGrid's, said once: the pages, the JSON and
+docs/testgrid-departures.md state each beside the figure it changes."""
 
 from __future__ import annotations
 
@@ -26,9 +26,11 @@ class Departure(enum.Enum):
         "rates the Overall row's flakiness too; here only tests are rated (the Overall row is the build's "
         "own result)"
     )
-    INTERRUPTED_IS_INFRA = (
-        "counts a test cut off by an interrupt as a failure of the test; here it is an infrastructure "
-        "failure (the run, not the test, went wrong)"
+    INFRASTRUCTURE_BY_CLASS = (
+        "counts as infrastructure failures, left out of its flakiness, only failures whose whole message is one "
+        "word; here a failure classed infrastructure by its evidence (whatever its message) and an interrupted test "
+        "with no class are left out (the run, not the test, went wrong), a timeout, setup or test failure is the "
+        "test's own (one-word message or not), and any other failure with no class keeps the one-word rule"
     )
 
     @property
@@ -55,5 +57,5 @@ FLAKINESS_FIGURE = (
     Departure.RETRIED_EVERY_RUN,
     Departure.WINDOW_FROM_NEWEST_BUILD,
     Departure.OVERALL_ROW_NOT_RATED,
-    Departure.INTERRUPTED_IS_INFRA,
+    Departure.INFRASTRUCTURE_BY_CLASS,
 )

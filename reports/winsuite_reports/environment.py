@@ -17,7 +17,7 @@ class Axis:
     keys: tuple[str, ...]
 
 
-# What winsuite records (see the README, "Results"); upstream builds have the Kubernetes axis (job-version).
+# What winsuite records (docs/results.md, "The prow layout"); upstream builds have the Kubernetes axis (job-version).
 KUBERNETES = Axis("Kubernetes", ("kubernetes-version", "job-version", "revision"))
 AXES = (
     KUBERNETES,

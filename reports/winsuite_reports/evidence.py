@@ -17,16 +17,25 @@ from winsuite_reports.triage import normalize
 UNCLASSIFIED = "unclassified"  # a failure whose results name no class (upstream artifacts, older runs)
 # The order the dashboard lists failure classes in: infrastructure first, as TestGrid sets it apart.
 CLASS_ORDER = (*(str(member) for member in FailureClass), UNCLASSIFIED)
-# A failure whose whole message is one word ("Timeout", "Error") is an infrastructure failure to TestGrid.
-INFRA_MESSAGE = re.compile(r"^\w+$")
+# A failure whose whole message is one word ("Timeout", "Error") is an infrastructure failure to TestGrid: its
+# summarizer's `^\w+$` in Go (RE2's \w is ASCII, its $ the end of the text), used here with fullmatch.
+INFRA_MESSAGE = re.compile(r"\w+", re.ASCII)
 
 
 def is_infra_failure(cell: Cell) -> bool:
-    """A failure counted apart from the test's own, as TestGrid counts infrastructure failures: a test the run cut off
-    (interrupted), one whose class is infrastructure, or, where the results name no class, TestGrid's one-word rule."""
-    if cell.interrupted or cell.failure_class:
-        return cell.interrupted or cell.failure_class == FailureClass.INFRASTRUCTURE
-    return bool(cell.message and INFRA_MESSAGE.match(cell.message))
+    """Whether a failed cell is counted apart from the test's own failures, as TestGrid counts infrastructure
+    failures (Departure.INFRASTRUCTURE_BY_CLASS):
+
+    - a cell whose results name a class is infrastructure exactly when that class is `infrastructure`, whatever its
+      message: an interrupted cell of class `timeout`, `setup` or `test` is the test's failure;
+    - an interrupted cell with no class (a run cut off by a signal, no evidence) is: the run, not the test, went wrong;
+    - a cell with neither keeps TestGrid's rule, a one-word message.
+    """
+    if cell.failure_class:
+        return cell.failure_class == FailureClass.INFRASTRUCTURE
+    if cell.interrupted:
+        return True
+    return INFRA_MESSAGE.fullmatch(cell.message) is not None
 
 
 @dataclass(frozen=True, slots=True)

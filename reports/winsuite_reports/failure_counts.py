@@ -58,7 +58,7 @@ class FailureFigures:
     columns: int
     passed: int
     ran: int  # cells that passed, failed or flaked
-    infra: int  # failed cells counted apart: infrastructure (reports.flakiness.is_infra_failure)
+    infra: int  # failed cells counted apart: infrastructure (winsuite_reports.evidence.is_infra_failure)
     counts: FailureCounts
 
     @property

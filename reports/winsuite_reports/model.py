@@ -56,7 +56,7 @@ class Cell:
     message: str = ""
     icon: str = ""
     diagnostics: str = ""  # relative to the build directory, e.g. "artifacts/<slug>/"
-    interrupted: bool = False  # cut off by an interrupt: not the test's own flakiness
+    interrupted: bool = False  # cut off by an interrupt (without a class: infrastructure, not the test's own flakiness)
     failure_class: str = ""  # why a failing cell failed (a FailureClass value), "" when its results do not say
     evidence: str = ""  # what was observed that decided the class
 

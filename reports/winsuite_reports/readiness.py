@@ -6,8 +6,9 @@ and continuously run". Read over the last N finished runs of every release-block
 ever skipped there is not part of that job, an excluded one is documented as not applicable.
 SIG Release (release-blocking-jobs.md, reports.release_jobs): ≥ 75 % of a week's runs pass, no more than 10
 failures in a row, and three green runs in a row at decision time.
-A FAILING test is named as failing on infrastructure (its newest failure's class, reports.flakiness.is_infra_failure)
-or on a product or test failure: both keep the verdict from READY, but they call for different people.
+A FAILING test is named as failing on infrastructure (its newest failure's class,
+winsuite_reports.evidence.is_infra_failure) or on a product or test failure: both keep the verdict from READY, but
+they call for different people.
 """
 
 from __future__ import annotations

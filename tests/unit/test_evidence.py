@@ -17,6 +17,7 @@ from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
 from winsuite.run.engines.ginkgo_report import attempts_of
 from winsuite.run.engines.ginkgo_report import suite_setup_failure
+from winsuite.run.evidence import Declared
 from winsuite.run.evidence import Evidence
 from winsuite.run.evidence import Stop
 from winsuite.run.evidence import os_keys
@@ -24,6 +25,7 @@ from winsuite.run.observations import NodeChange
 from winsuite.run.observations import Observer
 from winsuite.run.observations import Outage
 from winsuite.run.observations import PodSeen
+from winsuite.run.observations import Renewal
 from winsuite.run.summary import evidence_counts
 from winsuite.run.summary import summarize
 from winsuite_reports.conventions import FailureClass
@@ -91,17 +93,28 @@ def test_a_test_with_a_linux_pod_beside_windows_ones_is_judged_by_its_windows_po
 def test_a_test_whose_pods_are_for_the_other_os_on_purpose_is_judged_by_that_os() -> None:
     """Linux pods kept off Windows nodes: on the Linux node they are where they belong; on a Windows one, not."""
     evidence = Evidence(observer(PodSeen("ns", "a", "linux-0", started=True)), FACTS, "windows",
-                        {"[sig-node] a test": "linux"})
+                        {"[sig-node] a test": Declared(pods_os="linux")})
     assert evidence.judge(row()).outcome is Outcome.PASSED
     evidence = Evidence(observer(PodSeen("ns", "a", "win-a", started=True)), FACTS, "windows",
-                        {"[sig-node] a test": "linux"})
+                        {"[sig-node] a test": Declared(pods_os="linux")})
     judged = evidence.judge(row())
     assert judged.outcome is Outcome.FAILED
     assert judged.message.startswith("infrastructure: placement: the test's pods are for linux, and none of the 1")
 
 
-def test_pods_only_on_simulated_nodes_ran_nothing_and_are_no_placement() -> None:
+def test_pods_only_on_simulated_nodes_ran_nothing_and_fail_a_test_that_needs_containers() -> None:
+    """kwok reports the pod Running: no container ran anywhere, so the pass does not stand."""
     judged = judge(row(), PodSeen("ns", "a", "kwok-win", started=True))
+    assert judged.outcome is Outcome.FAILED and judged.properties.ran_on == ""
+    assert judged.properties.failure_class == FailureClass.INFRASTRUCTURE
+    assert judged.message == ("infrastructure: placement: the test needs a node that runs containers, and its 1 pod(s) "
+                              "were bound only to simulated nodes, which run nothing: kwok-win")
+
+
+def test_a_scheduling_test_may_pass_on_simulated_nodes() -> None:
+    evidence = Evidence(observer(PodSeen("ns", "a", "kwok-win", started=True)), FACTS, "windows",
+                        {"[sig-node] a test": Declared(needs_containers=False)})
+    judged = evidence.judge(row())
     assert judged.outcome is Outcome.PASSED and judged.properties.ran_on == ""
 
 
@@ -144,11 +157,11 @@ def test_a_node_lost_elsewhere_is_no_evidence_about_this_test() -> None:
 
 
 def test_a_lease_not_renewed_while_the_api_server_was_silent_is_the_api_servers_loss() -> None:
-    """The kubelet of a node with the test's pod renewed its Lease last 50 s before the end: a lost node, unless
-    the API server was not answering then (no kubelet can renew through it)."""
+    """The kubelet of a node with the test's pod renewed its 40 s Lease last 50 s before the end: a lost node,
+    unless the API server was not answering then (no kubelet can renew through it)."""
     pods = (PodSeen("ns", "a", "win-a", started=True),)
     lease_gap = observer(*pods)
-    lease_gap.renewals = {"win-a": [NOW - 90, NOW - 80]}
+    lease_gap.renewals = {"win-a": [Renewal(NOW - 90, NOW - 90, 40.0), Renewal(NOW - 80, NOW - 80, 40.0)]}
     attempt = row(Outcome.FAILED, message="context canceled")
     judged = Evidence(lease_gap, FACTS, "windows").judge(attempt)
     assert judged.properties.failure_evidence.startswith("node win-a's kubelet stopped renewing its Lease")

@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from winsuite_reports.conventions import FailureClass
+from winsuite_reports.conventions import RowProperties
 from winsuite_reports.evidence import is_infra_failure
 from winsuite_reports.flakiness import RowFlakiness
 from winsuite_reports.flakiness import analyze
@@ -74,6 +76,64 @@ def test_analysis_counts_runs_and_ranks_the_flakiest_first(tmp_path: Path) -> No
 def test_infrastructure_failures_are_left_out(tmp_path: Path) -> None:
     result = rows_of(tmp_path, {"t": "PIPI", "other": "PPPP"})
     assert (result["t"].flakiness, result["t"].infra_failures, result["t"].failed) == (0.0, 2, 0)
+
+
+TIMED_OUT = "timeout: the run timeout (2h0m0s) cut it off"
+PULL_FAILED = "infrastructure: ErrImagePull: pulling mcr.microsoft.com/windows/nanoserver:ltsc2022"
+
+
+@pytest.mark.parametrize(
+    ("cell", "infrastructure"),
+    [
+        # the results name a class: infrastructure exactly when it is, whatever the message
+        (Cell(Status.FAIL, PULL_FAILED, failure_class=FailureClass.INFRASTRUCTURE), True),
+        (Cell(Status.FAIL, "Timeout", failure_class=FailureClass.INFRASTRUCTURE), True),
+        (Cell(Status.FAIL, "interrupted: SIGTERM", interrupted=True, failure_class=FailureClass.INFRASTRUCTURE), True),
+        (Cell(Status.FAIL, TIMED_OUT, interrupted=True, failure_class=FailureClass.TIMEOUT), False),
+        (Cell(Status.FAIL, "Timeout", interrupted=True, failure_class=FailureClass.TIMEOUT), False),
+        (Cell(Status.FAIL, "timed out: Timeout", failure_class=FailureClass.TIMEOUT), False),
+        (Cell(Status.FAIL, "interrupted: setup", interrupted=True, failure_class=FailureClass.SETUP), False),
+        (Cell(Status.FAIL, "Error", failure_class=FailureClass.TEST), False),
+        (Cell(Status.FAIL, "expected Running, found Pending", failure_class=FailureClass.TEST), False),
+        # interrupted, no class (a run cut off by a signal, no evidence): the run went wrong, not the test
+        (Cell(Status.FAIL, "interrupted: SIGTERM received", interrupted=True), True),
+        (Cell(Status.FAIL, "", interrupted=True), True),
+        # neither: TestGrid's rule, a whole message of one word (Go's ^\w+$: ASCII, to the end of the text)
+        (Cell(Status.FAIL, "Timeout"), True),
+        (Cell(Status.FAIL, "exit_code_1"), True),
+        (Cell(Status.FAIL, "expected the pod to be Running, found Pending"), False),
+        (Cell(Status.FAIL, ""), False),
+        (Cell(Status.FAIL, "Timeout\n"), False),
+        (Cell(Status.FAIL, "Zeitüberschreitung"), False),
+        (Cell(Status.FAIL, "Timeout."), False),
+    ],
+)
+def test_which_failures_are_the_infrastructures(cell: Cell, infrastructure: bool) -> None:
+    assert is_infra_failure(cell) is infrastructure
+
+
+def test_a_timeout_is_the_tests_failure_and_a_classed_infrastructure_failure_is_left_out(tmp_path: Path) -> None:
+    """Departure.INFRASTRUCTURE_BY_CLASS: as the runs write them (class, evidence, interrupt in the row's properties),
+    a timeout the run cut off is a failure of the test, one classed infrastructure is left out whatever its message,
+    one interrupted with no class is left out, and one with neither keeps TestGrid's one-word rule."""
+    written = {  # per row: its failure's message and properties
+        "timed out": (TIMED_OUT, RowProperties(interrupted=True, failure_class=FailureClass.TIMEOUT,
+                                               failure_evidence="the run timeout (2h0m0s) cut it off")),
+        "timed out, one word": ("Timeout", RowProperties(failure_class=FailureClass.TIMEOUT, timed_out=True)),
+        "pull failed": (PULL_FAILED, RowProperties(failure_class=FailureClass.INFRASTRUCTURE,
+                                                   failure_evidence="ErrImagePull on pod e2e-1/agnhost")),
+        "cut off": ("SIGTERM received", RowProperties(interrupted=True)),
+        "one word": ("Error", RowProperties()),
+    }
+    write_job(tmp_path, "job", {**dict.fromkeys(written, "PFPF"), "other": "PPPP"},
+              messages={row: message for row, (message, _) in written.items()},
+              properties={row: props.to_junit(attempt=1) for row, (_, props) in written.items()})
+    (job,) = load_history(tmp_path, now=START).jobs
+    result = {test.row: test for test in analyze(job).tests}
+    figures = {row: (test.passed, test.failed, test.infra_failures, test.flakiness) for row, test in result.items()}
+    assert figures == {"timed out": (2, 2, 0, 50.0), "timed out, one word": (2, 2, 0, 50.0),
+                       "pull failed": (2, 0, 2, 0.0), "cut off": (2, 0, 2, 0.0), "one word": (2, 0, 2, 0.0),
+                       "other": (4, 0, 0, 0.0)}
 
 
 def test_columns_where_every_test_failed_are_left_out(tmp_path: Path) -> None:
@@ -165,10 +225,13 @@ def _analysis_cell_by_cell(job: Job, days: float) -> list[RowFlakiness]:
 
 CELLS = {"P": PASS, "F": Cell(Status.FAIL, "boom", "F"), "I": Cell(Status.FAIL, "Timeout", "F"),
          "K": Cell(Status.FLAKY, "1/2 runs passed", "1/2"), "S": Cell(Status.SKIP, "not here", "S"),
-         "R": Cell(Status.RUNNING)}
+         "R": Cell(Status.RUNNING),
+         "N": Cell(Status.FAIL, "infrastructure: ErrImagePull", "F", failure_class=FailureClass.INFRASTRUCTURE),
+         "T": Cell(Status.FAIL, "Timeout", "F", interrupted=True, failure_class=FailureClass.TIMEOUT),
+         "U": Cell(Status.FAIL, "interrupted: SIGTERM received", "F", interrupted=True)}
 
 
-@given(rows=st.lists(st.text("PFIKSR_", min_size=8, max_size=8), min_size=1, max_size=4),
+@given(rows=st.lists(st.text("PFIKSRNTU_", min_size=8, max_size=8), min_size=1, max_size=4),
        hours=st.lists(st.integers(0, 400), min_size=8, max_size=8), in_order=st.booleans(),
        days=st.sampled_from([1.0, 7.0, 30.0]))
 def test_the_analysis_by_runs_is_the_analysis_cell_by_cell(rows: list[str], hours: list[int], in_order: bool,

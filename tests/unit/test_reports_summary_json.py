@@ -52,4 +52,4 @@ def test_flakiness_per_test_says_which_tests_testgrid_would_not_rate(tmp_path: P
                               "rated_by_testgrid": True}
     assert flakiness["testgrid"] == [departure.note for departure in (
         Departure.RETRIED_EVERY_RUN, Departure.WINDOW_FROM_NEWEST_BUILD, Departure.OVERALL_ROW_NOT_RATED,
-        Departure.INTERRUPTED_IS_INFRA)]
+        Departure.INFRASTRUCTURE_BY_CLASS)]

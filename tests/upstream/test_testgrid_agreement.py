@@ -3,7 +3,9 @@ builds from a loopback GCS server, and every tab's status, latest green, recent 
 flakiness per test must be what `winsuite report --format json` says (tests/tools/testgrid_pipeline.py).
 
 The histories are the edge cases that matter, plus a generated 60-build x 300-test one. Where winsuite departs
-from TestGrid on purpose (winsuite_reports.departures), the test holds the departure to what the page states.
+from TestGrid on purpose (winsuite_reports.departures), the test holds the departure to what the page states: it
+undoes it in winsuite's figures (skipped cells, tests TestGrid does not rate), or, for which failures are the
+infrastructure's, compares winsuite's figures of a history with TestGrid's of a copy written as the departure reads it.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import re
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -28,9 +32,17 @@ from tests.tools.testgrid_pipeline import TabOptions
 from winsuite_reports.conventions import FINISHED
 from winsuite_reports.conventions import IT_PREFIX
 from winsuite_reports.conventions import SUITE_NAME
+from winsuite_reports.conventions import FailureClass
+from winsuite_reports.conventions import RowProperties
+from winsuite_reports.conventions import artifacts_dir
+from winsuite_reports.conventions import junit_name
+from winsuite_reports.departures import FLAKINESS_FIGURE
+from winsuite_reports.departures import Departure
+from winsuite_reports.synthetic import FAILURE
 from winsuite_reports.synthetic import write_job
 
 HOUR = 3600
+_T = TypeVar("_T")
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = (
     '<script>alert("x")</script> & \'quoted\' ü 日本 [sig-windows] a.b/c%20d?e#f',
@@ -49,7 +61,59 @@ EDGE_CASES: dict[str, dict[str, str]] = {
 }
 NEVER_FINISHED = "a-build-that-never-finished"  # the newest build still running, one 27 h old never finished
 GENERATED = "generated-60-builds-300-tests"
-JOBS = [*EDGE_CASES, NEVER_FINISHED, GENERATED]
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A failed row as a run writes it (its failure's message, class and interrupt), and whether the dashboard counts
+    it as the infrastructure's: Departure.INFRASTRUCTURE_BY_CLASS, as the page states it."""
+
+    message: str
+    infrastructure: bool
+    failure_class: str = ""
+    interrupted: bool = False
+
+
+# The classed history's cells beyond synthetic's codes (P pass, F a plain failure, I a one-word one, K a retry).
+FAILED = {
+    # classed infrastructure, whatever its message: TestGrid reads a failure of the test
+    "N": Failed("infrastructure: ErrImagePull: pulling mcr.microsoft.com/windows/nanoserver:ltsc2022 on win-0",
+                infrastructure=True, failure_class=FailureClass.INFRASTRUCTURE),
+    # cut off by the run timeout: the test's failure, interrupted or not
+    "T": Failed("timeout: the run timeout (2h0m0s) cut it off", infrastructure=False,
+                failure_class=FailureClass.TIMEOUT, interrupted=True),
+    # a timeout with a one-word message: TestGrid reads an infrastructure failure
+    "Y": Failed("Timeout", infrastructure=False, failure_class=FailureClass.TIMEOUT, interrupted=True),
+    # an assertion with a one-word message: TestGrid reads an infrastructure failure
+    "W": Failed("Error", infrastructure=False, failure_class=FailureClass.TEST),
+    # interrupted, no class (a run cut off by a signal, no evidence): TestGrid reads a failure of the test
+    "U": Failed("SIGTERM received", infrastructure=True, interrupted=True),
+}
+SERIAL = " [Serial]"  # a row whose name has it is in each build's junit_02.xml (the serial phase), the others in 01
+RETRIED_ACROSS_FILES = "[sig-windows] retried in the serial phase"  # its failed attempt in 01, its retry in 02
+CLASSED = "classed-interrupted-two-files"
+CLASSED_ROWS = {
+    "[sig-windows] pulls an image": "PNPNPPPPPP",
+    "[sig-windows] times out": "PTPPPPPPPP",
+    "[sig-windows] timed out three times": "TTTPPPPPPP",
+    "[sig-windows] times out with one word": "PPYPPYPPPP",
+    "[sig-windows] asserts with one word": "PPWPPWPPPP",
+    "[sig-windows] cut off by a signal": "PPPUPPPPPP",
+    "[sig-windows] fails with one word, no class": "PIPPPPPPPP",
+    "[sig-node] fails, no class": "PPFPPPPPPP",
+    "[sig-windows] reboots a node" + SERIAL: "PPPPTNPUPW",
+    "[sig-windows] drains a node" + SERIAL: "PPPPPPPPPP",
+    RETRIED_ACROSS_FILES: "KPPKPPPPPP",
+    "b": "P" * 10,
+}
+# The same builds, each failure's message one word exactly where the dashboard counts it as the infrastructure's,
+# no class nor interrupt: TestGrid reads this copy as winsuite reads the original (Departure.INFRASTRUCTURE_BY_CLASS).
+AS_THE_DEPARTURE_READS = "classed-interrupted-two-files-as-the-departure-reads-it"
+# The classed rows where TestGrid's figures of the original differ from winsuite's: a cell of N, Y, W or U.
+DEPARTED = frozenset({"[sig-windows] pulls an image", "[sig-windows] times out with one word",
+                      "[sig-windows] asserts with one word", "[sig-windows] cut off by a signal",
+                      "[sig-windows] reboots a node" + SERIAL})
+JOBS = [*EDGE_CASES, NEVER_FINISHED, GENERATED, CLASSED, AS_THE_DEPARTURE_READS]
 
 
 def generated_rows(builds: int, tests: int, seed: int) -> dict[str, str]:
@@ -91,7 +155,58 @@ def write_histories(root: Path, now: int) -> dict[str, list[str]]:
         (root / NEVER_FINISHED / build / FINISHED).unlink()
     ids[GENERATED] = write_job(root, GENERATED, generated_rows(60, 300, seed=31), start=now - 31 * HOUR,
                                every=HOUR // 2)
+    ids[CLASSED] = write_classed(root, CLASSED, start=now - 10 * HOUR, as_the_departure_reads=False)
+    ids[AS_THE_DEPARTURE_READS] = write_classed(root, AS_THE_DEPARTURE_READS, start=now - 10 * HOUR,
+                                                as_the_departure_reads=True)
     return ids
+
+
+def write_classed(root: Path, job: str, *, start: int, as_the_departure_reads: bool) -> list[str]:
+    """CLASSED_ROWS as a run writes them (FAILED's messages, classes and interrupts), each build in two files; or,
+    `as_the_departure_reads`, each failure of FAILED written with no class nor interrupt, its message one word exactly
+    where the dashboard counts it as the infrastructure's."""
+    count = len(CLASSED_ROWS["b"])
+
+    def failed(row: str, number: int) -> Failed | None:
+        return FAILED.get(CLASSED_ROWS[row][count - 1 - number])
+
+    def message_of(row: str, number: int) -> str:
+        cell = failed(row, number)
+        if cell is None:
+            return FAILURE
+        if as_the_departure_reads:
+            return "Infrastructure" if cell.infrastructure else f"the test's own failure: {cell.message}"
+        return cell.message
+
+    def properties_of(row: str, number: int, code: str) -> dict[str, str]:
+        cell = failed(row, number)
+        if cell is None or as_the_departure_reads:
+            return {}
+        return RowProperties(interrupted=cell.interrupted, failure_class=cell.failure_class,
+                             failure_evidence=cell.message if cell.failure_class else "").to_junit(attempt=1)
+
+    rows = {row: "".join("F" if code in FAILED else code for code in codes) for row, codes in CLASSED_ROWS.items()}
+    ids = write_job(root, job, rows, start=start, every=HOUR, message_of=message_of, properties_of=properties_of)
+    for build in ids:
+        split_phases(artifacts_dir(root / job / build))
+    return ids
+
+
+def split_phases(artifacts: Path) -> None:
+    """A build's junit_01.xml as two phases: its [Serial] rows, and the retry of RETRIED_ACROSS_FILES, moved to
+    junit_02.xml (both files' suite has the same name, so their rows are one grid's)."""
+    first = ET.parse(artifacts / junit_name(1))
+    (suite,) = first.getroot()
+    serial = ET.Element("testsuite", name=SUITE_NAME)
+    retried = [case for case in suite if case.get("name") == IT_PREFIX + RETRIED_ACROSS_FILES]
+    for case in list(suite):
+        if case.get("name", "").endswith(SERIAL) or (len(retried) > 1 and case is retried[-1]):
+            suite.remove(case)
+            serial.append(case)
+    first.write(artifacts / junit_name(1), encoding="utf-8", xml_declaration=True)
+    second = ET.Element("testsuites")
+    second.append(serial)
+    ET.ElementTree(second).write(artifacts / junit_name(2), encoding="utf-8", xml_declaration=True)
 
 
 @dataclass(frozen=True)
@@ -207,21 +322,46 @@ def summaries(testgrid: Pipeline, histories: tuple[Path, dict[str, list[str]]]) 
 
 @pytest.mark.parametrize("job", JOBS)
 def test_winsuite_agrees_with_testgrid(summaries: dict[str, tuple[Figures, Figures]], job: str) -> None:
+    """Every figure, but the flakiness of rows where Departure.INFRASTRUCTURE_BY_CLASS applies (held to it below)."""
     theirs, ours = summaries[job]
+    departed = DEPARTED if job == CLASSED else frozenset()
     assert ours.status == theirs.status
     assert ours.latest_green == theirs.latest_green
     assert ours.recent_columns == theirs.recent_columns
     assert ours.cells == theirs.cells
     assert ours.alerts == theirs.alerts
-    assert ours.flakiness == theirs.flakiness
-    assert ours.flakiness_percent == pytest.approx(theirs.flakiness_percent, abs=0.01)
+    assert _without(ours.flakiness, departed) == _without(theirs.flakiness, departed)
+    assert set(ours.flakiness) == set(theirs.flakiness)  # the same tests rated
+    assert _without(ours.flakiness_percent, departed) == pytest.approx(_without(theirs.flakiness_percent, departed),
+                                                                       abs=0.01)
+
+
+def _without(figures: dict[str, _T], rows: frozenset[str]) -> dict[str, _T]:
+    return {row: value for row, value in figures.items() if row not in rows}
+
+
+def test_which_failures_are_the_infrastructures_is_the_stated_departure(
+        summaries: dict[str, tuple[Figures, Figures]]) -> None:
+    """Departure.INFRASTRUCTURE_BY_CLASS, adjusted for explicitly: winsuite's flakiness of the classed history is
+    TestGrid's of its copy written as the departure reads it (a one-word message exactly where winsuite counts an
+    infrastructure failure); on the original, TestGrid's differs where the page says it does, failures moved between
+    its failed and infrastructure counts, passes the same."""
+    assert Departure.INFRASTRUCTURE_BY_CLASS in FLAKINESS_FIGURE  # the pages state it beside the flakiness figures
+    theirs, ours = summaries[CLASSED]
+    as_stated, _ = summaries[AS_THE_DEPARTURE_READS]
+    assert ours.flakiness == as_stated.flakiness
+    assert ours.flakiness_percent == pytest.approx(as_stated.flakiness_percent, abs=0.01)
+    for row in DEPARTED:
+        (passed, failed, infra), (their_passed, their_failed, their_infra) = ours.flakiness[row], theirs.flakiness[row]
+        assert (passed, failed + infra) == (their_passed, their_failed + their_infra)
+        assert infra != their_infra, row
 
 
 def test_the_edge_cases_show_what_they_are_named_for(summaries: dict[str, tuple[Figures, Figures]],
                                                      histories: tuple[Path, dict[str, list[str]]]) -> None:
     """The cases are not vacuous: each has the figure it was written for (both sides agree on them above)."""
     figures = {job: ours for job, (_, ours) in summaries.items()}
-    _, ids = histories
+    results, ids = histories
     assert figures["all-green"].status == "PASSING"
     assert figures["last-build-failed-once"].status == "FLAKY"
     assert figures["failing-three-in-a-row"].alerts["a"] == (3, ids["failing-three-in-a-row"][2],
@@ -239,3 +379,17 @@ def test_the_edge_cases_show_what_they_are_named_for(summaries: dict[str, tuple[
     generated = figures[GENERATED]
     assert len(generated.alerts) > 5 and len(generated.flakiness) > 250
     assert generated.latest_green not in (None, *ids[GENERATED][:10])  # green last beyond the recent columns
+    classed = figures[CLASSED]
+    assert classed.flakiness["[sig-windows] pulls an image"] == (8, 0, 2)  # classed infrastructure: left out
+    assert classed.flakiness["[sig-windows] times out"] == (9, 1, 0)  # interrupted, class timeout: the test's
+    assert classed.flakiness["[sig-windows] times out with one word"] == (8, 2, 0)
+    assert classed.flakiness["[sig-windows] asserts with one word"] == (8, 2, 0)
+    assert classed.flakiness["[sig-windows] cut off by a signal"] == (9, 0, 1)  # interrupted, no class: left out
+    assert classed.flakiness["[sig-windows] fails with one word, no class"] == (9, 0, 1)  # TestGrid's rule
+    assert classed.alerts["[sig-windows] timed out three times"][0] == 3
+    assert classed.flakiness["[sig-windows] reboots a node" + SERIAL] == (6, 2, 2)  # read from junit_02.xml
+    assert classed.flakiness_percent[RETRIED_ACROSS_FILES] == 20.0  # its two files' attempts merged: flaky twice
+    newest = artifacts_dir(results / CLASSED / ids[CLASSED][0])
+    retried = {name: [case.find("failure") is not None for case in ET.parse(newest / name).iter("testcase")
+                      if case.get("name") == IT_PREFIX + RETRIED_ACROSS_FILES] for name in map(junit_name, (1, 2))}
+    assert retried == {junit_name(1): [True], junit_name(2): [False]}  # failed in the parallel phase, passed after

@@ -66,6 +66,7 @@ class ClusterFacts:
     kubectl: str = ""  # the kubectl the tests run against this cluster ("" when there is none)
     load_balancer: str = ""  # what showed LoadBalancer Services get addresses ("" when nothing did)
     no_load_balancer: str = "not observed"  # why not, when nothing did
+    cluster_uid: str = ""  # kube-system's UID: tells two clusters behind one address apart ("" when not readable)
 
     # -- capabilities ----------------------------------------------------------------------------
     def _nodes(self, os_name: str) -> list[NodeFacts]:
@@ -132,6 +133,10 @@ class ClusterFacts:
     # -- derived facts -----------------------------------------------------------------------------
     def windows_builds(self) -> list[str]:
         return sorted({n.windows_build for n in self.nodes if n.windows_build})
+
+    def simulated_nodes(self) -> list[str]:
+        """The simulated nodes' names (kwok's annotation, tainted or not): pods that must run are kept off them."""
+        return [n.name for n in self.nodes if n.simulated]
 
     def metadata(self, target_os: str, runtime_class: str | None = None) -> dict[str, Any]:
         """finished.json metadata: TestGrid column headers read the flat keys."""

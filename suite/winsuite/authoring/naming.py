@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import inspect
 import re
 from collections.abc import Callable
@@ -67,6 +68,14 @@ ExcludedWindowsDocker = Tag("Excluded:WindowsDocker")
 Segment = str | Tag
 
 
+class Provokes(enum.Enum):
+    """What a test causes on purpose: what the run observes of it is then no evidence of a broken cluster, for the
+    test itself nor for one that ran before it."""
+
+    PULL_FAILURES = "image pull failures"  # e.g. an absent image under imagePullPolicy Never
+    NODE_DISRUPTION = "node disruption"  # its node restarts, goes NotReady, stops renewing its Lease
+
+
 def render(segments: Iterable[Segment]) -> str:
     """Join text and tags with single spaces, as the e2e framework's registerInSuite does."""
     return " ".join(s.render() if isinstance(s, Tag) else s for s in segments if s != "")
@@ -86,6 +95,7 @@ class Spec:
     # The OS its pods are for when that is on purpose not the run's target (Linux pods kept off Windows nodes):
     # placement judges the pods by it instead.
     pods_os: str = ""
+    provokes: tuple[Provokes, ...] = ()
 
     @property
     def full_name(self) -> str:
@@ -128,9 +138,11 @@ class Describe:
         needs: Iterable[Capability] = (),
         images: Iterable[str] = (),
         pods_os: str = "",
+        provokes: Iterable[Provokes] = (),
     ) -> Callable[[F], F]:
         """Declare a test. `twin` is the upstream full name it ports, which must render identically; `pods_os` the
-        OS its pods are for when that is deliberately not the run's target."""
+        OS its pods are for when that is deliberately not the run's target; `provokes` what it causes on purpose
+        (pull failures, node disruption), which the run's evidence then does not hold against it."""
 
         def decorate(fn: F) -> F:
             spec = Spec(
@@ -142,6 +154,7 @@ class Describe:
                 file=inspect.getsourcefile(fn) or "",
                 line=fn.__code__.co_firstlineno,
                 pods_os=pods_os,
+                provokes=tuple(provokes),
             )
             marked: Any = getattr(pytest.mark, SPEC_MARKER)(spec=spec)(fn)
             for tag in spec.tags:

@@ -38,12 +38,18 @@ class ClusterSession:
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """What a test needs to be OS-agnostic: images and placement for the run's target OS."""
+    """What a test needs to be OS-agnostic: images and placement for the run's target OS. Its placement always
+    keeps pods off the cluster's simulated nodes (unless it tolerates them), whether or not they carry kwok's
+    taint: a pod there would run nothing and report Running."""
 
     facts: ClusterFacts
     spec: Spec
     placement: Placement
     resolve_image: ImageResolver
+
+    def __post_init__(self) -> None:
+        simulated = [*self.placement.simulated_nodes, *self.facts.simulated_nodes()]
+        object.__setattr__(self, "placement", self.placement.avoiding(simulated))
 
     @property
     def os(self) -> str:

@@ -1,10 +1,12 @@
-"""Places any pod spec on the target OS: nodeSelector, tolerations, runtimeClassName and spec.os."""
+"""Places any pod spec on the target OS: nodeSelector, tolerations, runtimeClassName and spec.os, and keeps it off
+the cluster's simulated nodes by name (kwok's taint may be missing: kwok manages any node with its annotation)."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
 import enum
+from collections.abc import Iterable
 from typing import Any
 
 OS_LABEL = "kubernetes.io/os"
@@ -18,9 +20,11 @@ class NodeOS(enum.StrEnum):
 
 
 WINDOWS_BUILD_LABEL = "node.kubernetes.io/windows-build"
-# kwok's simulated nodes carry this taint so that only scheduling/admission tests land on them.
+# kwok's simulated nodes carry this taint so that only scheduling/admission tests land on them; nodes other tools
+# make (`kwokctl scale node`) have the annotation only, which no selector can read: placement names them instead.
 SIMULATED_NODE_TAINT_KEY = "kwok.x-k8s.io/node"
 SIMULATED_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+NODE_NAME_FIELD = "metadata.name"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,9 +51,14 @@ class Placement:
     runtime_class: str | None = None
     # Only scheduling and admission tests set this: a pod on a simulated node runs nothing.
     tolerate_simulated_nodes: bool = False
+    # The cluster's simulated nodes, kept out by a required node affinity unless they are tolerated.
+    simulated_nodes: tuple[str, ...] = ()
 
     def with_build(self, build: str | None) -> Placement:
         return dataclasses.replace(self, windows_build=build)
+
+    def avoiding(self, simulated_nodes: Iterable[str]) -> Placement:
+        return dataclasses.replace(self, simulated_nodes=tuple(sorted(set(simulated_nodes))))
 
     def for_scheduling_only(self) -> Placement:
         return dataclasses.replace(self, tolerate_simulated_nodes=True)
@@ -67,6 +76,13 @@ class Placement:
         if self.tolerate_simulated_nodes:
             tolerations.append(SIMULATED_NODE_TAINT.toleration())
         return tolerations
+
+    def node_exclusions(self) -> list[dict[str, Any]]:
+        """The node field requirements that keep pods off the simulated nodes, one per node (the API allows a field
+        requirement one value); none when they are tolerated."""
+        if self.tolerate_simulated_nodes:
+            return []
+        return [{"key": NODE_NAME_FIELD, "operator": "NotIn", "values": [name]} for name in self.simulated_nodes]
 
 
 def is_host_process(spec: dict[str, Any]) -> bool:
@@ -91,7 +107,21 @@ def place_pod_spec(spec: dict[str, Any], placement: Placement) -> dict[str, Any]
     if placement.runtime_class and "runtimeClassName" not in placed and not is_host_process(placed):
         placed["runtimeClassName"] = placement.runtime_class
     placed.setdefault("os", {"name": placement.target_os})
+    exclusions = placement.node_exclusions()
+    if exclusions:
+        _require_in_every_term(placed, exclusions)
     return placed
+
+
+def _require_in_every_term(spec: dict[str, Any], requirements: list[dict[str, Any]]) -> None:
+    """Add field requirements to each of the spec's required node selector terms (terms are ORed, a term's
+    requirements ANDed), keeping any node or pod affinity the spec has."""
+    affinity = spec.setdefault("affinity", {})
+    required = affinity.setdefault("nodeAffinity", {}).setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    terms = required.get("nodeSelectorTerms") or [{}]
+    required["nodeSelectorTerms"] = [
+        {**term, "matchFields": [*fields, *(r for r in requirements if r not in fields)]}
+        for term in terms for fields in [term.get("matchFields", [])]]
 
 
 def place_pod(obj: dict[str, Any], placement: Placement) -> dict[str, Any]:

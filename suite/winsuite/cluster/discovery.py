@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from winsuite import messages
 from winsuite.authoring.facts import ClusterFacts
 from winsuite.authoring.facts import NodeFacts
+from winsuite.authoring.targeting import SIMULATED_NODE_TAINT_KEY
 from winsuite.authoring.targeting import NodeOS
 from winsuite.cluster import load_balancer
 from winsuite.k8s import nodes as k8s_nodes
@@ -51,6 +53,18 @@ def _metrics_api(api: client.ApiClient) -> bool:
     return any(c.type == "Available" and c.status == "True" for c in service.status.conditions or [])
 
 
+def _cluster_uid(api: client.ApiClient) -> str:
+    """The kube-system namespace's UID: made with the cluster and kept for its life. "" when this user may not read
+    it (the server's address alone then tells the cluster)."""
+    try:
+        namespace = retry.call(client.CoreV1Api(api).read_namespace, "kube-system")
+    except ApiException as err:
+        if err.status in (403, 404):
+            return ""
+        raise
+    return str(namespace.metadata.uid or "")
+
+
 def _warnings(server_version: str, nodes: list[NodeFacts], windows_builds: Sequence[str]) -> list[str]:
     warnings = []
     server_minor = minor_of(server_version)
@@ -67,20 +81,29 @@ def _warnings(server_version: str, nodes: list[NodeFacts], windows_builds: Seque
             build = node.windows_build
             if not any(build == b or build.startswith(b + ".") for b in windows_builds):
                 warnings.append(messages.windows_build_mismatch(node.name, build, list(windows_builds)))
+    untainted = [n.name for n in nodes if n.simulated and not any(
+        t.split("=", 1)[0].split(":", 1)[0] == SIMULATED_NODE_TAINT_KEY for t in n.taints)]
+    if untainted:
+        shown = ", ".join(untainted[:5]) + (f" and {len(untainted) - 5} more" if len(untainted) > 5 else "")
+        warnings.append(f"{len(untainted)} simulated node(s) without kwok's taint {SIMULATED_NODE_TAINT_KEY} "
+                        f"({shown}): winsuite keeps its pods off them by name, but other pods landing there report "
+                        "Running without running anything")
     return warnings
 
 
 def discover(api: client.ApiClient, server_version: str, *, windows_builds: Sequence[str] = (),
-             egress_allowed: bool = True, load_balancer_probe: float = 0.0) -> ClusterFacts:
+             egress_allowed: bool = True, load_balancer_probe: float = 0.0,
+             run_id: str | None = None) -> ClusterFacts:
     """The cluster's facts; nodes of a Windows build outside `windows_builds` (the images' builds) are warned of.
     LoadBalancer support is observed: a Service that has an address, else a probe Service given
-    `load_balancer_probe` seconds to get one (0: no probe)."""
+    `load_balancer_probe` seconds to get one (0: no probe), labelled with `run_id` (the run it is made for)."""
     nodes = [_node_facts(n) for n in k8s_nodes.list_nodes(api)]
     runtime_classes = [rc.metadata.name for rc in retry.call(client.NodeV1Api(api).list_runtime_class).items]
-    balancer, no_balancer = load_balancer.observe(client.CoreV1Api(api), probe_timeout=load_balancer_probe)
+    balancer, no_balancer = load_balancer.observe(client.CoreV1Api(api), probe_timeout=load_balancer_probe,
+                                                     run_id=run_id)
     return ClusterFacts(
         server=str(api.configuration.host), server_version=server_version, nodes=nodes,
         cluster_dns=_cluster_dns(api), metrics_api=_metrics_api(api), runtime_classes=runtime_classes,
         egress_allowed=egress_allowed, warnings=_warnings(server_version, nodes, windows_builds),
-        load_balancer=balancer, no_load_balancer=no_balancer,
+        load_balancer=balancer, no_load_balancer=no_balancer, cluster_uid=_cluster_uid(api),
     )

@@ -312,7 +312,9 @@ def wait_for_pods_responding(api: client.ApiClient, namespace: str, expected: li
         for pod in expected:
             assert pod.metadata.uid in current, f"pod {pod.metadata.name} is no longer a replica"
             # The trailing slash ("proxy/") spares a redirect, which the suite's client does not follow.
-            body = str(retry.call(core.connect_get_namespaced_pod_proxy_with_path, pod.metadata.name, namespace, ""))
+            bound = waits.call_timeout()
+            body = str(retry.call(core.connect_get_namespaced_pod_proxy_with_path, pod.metadata.name, namespace, "",
+                                  deadline=bound, _request_timeout=bound))
             assert body == pod.metadata.name if want_name else body, \
                 f"pod {pod.metadata.name} answered {body!r}"
 

@@ -11,6 +11,9 @@ from kubernetes import watch
 from winsuite.k8s import retry
 from winsuite.k8s.waits import WaitTimeout
 
+# The watch's own bound past its server-side timeout (timeout_seconds): a connection that went silent ends then.
+WATCH_MARGIN = 10
+
 
 def list_events(api: client.ApiClient, namespace: str) -> list[client.CoreV1Event]:
     items = retry.call(client.CoreV1Api(api).list_namespaced_event, namespace).items
@@ -39,7 +42,8 @@ def wait_for_event(api: client.ApiClient, namespace: str, *, involved: str, reas
         try:
             for change in stream.stream(core.list_namespaced_event, namespace, field_selector=selector,
                                         resource_version=listing.metadata.resource_version,
-                                        timeout_seconds=max(1, int(remaining))):
+                                        timeout_seconds=max(1, int(remaining)),
+                                        _request_timeout=max(1, int(remaining)) + WATCH_MARGIN):
                 event = change["object"]
                 if change["type"] in ("ADDED", "MODIFIED"):
                     seen.append(describe(event))

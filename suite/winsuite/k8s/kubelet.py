@@ -15,6 +15,7 @@ from kubernetes import client
 from kubernetes.utils import parse_quantity
 
 from winsuite.k8s import retry
+from winsuite.k8s.waits import call_timeout
 
 to_decimal = cast(Callable[[str], Decimal], parse_quantity)  # "100Mi" -> Decimal(104857600)
 # One sample line of the Prometheus text format: name{labels} value [timestamp].
@@ -25,8 +26,9 @@ _LABEL = re.compile(r'(?P<key>[A-Za-z_][A-Za-z0-9_]*)="(?P<value>(?:[^"\\]|\\.)*
 def proxy_get(api: client.ApiClient, node: str, path: str, *, timeout: float = 60.0) -> bytes:
     """GET /api/v1/nodes/<node>/proxy/<path>: the raw body the kubelet answered."""
     # Unparsed (_preload_content=False): the client would otherwise turn a JSON body into a Python repr.
+    bound = call_timeout(timeout)  # no longer than the poll it is made in has left
     response: Any = retry.call(client.CoreV1Api(api).connect_get_node_proxy_with_path, node, path,
-                               _preload_content=False, _request_timeout=timeout)
+                               _preload_content=False, deadline=bound, _request_timeout=bound)
     return bytes(response.data)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Iterable
 from collections.abc import Mapping
 from typing import Any
 
@@ -140,9 +141,10 @@ def pin_to_node(manifest: Manifest, node_name: str) -> Manifest:
     return pinned
 
 
-def on_linux(manifest: Manifest) -> Manifest:
-    """The Linux side of a hybrid test (upstream's createTestPod with os=linux), whatever the run's target."""
-    placed = place_pod(manifest, Placement(target_os="linux", windows_taint=None))
+def on_linux(manifest: Manifest, simulated_nodes: Iterable[str]) -> Manifest:
+    """The Linux side of a hybrid test (upstream's createTestPod with os=linux), whatever the run's target; kept off
+    the simulated nodes (`target.placement.simulated_nodes`), which run nothing, tainted or not."""
+    placed = place_pod(manifest, Placement(target_os="linux", windows_taint=None).avoiding(simulated_nodes))
     placed["spec"]["tolerations"] = [*placed["spec"].get("tolerations", []), CONTROL_PLANE_TOLERATION]
     return placed
 

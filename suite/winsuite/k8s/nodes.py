@@ -18,6 +18,7 @@ from winsuite.k8s import retry
 from winsuite.k8s.objects import name_of
 
 log = logging.getLogger("winsuite.k8s")
+KWOK_RUNTIME_PREFIX = "kwok-"  # the containerRuntimeVersion kwok reports for a node that names none
 
 
 def list_nodes(api: client.ApiClient) -> list[client.V1Node]:
@@ -34,8 +35,12 @@ def windows_build(node: client.V1Node) -> str | None:
 
 
 def is_simulated(node: client.V1Node) -> bool:
-    """kwok nodes report pods Running without running anything."""
-    return SIMULATED_NODE_ANNOTATION in (node.metadata.annotations or {})
+    """kwok nodes report pods Running without running anything. A node carries kwok's annotation, or (kwok run with
+    --manage-all-nodes, as kwokctl runs it, takes nodes without it too) reports kwok as its runtime: no kubelet does."""
+    if SIMULATED_NODE_ANNOTATION in (node.metadata.annotations or {}):
+        return True
+    info = node.status.node_info if node.status is not None else None
+    return bool(info is not None and (info.container_runtime_version or "").startswith(KWOK_RUNTIME_PREFIX))
 
 
 def is_ready(node: client.V1Node) -> bool:

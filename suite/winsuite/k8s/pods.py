@@ -10,13 +10,14 @@ from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from kubernetes.stream import stream
 
+from winsuite.k8s import api_websocket
 from winsuite.k8s import events
 from winsuite.k8s import retry
 from winsuite.k8s.api_answer import api_answer
 from winsuite.k8s.manifests import Manifest
 from winsuite.k8s.waits import PermanentFailure
+from winsuite.k8s.waits import call_timeout
 from winsuite.k8s.waits import wait_for
 from winsuite.k8s.waits import wait_for_set
 
@@ -26,6 +27,7 @@ HOPELESS_WAITING = frozenset({"ErrImageNeverPull", "InvalidImageName", "ImageIns
 # Upstream framework timeouts (test/e2e/framework/timeouts.go), trimmed to fit the suite's per-test timeout.
 POD_START_TIMEOUT = 180.0
 FINISH_TIMEOUT = 180.0  # the 3 minutes upstream gives HostProcess pods to finish
+EXEC_TIMEOUT = 60.0  # an exec's own bound, unless its caller gives one (a poll it is made in may cut it shorter)
 
 
 def core(api: client.ApiClient) -> client.CoreV1Api:
@@ -120,10 +122,13 @@ def wait_until(api: client.ApiClient, namespace: str, name: str, what: str,
 
 def logs(api: client.ApiClient, namespace: str, name: str, container: str | None = None,
          previous: bool = False) -> str:
+    """The container's log, read within waits.call_timeout()."""
     kwargs: dict[str, Any] = {"previous": previous}
     if container:
         kwargs["container"] = container
-    return str(retry.call(core(api).read_namespaced_pod_log, name, namespace, **kwargs))
+    bound = call_timeout()
+    return str(retry.call(core(api).read_namespaced_pod_log, name, namespace, deadline=bound,
+                          _request_timeout=bound, **kwargs))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,20 +144,17 @@ class ExecResult:
 
 
 def exec_(api: client.ApiClient, namespace: str, name: str, command: list[str], container: str | None = None,
-          timeout: float = 60.0) -> ExecResult:
-    """`kubectl exec`: run a command in a container and collect stdout, stderr and the exit code."""
-    kwargs: dict[str, Any] = {"command": command, "stderr": True, "stdin": False, "stdout": True,
-                              "tty": False, "_preload_content": False}
-    if container:
-        kwargs["container"] = container
-    resp = stream(core(api).connect_get_namespaced_pod_exec, name, namespace, **kwargs)
-    try:
-        resp.run_forever(timeout=timeout)
-        out, err = resp.read_stdout(), resp.read_stderr()
-        status = resp.read_channel(3)  # the error channel carries the exit status
-    finally:
-        resp.close()
-    return ExecResult(out or "", err or "", _exit_code(status))
+          timeout: float = EXEC_TIMEOUT) -> ExecResult:
+    """`kubectl exec`: run a command in a container and collect stdout, stderr and the exit code.
+
+    Connecting, the command and its output take at most `timeout` seconds, and no longer than the poll the exec is
+    made in has left (waits.call_timeout); past that it raises api_websocket.CallTimeout (an AssertionError, which
+    the poll tries again), whatever the command still does.
+    """
+    channels = api_websocket.exec_in(api, namespace, name, command, container=container,
+                                     timeout=call_timeout(timeout))
+    return ExecResult(channels.text(api_websocket.STDOUT), channels.text(api_websocket.STDERR),
+                      _exit_code(channels.text(api_websocket.ERROR)))
 
 
 def _exit_code(status_json: str) -> int:
@@ -228,10 +230,12 @@ def wait_for_no_pods(api: client.ApiClient, namespace: str, *, label_selector: s
 
 def read_logs(api: client.ApiClient, namespace: str, name: str, container: str,
               **options: Any) -> tuple[bool, str]:
-    """(True, logs), or (False, the API's answer) while the container has none to give yet."""
+    """(True, logs), or (False, the API's answer) while the container has none to give yet; read within
+    waits.call_timeout()."""
     try:
-        read = core(api).read_namespaced_pod_log
-        return True, str(retry.call(read, name, namespace, container=container, **options))
+        read, bound = core(api).read_namespaced_pod_log, call_timeout()
+        return True, str(retry.call(read, name, namespace, container=container, deadline=bound,
+                                    _request_timeout=bound, **options))
     except ApiException as err:
         if err.status in (400, 404):  # container creating / pod not yet bound: logs come later
             return False, api_answer(err)

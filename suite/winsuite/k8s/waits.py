@@ -22,16 +22,31 @@ from kubernetes.client.exceptions import ApiException
 
 from winsuite import timeline
 from winsuite.k8s import retry
+from winsuite.k8s.api_answer import error_text
 
 log = logging.getLogger("winsuite.k8s")
 T = TypeVar("T")
 
 POLL_INTERVAL = 1.0  # upstream's framework.Poll loops try about once a second
+CALL_TIMEOUT = 30.0  # the longest one call to the cluster (a log read, a proxied GET) takes unless told otherwise
+MIN_CALL_TIMEOUT = 1.0  # what a call still gets at the end of a poll's budget
 WATCH_WINDOW = 60.0  # the longest one watch request stays open before it is resumed
 GONE = 410
 
 # A predicate returns True when done, False to keep waiting, or raises PermanentFailure to stop early.
 Predicate = Callable[[Any], bool]
+
+
+_polls = threading.local()  # the deadlines of the polls under way in this thread
+
+
+def call_timeout(limit: float = CALL_TIMEOUT) -> float:
+    """How long one call to the cluster (an exec, a log read, a proxied GET) may take: `limit`, and no longer than
+    the polls it is made in have left, so that a poll's budget holds (as a Go call does with its poll's context)."""
+    deadlines: list[float] = getattr(_polls, "deadlines", [])
+    if deadlines:
+        limit = min(limit, min(deadlines) - time.monotonic())
+    return max(MIN_CALL_TIMEOUT, limit)
 
 
 class WaitTimeout(AssertionError):
@@ -98,7 +113,7 @@ def watch_from(list_fn: Callable[..., Any], resource_version: str, *, deadline: 
         except (ApiException, OSError, *retry.TRANSPORT_ERRORS) as err:
             action = ResumePoint.classify(err)
             if action == "relist":
-                raise WatchExpired(str(err)) from err
+                raise WatchExpired(error_text(err)) from err
             if action == "fail":
                 raise WatchFailed(f"watch failed: {retry.describe(err)}") from err
             log.info("watch interrupted (%s); resuming from resourceVersion %s", retry.describe(err),
@@ -255,6 +270,17 @@ def poll(what: str, check: Callable[[], T], *, timeout: float, interval: float =
 def _poll(what: str, check: Callable[[], T], timeout: float, interval: float, consistently: bool) -> T:
     log.info("polling %.0fs for %s%s", timeout, what, " to hold" if consistently else "")
     deadline = time.monotonic() + timeout
+    if not hasattr(_polls, "deadlines"):
+        _polls.deadlines = []
+    _polls.deadlines.append(deadline)
+    try:
+        return _poll_until(what, check, timeout, interval, consistently, deadline)
+    finally:
+        _polls.deadlines.pop()
+
+
+def _poll_until(what: str, check: Callable[[], T], timeout: float, interval: float, consistently: bool,
+                deadline: float) -> T:
     while True:
         try:
             value = check()
@@ -262,8 +288,8 @@ def _poll(what: str, check: Callable[[], T], timeout: float, interval: float, co
                 return value
         except (AssertionError, ApiException, OSError, *retry.TRANSPORT_ERRORS) as err:
             if consistently:
-                raise AssertionError(f"{what} did not hold for {timeout:.0f}s: {err}") from err
+                raise AssertionError(f"{what} did not hold for {timeout:.0f}s: {error_text(err)}") from err
             if time.monotonic() + interval > deadline:
-                raise WaitTimeout(what, timeout, str(err)) from err
+                raise WaitTimeout(what, timeout, error_text(err)) from err
         time.sleep(interval)
 

@@ -116,7 +116,9 @@ def cluster_secret_credentials(api: Any, own_namespaces: set[str]) -> tuple[list
     try:
         listing: Any = client.CoreV1Api(api).list_secret_for_all_namespaces(_request_timeout=30)
     except Exception as err:  # forbidden, or the server is gone: the scan covers the kubeconfig's
-        return [], f"the cluster's Secrets could not be listed ({type(err).__name__}: {str(err)[:120]})"
+        from winsuite.k8s.api_answer import error_line
+
+        return [], f"the cluster's Secrets could not be listed ({error_line(err, 160)})"
     found: list[Credential] = []
     for secret in listing.items:
         namespace, name = secret.metadata.namespace, secret.metadata.name
@@ -221,7 +223,9 @@ def run_credentials(kubeconfig: Path | None, client: Any, api: Any, own_namespac
     try:
         own = own_namespaces()
     except Exception as err:  # the scan still covers the kubeconfig's credentials
-        return credentials, [*gaps, f"the cluster's Secrets were not looked for ({one_line(str(err), 120)})"]
+        from winsuite.k8s.api_answer import error_line
+
+        return credentials, [*gaps, f"the cluster's Secrets were not looked for ({error_line(err, 160)})"]
     secrets, gap = cluster_secret_credentials(api, own)
     return credentials + secrets, [*gaps, *([gap] if gap else [])]
 

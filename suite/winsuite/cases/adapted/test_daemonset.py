@@ -69,13 +69,24 @@ def tolerated(taint: Any, tolerations: list[dict[str, str]]) -> bool:
                for t in tolerations)
 
 
+def named(name: str, spec: dict[str, Any]) -> bool:
+    """The template's required node affinity admits a node by its name: the placement keeps simulated nodes out by
+    name (matchFields), which the DaemonSet controller honours like any other."""
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms") or [{}]
+    return any(all((name in f["values"]) == (f["operator"] == "In") for f in term.get("matchFields", [])
+                   if f["key"] == "metadata.name") for term in terms)
+
+
 def eligible_nodes(api: client.ApiClient, ds: dict[str, Any]) -> list[str]:
-    """e2edaemonset.SchedulableNodes: nodes whose labels match the pod template and whose taints it tolerates."""
+    """e2edaemonset.SchedulableNodes: nodes whose labels match the pod template, whose taints it tolerates and whose
+    names its node affinity admits."""
     spec = ds["spec"]["template"]["spec"]
     selector, tolerations = spec.get("nodeSelector", {}), spec.get("tolerations", [])
     return sorted(n.metadata.name for n in nodes.list_nodes(api)
                   if all((n.metadata.labels or {}).get(k) == v for k, v in selector.items())
-                  and all(tolerated(t, tolerations) for t in n.spec.taints or []))
+                  and all(tolerated(t, tolerations) for t in n.spec.taints or []) and named(n.metadata.name, spec))
 
 
 def wait_for_daemon_pods(api: client.ApiClient, namespace: str, ds_uid: str, node_names: list[str],

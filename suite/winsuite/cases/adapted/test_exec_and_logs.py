@@ -7,14 +7,11 @@ import datetime
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from kubernetes import client
-from kubernetes.stream.ws_client import create_websocket
-from kubernetes.stream.ws_client import get_websocket_url
-from websocket import ABNF
-from websocket import WebSocketConnectionClosedException
 
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
@@ -24,6 +21,7 @@ from winsuite.authoring.naming import NodeConformance
 from winsuite.authoring.target import ClusterSession
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
+from winsuite.k8s import api_websocket
 from winsuite.k8s import manifests
 from winsuite.k8s import pods
 from winsuite.k8s import probes
@@ -74,24 +72,15 @@ def busybox_pod(target: Target, name: str, command: str) -> manifests.Manifest:
 
 
 def read_websocket(api: client.ApiClient, path: str, protocol: str) -> bytes:
-    """Everything an API websocket sends until it closes (e2ewebsocket.OpenWebSocketForURL)."""
-    configuration = api.configuration
-    headers = {"sec-websocket-protocol": protocol}
-    token = (configuration.api_key or {}).get("BearerToken") or (configuration.api_key or {}).get("authorization")
-    if token:
-        headers["authorization"] = token
-    socket = create_websocket(configuration, get_websocket_url(f"{configuration.host}{path}"), headers)
-    received = b""
-    try:
-        while True:  # the server ends the stream with a close frame, after possibly empty messages
-            opcode, data = socket.recv_data()
-            if opcode == ABNF.OPCODE_CLOSE:
-                return received
-            received += data
-    except WebSocketConnectionClosedException:
-        return received
+    """Everything an API websocket sends until it closes (e2ewebsocket.OpenWebSocketForURL), within the time the
+    poll it is read in has left."""
+    bound = waits.call_timeout()
+    deadline = time.monotonic() + bound
+    socket = api_websocket.connect(api, path, protocols=protocol, timeout=bound)
+    try:  # the server ends the stream with a close frame, after possibly empty messages
+        return b"".join(api_websocket.frames(socket, deadline, f"GET {path}"))
     finally:
-        socket.close()
+        api_websocket.close(socket)
 
 
 @windows_pods(lambda target: [busybox_pod(target, "pod-exec-websocket", "echo container is alive; sleep 600")],

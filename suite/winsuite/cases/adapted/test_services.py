@@ -15,6 +15,7 @@ from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Conformance
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.steps import step
 from winsuite.authoring.target import Target
 from winsuite.k8s import connectivity
 from winsuite.k8s import manifests
@@ -39,23 +40,31 @@ def delete_pod(api: client.ApiClient, namespace: str, name: str) -> None:
               needs=NEEDS, images=["agnhost"], category="Core.Network")
 def test_basic_endpoint(api: client.ApiClient, namespace: str, target: Target) -> None:
     name, labels = "endpoint-test2", connectivity.jig_labels("endpoint-test2")
+    step(f"creating service {name} in namespace {namespace}")
     svc = connectivity.create_tcp_service(api, namespace, name, labels, [{"protocol": "TCP", "port": 80}])
     connectivity.wait_for_endpoint_count(api, namespace, name, 0)
 
     netexec = ("netexec", "--http-port", "80")
+    step("creating first endpoint pod for service")
     connectivity.create_pod_or_fail(api, namespace, target, "pod1", labels, [{"containerPort": 80}], *netexec)
     connectivity.wait_for_endpoint_pods(api, namespace, name, "pod1")
+    step("Checking if the Service forwards traffic to pod1")
     prober = connectivity.exec_pod(api, namespace, target)
     prober.check_service_reachability(svc)
 
+    step("creating second endpoint pod for service")
     connectivity.create_pod_or_fail(api, namespace, target, "pod2", labels, [{"containerPort": 80}], *netexec)
     connectivity.wait_for_endpoint_pods(api, namespace, name, "pod1", "pod2")
+    step("Checking if the Service forwards traffic to pod1 and pod2")
     prober.check_service_reachability(svc)
 
+    step("deleting first endpoint pod")
     pods.delete(api, namespace, "pod1")
     connectivity.wait_for_endpoint_pods(api, namespace, name, "pod2")
+    step("Checking if the Service forwards traffic to pod2")
     prober.check_service_reachability(svc)
 
+    step("deleting second endpoint pod")
     pods.delete(api, namespace, "pod2")
     connectivity.wait_for_endpoint_count(api, namespace, name, 0)
 
@@ -67,21 +76,27 @@ def test_multiport_endpoints(api: client.ApiClient, namespace: str, target: Targ
     name, labels = "multi-endpoint-test", connectivity.jig_labels("multi-endpoint-test")
     ports = [{"name": "portname1", "port": 80, "targetPort": "svc1"},
              {"name": "portname2", "port": 81, "targetPort": "svc2"}]
+    step(f"creating service {name} in namespace {namespace}")
     svc = connectivity.create_tcp_service(api, namespace, name, labels, ports)
     connectivity.wait_for_endpoint_count(api, namespace, name, 0)
 
+    step("creating pod1 serving port1")
     connectivity.create_pod_or_fail(api, namespace, target, "pod1", labels, [{"name": "svc1", "containerPort": 100}],
                        "netexec", "--http-port", "100")
     first = ("portname1", "TCP", "pod1", 100)
     connectivity.wait_for_endpoint_ports(api, namespace, name, {first})
+    step("creating pod2 serving port2")
     connectivity.create_pod_or_fail(api, namespace, target, "pod2", labels, [{"name": "svc2", "containerPort": 101}],
                        "netexec", "--http-port", "101")
     second = ("portname2", "TCP", "pod2", 101)
     connectivity.wait_for_endpoint_ports(api, namespace, name, {first, second})
+    step("Checking if the Service forwards traffic to pods")
     connectivity.exec_pod(api, namespace, target).check_service_reachability(svc)
 
+    step("deleting pod1 serving port1")
     pods.delete(api, namespace, "pod1")
     connectivity.wait_for_endpoint_ports(api, namespace, name, {second})
+    step("deleting pod2 serving port2")
     pods.delete(api, namespace, "pod2")
     connectivity.wait_for_endpoint_count(api, namespace, name, 0)
 

@@ -101,7 +101,8 @@ def webhook_deployer_pod(target: Target, account: str, webhook_namespace: str) -
         "--tolerate-master", "&& /agnhost pause"])
     agnhost = manifests.container(DEPLOYER, target.image("agnhost", os="linux"), command=["bash", "-c"],
                                   args=[install])
-    return manifests.on_linux(manifests.pod(DEPLOYER, [agnhost], serviceAccountName=account))
+    return manifests.on_linux(manifests.pod(DEPLOYER, [agnhost], serviceAccountName=account),
+                              target.placement.simulated_nodes)
 
 
 def gmsa_pod(target: Target, node: str, account: str) -> dict[str, Any]:

@@ -23,7 +23,8 @@ TWIN = "[sig-windows] Hybrid cluster network for all supported CNIs "
 
 
 def linux_test_pod(target: Target) -> dict[str, Any]:
-    return manifests.on_linux(manifests.network_test_pod(target.image("nginx", os="linux"), "linux"))
+    return manifests.on_linux(manifests.network_test_pod(target.image("nginx", os="linux"), "linux"),
+                              target.placement.simulated_nodes)
 
 
 def windows_test_pod(target: Target, *args: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from kubernetes import client
 from winsuite.authoring.capabilities import Capability
 from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
+from winsuite.authoring.naming import Provokes
 from winsuite.authoring.target import Target
 from winsuite.authoring.windows_pods import windows_pods
 from winsuite.k8s import events
@@ -114,7 +115,8 @@ def test_never_uses_present_image(api: client.ApiClient, namespace: str, target:
 @windows_pods(lambda target: [image_pull_pod(target, TESTED, target.image("invalid-registry-image"), "Never")],
               upstream="test/e2e/common/node/runtime.go:270-330 (ImagePullTest)")
 @pull_policy.it("should not pull an image the node lacks if the policy is Never",
-                needs=[Capability.RUNS_CONTAINERS], images=["invalid-registry-image"])
+                needs=[Capability.RUNS_CONTAINERS], images=["invalid-registry-image"],
+                provokes=[Provokes.PULL_FAILURES])
 def test_never_does_not_pull_absent_image(api: client.ApiClient, namespace: str, target: Target) -> None:
     # The invalid registry's image is on no node and can come from nowhere: Never must not even try.
     absent = target.image("invalid-registry-image")

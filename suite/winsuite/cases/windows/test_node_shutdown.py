@@ -14,6 +14,7 @@ from winsuite.authoring.naming import Area
 from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Disruptive
 from winsuite.authoring.naming import Feature
+from winsuite.authoring.naming import Provokes
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
@@ -128,7 +129,7 @@ def shutdown_pods(target: Target, node: str) -> list[dict[str, Any]]:
                       twin="[sig-windows] [Feature:Windows] GracefulNodeShutdown [Serial] [Disruptive] [Slow] should "
                            "be able to gracefully shutdown pods with various grace periods",
                       category="Extend.Worker", needs=[Capability.WINDOWS_KERNEL, Capability.KUBELET_CONFIGZ],
-                      images=["agnhost"])
+                      images=["agnhost"], provokes=[Provokes.NODE_DISRUPTION])
 def test_graceful_node_shutdown(api: client.ApiClient, namespace: str, target: Target) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
     node = objects.name_of(nodes.find_windows_node(api))

@@ -16,6 +16,7 @@ from winsuite.authoring.naming import Describe
 from winsuite.authoring.naming import Disruptive
 from winsuite.authoring.naming import ExcludedWindowsDocker
 from winsuite.authoring.naming import Feature
+from winsuite.authoring.naming import Provokes
 from winsuite.authoring.naming import Serial
 from winsuite.authoring.naming import Slow
 from winsuite.authoring.target import Target
@@ -140,7 +141,8 @@ def reboot_pods(target: Target, node: str) -> list[dict[str, Any]]:
     the node and the one that checks it restarted."""
     web = manifests.network_test_pod(target.image("agnhost"), "windows", "test-webserver")
     web["spec"]["restartPolicy"] = "Always"
-    nginx = manifests.on_linux(manifests.network_test_pod(target.image("nginx", os="linux"), "linux"))
+    nginx = manifests.on_linux(manifests.network_test_pod(target.image("nginx", os="linux"), "linux"),
+                              target.placement.simulated_nodes)
     reboot = host_pod(target, "reboot-host-test-pod", "reboot-computer-test",
                       ["powershell.exe", "-Command", *RECORD_DATES, "shutdown.exe -r -t 30"], node)
     check = host_pod(target, "check-reboot-pod", "reboot-computer-check",
@@ -154,7 +156,8 @@ def reboot_pods(target: Target, node: str) -> list[dict[str, Any]]:
                      "[Disruptive] [Slow] should run as a reboot process on the host/node",
                 category="Extend.HostProcess", images=["agnhost", "nginx"],
                 needs=[Capability.WINDOWS_KERNEL, Capability.KUBELET_CONFIGZ, Capability.LINUX_AND_WINDOWS_CONTAINERS,
-                       Capability.CLUSTER_DNS, Capability.EXTERNAL_NETWORK])
+                       Capability.CLUSTER_DNS, Capability.EXTERNAL_NETWORK],
+                provokes=[Provokes.NODE_DISRUPTION])
 def test_reboot_node(api: client.ApiClient, namespace: str, target: Target, undo: Undo) -> None:
     nodes.skip_unless_target_os_is_windows(target.os)
     found = nodes.windows_nodes(api)

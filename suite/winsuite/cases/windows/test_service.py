@@ -48,7 +48,8 @@ def windows_tester_pod(target: Target) -> dict[str, Any]:
 
 
 def linux_tester_pod(target: Target) -> dict[str, Any]:
-    return manifests.on_linux(manifests.network_test_pod(target.image("nginx", os="linux"), "linux"))
+    return manifests.on_linux(manifests.network_test_pod(target.image("nginx", os="linux"), "linux"),
+                              target.placement.simulated_nodes)
 
 
 def run_windows_backends(api: client.ApiClient, namespace: str, target: Target, labels: dict[str, str]) -> None:
