@@ -3,7 +3,7 @@ into winsuite's cache (tests/tools/go_programs.py: keyed by version, built once 
 loopback port over a data directory of its own, stopped at the end. It serves the S3 API from plain files (posix
 backend, metadata in a sidecar directory), and its access log is where the tests count the requests a report made.
 
-Why not MinIO: its server module is a 260-dependency build (see the README, "Tests against object stores").
+Why not MinIO: its server module is a 260-dependency build (see docs/clusters.md, "Tests against object stores").
 """
 
 from __future__ import annotations
