@@ -158,6 +158,21 @@ def test_tests_a_blind_watch_left_unjudged_are_counted_in_the_summary_and_metada
     assert "placement-unknown" not in evidence_counts(final_attempts(rows[:1])).metadata()
 
 
+def test_engine_cross_checks_are_counted_apart_from_the_products_tests(tmp_path: Path) -> None:
+    def row(name: str, engine: str, outcome: Outcome) -> Attempt:
+        return Attempt(name, "n", outcome, message="requires X" if outcome is Outcome.SKIPPED else "",
+                       properties=RowProperties(engine=engine))
+
+    rows = [row("a", "native", Outcome.PASSED), row("a", "upstream", Outcome.PASSED),
+            row("b", "native", Outcome.SKIPPED), row("b", "upstream", Outcome.SKIPPED)]
+    rows += cross_checks(rows)
+    text = summarize(rows, build_dir=tmp_path, result="SUCCESS", interrupted="", dashboard=None)
+    assert "  2 passed, 0 failed, 0 flaky, 2 skipped, 0 interrupted\n" in text  # the engines' rows, no self-check
+    assert ("engines cross-checked on 2 test(s), apart from the counts above: 1 agree, 0 disagree, 1 not compared"
+            in text)
+    assert "nothing to compare" not in text  # not a skip of the product's
+
+
 def test_a_result_its_rows_do_not_explain_says_why(tmp_path: Path) -> None:
     metadata = {"flaky-policy": "1 test(s) passed only on a retry; the job fails on flakes", "flaky": 1,
                 "shards-not-passed": ["1/2: FAILURE (shard 1/2 lost: its pod p was deleted)", "2/2: FAILURE"],
@@ -231,7 +246,8 @@ def test_two_engines_of_one_test_are_told_apart_and_cross_checked() -> None:
     assert verdict(by_test["agree (upstream engine)"]) == "flaky" and verdict(by_test["alone"]) == "failed"
     checks = {c.name.removeprefix("[winsuite] engines agree: "): c for c in cross_checks(attempts)}
     assert set(checks) == {"agree", "differ", "skipped", "cut", "both-skip"}  # one engine alone: nothing to compare
-    assert checks["both-skip"].outcome is Outcome.PASSED  # skipped on both sides, whatever each side's reason
+    both_skipped = checks["both-skip"]  # nothing ran on either side: no agreement to count
+    assert both_skipped.outcome is Outcome.SKIPPED and both_skipped.message.startswith("nothing to compare: native")
     assert checks["agree"].outcome is Outcome.PASSED
     differ = checks["differ"]
     assert differ.outcome is Outcome.FAILED and differ.message == "the engines disagree: native passed, upstream failed"

@@ -111,7 +111,8 @@ def engine_of(attempt: Attempt) -> str:
 def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
     """For each test both engines reported: a row that passes when their verdicts agree (a flake counts as its final
     pass) and fails on any difference, a skip on one side and a run on the other included, saying both outcomes and
-    the skip's reason; a test one engine left interrupted is a skipped row saying it was not compared."""
+    the skip's reason; a test one engine left interrupted, or that neither ran (both skipped), is a skipped row saying
+    it was not compared: nothing ran, so nothing agreed."""
     by_test: dict[str, dict[str, list[Attempt]]] = {}
     for (name, engine), rows in _by_name_and_engine(attempts).items():
         by_test.setdefault(name, {})[engine] = rows
@@ -125,6 +126,8 @@ def cross_checks(attempts: list[Attempt]) -> list[Attempt]:
         said = ", ".join(f"{engine} {_said(verdicts[engine], rows)}" for engine, rows in sides.items())
         if "interrupted" in verdicts.values():
             outcome, message = Outcome.SKIPPED, f"not compared: {said}"
+        elif set(verdicts.values()) == {"skipped"}:
+            outcome, message = Outcome.SKIPPED, f"nothing to compare: {said}"
         elif len(set(verdicts.values())) == 1:
             outcome, message = Outcome.PASSED, ""
         else:

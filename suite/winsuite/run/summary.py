@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from winsuite.results.merge import CROSS_CHECK_ENGINE
+from winsuite.results.merge import engine_of
 from winsuite.results.merge import final_attempts
 from winsuite.results.merge import verdict
 from winsuite.results.model import Attempt
@@ -36,12 +38,17 @@ def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, inte
               dashboard: str | None, reasons: Sequence[str] = ()) -> str:
     by_test = final_attempts(list(attempts))
     verdicts = {name: verdict(rows) for name, rows in by_test.items()}
-    counts = collections.Counter(verdicts.values())
+    # The engines' cross-checks are self-checks of winsuite, not tests of the product: counted apart.
+    checks = {name for name, rows in by_test.items() if engine_of(rows[-1]) == CROSS_CHECK_ENGINE}
+    counts = collections.Counter(v for name, v in verdicts.items() if name not in checks)
+    checked = collections.Counter(verdicts[name] for name in checks)
     lines = [
         "",
         f"winsuite: {result}" + (f" ({interrupted})" if interrupted else ""),
         *(f"  why: {reason}" for reason in reasons),
         "  " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("passed", "failed", "flaky", "skipped", "interrupted")),
+        *([f"  engines cross-checked on {len(checks)} test(s), apart from the counts above: {checked['passed']} "
+           f"agree, {checked['failed']} disagree, {checked['skipped']} not compared"] if checks else []),
     ]
     failed = [(n, rows[-1]) for n, rows in by_test.items() if verdicts[n] in ("failed", "interrupted")]
     if failed:
@@ -56,7 +63,8 @@ def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, inte
         lines.append(f"\nFlaky ({len(flaky)}), passed after failing:")
         for name, rows in flaky:
             lines.append(f"  FLAKY {name} ({len(rows)} attempts; first failure: {rows[0].message})")
-    skips = collections.Counter(rows[-1].message for n, rows in by_test.items() if verdicts[n] == "skipped")
+    skips = collections.Counter(rows[-1].message for n, rows in by_test.items()
+                                if verdicts[n] == "skipped" and n not in checks)
     if skips:
         lines.append(f"\nSkipped ({sum(skips.values())}), by reason:")
         for reason, count in skips.most_common():
