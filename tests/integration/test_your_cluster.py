@@ -5,6 +5,7 @@ kwokctl wrote, as a SIG member runs the README's line against their cluster."""
 from __future__ import annotations
 
 import re
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,15 @@ from winsuite.policy.cluster_job import path_safe
 
 # A handful of API and scheduling tests: the API server and the scheduler decide them, kwok's nodes suffice.
 FOCUS = r"\[sig-windows\] (Scheduling|API compatibility .* rejected when spec\.hostPID is set)"
+UPSTREAM_SPECS = PROJECT_ROOT / "tests" / "fixtures" / "ops-readiness-upstream" / "specifications"
 OWN_REGISTRY = "winsuite.local"  # the images winsuite makes for its own clusters; never a user's
 HEADER = re.compile(r"^winsuite run \S+: job (\S+) \(([^)]*)\), target OS (\S+),", re.MULTILINE)
 
 
 def winsuite(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """winsuite as a user's shell starts it (umask 022)."""
     return subprocess.run([*WINSUITE, *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=timeout,
-                          check=False)
+                          check=False, umask=0o022)
 
 
 def context_of(kubeconfig: Path) -> str:
@@ -82,11 +85,26 @@ def test_run_on_the_cluster_uses_its_own_job_and_upstream_images(foreign_cluster
     assert header is not None, output[-4000:]
     assert header.group(1) == f"winsuite-{path_safe(context_of(foreign_cluster.kubeconfig))}-windows"
     assert header.group(2) == "the default for a cluster given by --kubeconfig; --job to choose another"
-    metadata = only_build(tmp_path).started["metadata"]
+    build = only_build(tmp_path)
+    metadata = build.started["metadata"]
     assert (metadata["job"], metadata["engine"], metadata["cluster"]) == (header.group(1), "auto", "kubeconfig")
+    # Every file of the build follows the umask (022 here): an uploader or a web server of another user reads it.
+    modes = {str(path.relative_to(build.path)): stat.S_IMODE(path.stat().st_mode)
+             for path in build.path.rglob("*") if path.is_file()}
+    assert {"started.json", "finished.json", "artifacts/junit_01.xml", "artifacts/metadata.json"} <= set(modes)
+    assert {name: oct(mode) for name, mode in modes.items() if mode != 0o644} == {}
 
 
 def test_a_flag_run_does_not_know_is_a_usage_error(foreign_cluster: ForeignCluster) -> None:
     done = winsuite("run", "--kubeconfig", str(foreign_cluster.kubeconfig), "--no-such-flag")
     assert done.returncode == ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
     assert "--no-such-flag" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_readmes_ops_readiness_line_selects_what_upstreams_tool_selects(foreign_cluster: ForeignCluster) -> None:
+    """The 9 specification files windows-operational-readiness publishes for v1.36.3 select 26 specs with its own
+    tool: the default job of a user's cluster (engine auto) runs each, natively where winsuite has a port."""
+    done = winsuite("list", "--kubeconfig", str(foreign_cluster.kubeconfig), "--node-os", "windows",
+                    "--ops-readiness", str(UPSTREAM_SPECS))
+    assert done.returncode == ExitCode.OK, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "9 specification(s), 23 test case(s), 26 test(s) selected" in done.stdout, done.stdout[-2000:]
