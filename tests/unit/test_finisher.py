@@ -10,7 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from kubernetes import client
 
+from winsuite.cluster.connect import Connection
+from winsuite.cluster.kubeconfig import KubeconfigTarget
 from winsuite.errors import ExitCode
 from winsuite.policy.run_config import Output
 from winsuite.policy.run_config import RunConfig
@@ -116,3 +120,32 @@ def test_a_shard_with_no_test_succeeds(tmp_path: Path) -> None:
     run = dataclasses.replace(run_of(tmp_path), shard=ShardRef(3, 3))
     code, finished = finish(run, [])
     assert (code, finished["result"], finished["metadata"]["shard"]) == (ExitCode.OK, "SUCCESS", "3/3")
+
+
+TOKEN = "planted-bearer-token-5d41402abc4b2a76"
+
+
+def test_a_token_in_a_failure_message_is_found_in_the_summary_the_build_log_holds(tmp_path: Path) -> None:
+    """The summary (failure messages, skip reasons) is the build log's last text: it is written before the credential
+    scan reads the build, so a credential a test printed into its failure is redacted there, and the run says so."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                                          "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+                                          "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                                          "users": [{"name": "u", "user": {"token": TOKEN}}]}))
+    configuration = client.Configuration()
+    configuration.host = "https://127.0.0.1:1"
+    connection = Connection(KubeconfigTarget(kubeconfig), client.ApiClient(configuration), "v1.36.3", kubeconfig,
+                            None)
+    run = run_of(tmp_path)
+    console = Console()
+    console.open_log(run.layout.build_log)
+    build = Build(run.layout)
+    build.judged("junit_01.xml", [Attempt("leaky", "", Outcome.FAILED, message=f"Authorization: Bearer {TOKEN}")])
+    finisher = Finisher(run, console, Supervisor(time.time(), run.job.run_timeout, print), build)
+    finisher.api_lost = "connection refused"  # as end_on_cluster finds it: no server, so no Secrets to ask for
+    finisher.finish(connection=connection, facts=None, metadata=run_metadata(run))
+    log = run.layout.build_log.read_text()
+    assert "FAIL leaky\n       Authorization: Bearer <redacted>" in log and TOKEN not in log
+    finished = json.loads((run.layout.build_dir / "finished.json").read_text())
+    assert finished["metadata"]["credential-scan"].startswith("redacted ")

@@ -24,6 +24,10 @@ class Console:
         print(text, file=sys.stderr if warning else sys.stdout, flush=True)
         self.write(text + "\n")
 
+    def show(self, text: str) -> None:
+        """To the terminal only (what the build log holds already)."""
+        print(text, flush=True)
+
     def write(self, text: str) -> None:
         """To the build log only (a traceback, a command line)."""
         if not self.log.closed:

@@ -127,8 +127,9 @@ class Finisher:
     def finish(self, *, connection: Connection | None, facts: ClusterFacts | None, metadata: dict[str, Any],
                result: BuildResult | None = None, error: str = "",
                error_code: ExitCode = ExitCode.USAGE_ERROR) -> ExitCode:
-        """finished.json (after the credential scan), latest-build.txt, the dashboard, the summary; the exit code
-        (`error_code` when the run ended with `error`)."""
+        """The summary into the build log, then the credential scan of the whole build (the summary's failure messages
+        and skip reasons included), finished.json, latest-build.txt, the dashboard, the summary on the terminal; the
+        exit code (`error_code` when the run ended with `error`)."""
         rows = self.build.rows
         aborted = self.supervisor.abort_reason
         if result is None:
@@ -147,13 +148,16 @@ class Finisher:
             metadata["error"] = error
         if self.node_logs_dir:
             metadata["node-logs"] = self.node_logs_dir
+        # The build log's last words are written before the scan reads it: nothing unscanned is published.
+        self.console.write(summarize(rows, build_dir=self.output.build_dir, result=result, interrupted=aborted,
+                                     dashboard=None, reasons=result_reasons(metadata)) + "\n")
         with timeline.span("run: credential scan"):
             metadata["credential-scan"] = self._credential_scan(self.output.build_dir, connection)
         self.build.finish(result, metadata)
         with timeline.span("run: dashboard"):
             board = self._dashboard(connection)
-        self.console.say(summarize(rows, build_dir=self.output.build_dir, result=result, interrupted=aborted,
-                                   dashboard=board, reasons=result_reasons(metadata)))
+        self.console.show(summarize(rows, build_dir=self.output.build_dir, result=result, interrupted=aborted,
+                                    dashboard=board, reasons=result_reasons(metadata)))
         self.console.close()
         if error and not aborted:
             return error_code
