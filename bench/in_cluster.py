@@ -46,10 +46,14 @@ def verdict_line(build: Path) -> str:
 
 
 def shard_spans(build: Path) -> list[float]:
+    """Each shard's started-to-finished span; NaN for a shard lost before it sent its build (only its pod log)."""
     spans = []
     for shard in sorted((build / "artifacts" / "shards").iterdir()):
-        started = json.loads((shard / "started.json").read_text())["timestamp"]
-        finished = json.loads((shard / "finished.json").read_text())["timestamp"]
+        ends = [shard / "started.json", shard / "finished.json"]
+        if not all(end.is_file() for end in ends):
+            spans.append(float("nan"))
+            continue
+        started, finished = (json.loads(end.read_text())["timestamp"] for end in ends)
         spans.append(float(finished - started))
     return spans
 
