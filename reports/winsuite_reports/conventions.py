@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
 import re
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -27,6 +28,21 @@ _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 # What upstream e2e.test writes: one suite named after its description, rows named "[It] <full test name>".
 SUITE_NAME = "Kubernetes e2e suite"
 IT_PREFIX = "[It] "
+
+
+# The row that compares two engines' verdicts of one test (--engine both): a self-check of winsuite, not a test of the
+# product, so every count of the product's tests (the run's summary, the reports' pass rates and release verdict)
+# leaves it out. Its name starts with the prefix, and its engine property is CROSS_CHECK_ENGINE.
+CROSS_CHECK_PREFIX = "[winsuite] engines agree: "
+CROSS_CHECK_ENGINE = "both"
+
+
+def cross_check_rows(names: Iterable[str]) -> list[str]:
+    """The cross-check rows among `names` (full test names, or the reports' row keys: the same without `[It] `), in
+    their order. Told by the name, which every reader has (a stored grid keeps no properties); by C-level maps, as a
+    big tab has a hundred thousand rows."""
+    names = list(names)
+    return list(itertools.compress(names, map(str.startswith, names, itertools.repeat(CROSS_CHECK_PREFIX))))
 
 
 def junit_name(phase: int) -> str:

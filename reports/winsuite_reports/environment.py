@@ -18,6 +18,8 @@ class Axis:
 
 
 # What winsuite records (docs/results.md, "The prow layout"); upstream builds have the Kubernetes axis (job-version).
+# The keys are real nodes' facts: winsuite records what only simulated nodes report under `simulated-` keys, which no
+# axis reads, so a header row never shows a simulated node's template as the environment a build ran in.
 KUBERNETES = Axis("Kubernetes", ("kubernetes-version", "job-version", "revision"))
 AXES = (
     KUBERNETES,

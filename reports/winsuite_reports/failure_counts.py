@@ -1,5 +1,6 @@
 """Failures counted per class: per build (a grid column's header) and over a tab's recent columns, with the pass rate
-that leaves infrastructure failures out beside the raw one (TestGrid's health analysis counts them apart)."""
+that leaves infrastructure failures out beside the raw one (TestGrid's health analysis counts them apart). The
+engines' cross-checks are no test of the product: counted beside, never in these."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from winsuite_reports.conventions import cross_check_rows
+from winsuite_reports.cross_checks import CrossChecks
+from winsuite_reports.cross_checks import check_counts
+from winsuite_reports.cross_checks import tally
+from winsuite_reports.cross_checks import without
 from winsuite_reports.evidence import CLASS_ORDER
 from winsuite_reports.job import Job
 from winsuite_reports.model import Build
@@ -34,12 +40,15 @@ NONE = FailureCounts((), 0)
 
 
 def per_build(job: Job) -> dict[str, FailureCounts]:
-    """Each build's failures per class (builds without a failure left out)."""
+    """Each build's failures per class (builds without a failure left out), of the product's tests."""
     if job.failures is None:
         return {}
     classes: dict[str, Counter[str]] = {}
     flaky: Counter[str] = Counter()
+    checks = set(cross_check_rows(job.rows))
     for occurrence in job.failures.occurrences:
+        if occurrence.row in checks:
+            continue
         if occurrence.flaky:
             flaky[occurrence.build] += 1
         else:
@@ -53,13 +62,15 @@ def _counts(classes: Counter[str], flaky: int) -> FailureCounts:
 
 @dataclass(frozen=True)
 class FailureFigures:
-    """A tab's cells over its recent columns: how many passed, and its failures per class."""
+    """A tab's cells over its recent columns: how many passed, and its failures per class; the product's tests' only,
+    with the engines' cross-checks counted beside."""
 
     columns: int
     passed: int
     ran: int  # cells that passed, failed or flaked
     infra: int  # failed cells counted apart: infrastructure (winsuite_reports.evidence.is_infra_failure)
     counts: FailureCounts
+    cross_checks: CrossChecks
 
     @property
     def pass_rate(self) -> float | None:
@@ -78,22 +89,27 @@ class FailureFigures:
         return {"columns": self.columns,
                 "cells": {"passed": self.passed, "ran": self.ran, "infrastructure": self.infra},
                 "pass_rate": raw, "pass_rate_without_infrastructure": without_infra,
-                "failures_by_class": dict(self.counts.classes), "flaky": self.counts.flaky}
+                "failures_by_class": dict(self.counts.classes), "flaky": self.counts.flaky,
+                "cross_checks": self.cross_checks.as_json()}
 
 
 def figures(job: Job, builds: Sequence[Build]) -> FailureFigures:
     """The figures of `builds` (a tab's recent columns)."""
     ids = {build.id for build in builds}
-    passed = sum(build.counts.get(Status.PASS, 0) for build in builds)
-    ran = passed + sum(build.counts.get(Status.FAIL, 0) + build.counts.get(Status.FLAKY, 0) for build in builds)
+    checked = [(without(build.counts, checks), checks)
+               for build, checks in zip(job.builds, check_counts(job), strict=True) if build.id in ids]
+    passed = sum(counts.get(Status.PASS, 0) for counts, _ in checked)
+    ran = passed + sum(counts.get(Status.FAIL, 0) + counts.get(Status.FLAKY, 0) for counts, _ in checked)
     classes: Counter[str] = Counter()
     flaky = infra = 0
+    rows = set(cross_check_rows(job.rows))
     for occurrence in job.failures.occurrences if job.failures is not None else ():
-        if occurrence.build not in ids:
+        if occurrence.build not in ids or occurrence.row in rows:
             continue
         if occurrence.flaky:
             flaky += 1
         else:
             classes[occurrence.failure_class] += 1
             infra += occurrence.infra
-    return FailureFigures(len(builds), passed, ran, infra, _counts(classes, flaky))
+    return FailureFigures(len(builds), passed, ran, infra, _counts(classes, flaky),
+                          tally(checks for _, checks in checked))

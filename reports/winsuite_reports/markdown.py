@@ -29,6 +29,9 @@ def markdown_summary(report: Report) -> str:
     readiness = report.readiness
     lines = [f"### Release readiness: **{'READY' if readiness.ready else 'NOT READY'}**", ""]
     lines += [f"- {text(reason)}" for reason in readiness.reasons]
+    if readiness.cross_checks.label():
+        lines += ["", f"The engines' cross-checks in those runs, winsuite's self-checks and no part of the verdict: "
+                      f"{readiness.cross_checks.label()}."]
     lines += ["", "| Tab | Status | Pass rate (recent) | Cells passed: raw · infrastructure failures left out "
               "| Failures by class | Last run | Latest green |", "|---|---|---|---|---|---|---|"]
     for tab in report.tabs:

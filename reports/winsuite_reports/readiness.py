@@ -9,6 +9,8 @@ failures in a row, and three green runs in a row at decision time.
 A FAILING test is named as failing on infrastructure (its newest failure's class,
 winsuite_reports.evidence.is_infra_failure) or on a product or test failure: both keep the verdict from READY, but
 they call for different people.
+The engines' cross-checks (--engine both) are winsuite's self-checks, no tests of the product: the verdict leaves them
+out, and says beside it how many agreed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from dataclasses import dataclass
 from dataclasses import field
 from functools import cached_property
 
+from winsuite_reports.conventions import cross_check_rows
+from winsuite_reports.cross_checks import CrossChecks
+from winsuite_reports.cross_checks import check_counts
+from winsuite_reports.cross_checks import tally
 from winsuite_reports.evidence import is_infra_failure
 from winsuite_reports.flakiness import flip_flakiness
 from winsuite_reports.job import History
@@ -148,6 +154,8 @@ class Readiness:
     # most of them not blocking).
     blocking_tests: list[RowReadiness]
     states: RowStates = field(repr=False)  # every test's state (see tests)
+    # The engines' cross-checks in the runs read: winsuite's self-checks, shown beside the verdict and never part of it
+    cross_checks: CrossChecks
 
     @cached_property
     def tests(self) -> list[RowReadiness]:
@@ -167,6 +175,7 @@ def assess(
     if assumed:
         jobs = list(history.jobs)
     job_results = [job_readiness(job, criteria) for job in jobs]
+    checks = tally(itertools.chain.from_iterable(_cross_checks_read(job, criteria) for job in jobs))
     states = _aggregate([_row_states(job, criteria) for job in jobs])
     blocking_tests = list(itertools.chain.from_iterable(_by_state(states.blocking()).values()))
     items = _items(plan_items, states) if plan_items is not None else None
@@ -184,7 +193,14 @@ def assess(
         categories=dict(sorted(categories.items())),
         blocking_tests=blocking_tests,
         states=states,
+        cross_checks=checks,
     )
+
+
+def _cross_checks_read(job: Job, criteria: Criteria) -> list[Counter[Status]]:
+    """The cross-check cells' statuses of each run the verdict reads."""
+    read = {id(build) for build in finished(job)[: criteria.runs]}
+    return [checks for build, checks in zip(job.builds, check_counts(job), strict=True) if id(build) in read]
 
 
 def _row_states(job: Job, criteria: Criteria) -> RowStates:
@@ -192,7 +208,10 @@ def _row_states(job: Job, criteria: Criteria) -> RowStates:
     # The job's newest builds are read from its runs, others build by build.
     newest = len(builds) if all(map(operator.is_, builds, job.builds)) else 0
     where = f"{len(builds)} runs of {job.name}"
-    keys = list(job.rows)
+    # The engines' cross-checks are winsuite's self-checks, no test of the product: the verdict judges the others.
+    checks = set(cross_check_rows(job.rows))
+    rows = {key: info for key, info in job.rows.items() if key not in checks} if checks else job.rows
+    keys = list(rows)
     # Rows whose cells in the runs read are alike (the one passing cell, mostly) are judged once.
     by_alike: dict[tuple[object, ...], _Judgement] = {}
 
@@ -222,7 +241,7 @@ def _row_states(job: Job, criteria: Criteria) -> RowStates:
         tokens = list(keys)  # each row judged on its own, known by its key
         for key in keys:
             judged[key] = judge([column.get(key, NO_RESULT) for column in columns])
-    return RowStates(job.rows, keys, tokens, judged)
+    return RowStates(rows, keys, tokens, judged)
 
 
 def _in_row_order(runs: dict[str, list[tuple[Cell, int]]], keys: list[str]) -> Iterable[list[tuple[Cell, int]]]:

@@ -11,6 +11,8 @@ from collections.abc import Set
 from dataclasses import dataclass
 from dataclasses import replace
 
+from winsuite_reports.conventions import cross_check_rows
+from winsuite_reports.cross_checks import check_counts
 from winsuite_reports.job import Job
 from winsuite_reports.job import cells_of
 from winsuite_reports.model import Build
@@ -189,13 +191,18 @@ _FIRST, _STATUS = operator.itemgetter(0), operator.attrgetter("status")
 
 @dataclass(frozen=True)
 class _Columns:
-    """A tab's columns as the summarizer reads them: each column's coalesced counts, without the rows it drops."""
+    """A tab's columns as the summarizer reads them: each column's coalesced counts, without the rows it drops and
+    without the engines' cross-checks (winsuite's self-checks: no test of the product, so no cell its pass rates
+    count; they still alert as rows)."""
 
     job: Job
-    dropped: list[str]
+    dropped: list[str]  # the rows without a recent result, but for cross-checks (counted apart already)
+    checks: list[Counter[Status]]  # per column: its cross-check cells' statuses (cross_checks.check_counts)
 
     def statuses(self, index: int, *, ignore_running: bool) -> Counter[Status]:
         counts = column_statuses(self.job.builds[index], ignore_running=ignore_running)
+        for status, n in self.checks[index].items():
+            counts[coalesce(status, ignore_running=ignore_running)] -= n
         for key in self.dropped:
             cell = self.job.cells(key)[index]
             if cell.status is not Status.NO_RESULT:  # a missing cell was never counted
@@ -209,10 +216,11 @@ class _Columns:
 
 def summarize(job: Job, thresholds: Thresholds, now: float) -> TabSummary:
     """The tab's summary as TestGrid's summarizer makes it (pkg/summarizer/summary.go), except that skipped cells
-    are counted apart from passed ones in the status line."""
+    are counted apart from passed ones in the status line, and cross-check cells not at all."""
     recent = thresholds.num_columns_recent
-    columns = _Columns(job, rows_without_recent_results(job, recent))
-    dropped = set(columns.dropped)
+    dropped = set(rows_without_recent_results(job, recent))
+    checks = set(cross_check_rows(job.rows))
+    columns = _Columns(job, [key for key in dropped if key not in checks], check_counts(job))
     alerts = job_alerts(job, thresholds, skip=dropped)
     passing_columns = completed_columns = passing_cells = filled_cells = skipped_cells = 0
     worst_column: tuple[float, str] = (0.0, "")
@@ -221,7 +229,8 @@ def summarize(job: Job, thresholds: Thresholds, now: float) -> TabSummary:
         statuses = columns.statuses(index, ignore_running=True)
         passes, failures, flakes = statuses[Status.PASS], statuses[Status.FAIL], statuses[Status.FLAKY]
         # A skipped cell keeps a column green, as in TestGrid, but it is no passed test.
-        skips = build.counts.get(Status.SKIP, 0) + (build.overall.status is Status.SKIP)
+        skips = build.counts.get(Status.SKIP, 0) - columns.checks[index][Status.SKIP] + (
+            build.overall.status is Status.SKIP)
         passing_cells, filled_cells = passing_cells + passes - skips, filled_cells + passes + failures + flakes - skips
         skipped_cells += skips
         completed_columns += passes + failures + flakes > 0

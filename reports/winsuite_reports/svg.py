@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup
 from markupsafe import escape
 
+from winsuite_reports.cross_checks import product_counts
 from winsuite_reports.job import Job
-from winsuite_reports.model import Build
 from winsuite_reports.model import Status
 
 AXIS_WIDTH, MARGIN = 34, 5  # room for the axis labels and the dots at the edges
@@ -24,18 +25,17 @@ class Point:
     overall: Status
 
 
-def pass_rate(build: Build) -> float | None:
-    """Passed / (passed + failed + flaky) over the build's tests; skips do not count either way."""
-    counts = build.counts
+def pass_rate(counts: Mapping[Status, int]) -> float | None:
+    """Passed / (passed + failed + flaky) over a build's tests (its cell counts); skips do not count either way."""
     passed = counts.get(Status.PASS, 0)
     failed = counts.get(Status.FAIL, 0) + counts.get(Status.FLAKY, 0)
     return passed / (passed + failed) if passed + failed else None
 
 
-
 def trend_points(job: Job) -> list[Point]:
-    """Oldest first, as a chart reads left to right."""
-    return [Point(build.id, pass_rate(build), build.overall.status) for build in reversed(job.builds)]
+    """Oldest first, as a chart reads left to right; the engines' cross-checks are no test of the product."""
+    per_build = zip(job.builds, product_counts(job), strict=True)
+    return [Point(build.id, pass_rate(counts), build.overall.status) for build, counts in reversed(list(per_build))]
 
 
 def trend_chart(

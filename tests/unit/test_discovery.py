@@ -101,7 +101,9 @@ def test_warnings_for_version_skew_and_unknown_windows_builds() -> None:
 def test_metadata_and_round_trip() -> None:
     metadata = EMBEDDED.metadata("windows")
     assert metadata["kubernetes-version"] == "v1.36.3"
-    assert metadata["windows-builds"] == "10.0.17763,10.0.20348"
+    # The embedded cluster's Windows nodes are all simulated: their builds are published as simulated ones.
+    assert "windows-builds" not in metadata
+    assert metadata["simulated-windows-builds"] == "10.0.17763,10.0.20348"
     assert metadata["node-os"] == "windows"
     assert ClusterFacts.from_json(EMBEDDED.to_json()) == EMBEDDED
     scope = ScopeFacts.of_cluster(EMBEDDED)

@@ -1,5 +1,5 @@
 """finished.json's environment keys from the discovered nodes: Windows builds with their revision, runtime and
-kubelet per OS, Windows isolation where it is known."""
+kubelet per OS, Windows isolation where it is known; what only simulated nodes report under `simulated-` keys."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ WS2025 = dataclasses.replace(WS2022, name="win-1", windows_build="10.0.26100", k
 def test_every_axis_is_recorded_per_os() -> None:
     assert environment_metadata([LINUX, WS2022, WS2025], None, "windows") == {
         "windows-builds": "10.0.20348.2582,10.0.26100.1742",
+        "container-runtime": "containerd://1.7.20,containerd://2.1.0",  # the target OS's
         "container-runtime-linux": "containerd://1.7.24",
         "kubelet-version-linux": "v1.36.3",
         "container-runtime-windows": "containerd://1.7.20,containerd://2.1.0",
@@ -44,6 +45,33 @@ def test_isolation_is_hyperv_through_its_runtime_class_and_unknown_on_simulated_
     simulated = dataclasses.replace(WS2022, simulated=True)
     assert "windows-isolation" not in environment_metadata([simulated], None, "windows")
     assert "windows-isolation" not in environment_metadata([WS2022], None, "linux")
+
+
+def test_what_only_simulated_nodes_report_is_published_as_simulated() -> None:
+    """kwok's nodes report their template's kernel, runtime and kubelet: no plain key may carry them."""
+    simulated = [dataclasses.replace(node, simulated=True) for node in (LINUX, WS2022, WS2025)]
+    metadata = environment_metadata(simulated, None, "windows")
+    assert metadata == {
+        "simulated-windows-builds": "10.0.20348.2582,10.0.26100.1742",
+        "simulated-container-runtime": "containerd://1.7.20,containerd://2.1.0",
+        "simulated-container-runtime-linux": "containerd://1.7.24",
+        "simulated-kubelet-version-linux": "v1.36.3",
+        "simulated-container-runtime-windows": "containerd://1.7.20,containerd://2.1.0",
+        "simulated-kubelet-version-windows": "v1.36.2",
+    }
+
+
+def test_where_real_nodes_report_a_fact_only_their_values_are_published() -> None:
+    simulated = dataclasses.replace(WS2025, name="win-sim-0", simulated=True, kubelet_version="v1.36.3")
+    assert environment_metadata([LINUX, WS2022, simulated], None, "windows") == {
+        "windows-builds": "10.0.20348.2582",
+        "container-runtime": "containerd://1.7.20",
+        "container-runtime-linux": "containerd://1.7.24",
+        "kubelet-version-linux": "v1.36.3",
+        "container-runtime-windows": "containerd://1.7.20",
+        "kubelet-version-windows": "v1.36.2",
+        "windows-isolation": "process",
+    }
 
 
 def test_the_cluster_facts_metadata_carries_them() -> None:

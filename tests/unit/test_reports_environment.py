@@ -33,6 +33,14 @@ def test_the_axes_shown_are_those_the_builds_record(tmp_path: Path) -> None:
     assert [axis.label for axis in recorded_axes(job.builds[1:])] == ["Kubernetes"]  # always a header row
 
 
+def test_facts_only_simulated_nodes_report_are_no_axis(tmp_path: Path) -> None:
+    simulated = {"kubernetes-version": "v1.36.3", "simulated-windows-builds": "10.0.20348.2582",
+                 "simulated-container-runtime-windows": "containerd://1.7.20",
+                 "simulated-kubelet-version-windows": "v1.36.3", "container-runtime-linux": "containerd://1.7.24"}
+    job = job_of(tmp_path, [(simulated, {"a": "P"})])
+    assert [axis.label for axis in recorded_axes(job.builds)] == ["Kubernetes", "Runtime (Linux)"]
+
+
 def test_green_to_red_names_the_axes_that_changed_and_the_tests_that_broke(tmp_path: Path) -> None:
     job = job_of(tmp_path, [
         (WS2022, {"a": "F", "b": "P", "c": "P"}),  # an older red: not the newest regression

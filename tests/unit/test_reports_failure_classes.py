@@ -118,7 +118,8 @@ def test_failures_per_class_per_build_and_the_pass_rate_without_infrastructure(t
     assert figures.as_json() == {
         "columns": 4, "cells": {"passed": 15, "ran": 20, "infrastructure": 2}, "pass_rate": 0.75,
         "pass_rate_without_infrastructure": 0.8333, "failures_by_class": {"infrastructure": 2, "test": 1,
-                                                                          "unclassified": 1}, "flaky": 1}
+                                                                          "unclassified": 1}, "flaky": 1,
+        "cross_checks": {"agree": 0, "disagree": 0, "not_compared": 0}}
 
 
 def test_the_verdict_names_infrastructure_failures_apart(tmp_path: Path) -> None:

@@ -34,7 +34,8 @@ def test_a_tab_gives_status_latest_green_recent_columns_and_alerts(tmp_path: Pat
     assert tab["latest_green"] is None  # every column has a failure or a flake
     # The flaky column (the second newest) and the oldest passed; a flaky cell is neither pass nor failure.
     assert tab["recent_columns"] == {"window": 10, "passed": 2, "completed": 6}
-    assert tab["cells"] == {"passed": 9, "filled": 24, "skipped": 6, "testgrid": [Departure.SKIPPED_CELLS.note]}
+    assert tab["cells"] == {"passed": 9, "filled": 24, "skipped": 6,
+                            "testgrid": [Departure.SKIPPED_CELLS.note, Departure.CROSS_CHECKS_APART.note]}
     alerts = tab["alerts"]
     assert isinstance(alerts, list)
     assert alerts[0] == {"test": "streak", "fail_count": 4, "first_fail": ids[4], "latest_fail": ids[0],

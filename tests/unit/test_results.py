@@ -173,6 +173,16 @@ def test_engine_cross_checks_are_counted_apart_from_the_products_tests(tmp_path:
     assert "nothing to compare" not in text  # not a skip of the product's
 
 
+def test_an_engines_disagreement_is_no_failure_class_of_the_product(tmp_path: Path) -> None:
+    rows = [Attempt("a", "n", Outcome.PASSED, properties=RowProperties(engine="native")),
+            Attempt("a", "n", Outcome.SKIPPED, message="requires X", properties=RowProperties(engine="upstream"))]
+    rows += cross_checks(rows)
+    assert rows[-1].outcome is Outcome.FAILED  # the engines disagree
+    assert evidence_counts(final_attempts(rows)).failure_classes == {}
+    text = summarize(rows, build_dir=tmp_path, result="FAILURE", interrupted="", dashboard=None)
+    assert "0 disagree" not in text and "1 disagree" in text and "Failures by class" not in text
+
+
 def test_a_result_its_rows_do_not_explain_says_why(tmp_path: Path) -> None:
     metadata = {"flaky-policy": "1 test(s) passed only on a retry; the job fails on flakes", "flaky": 1,
                 "shards-not-passed": ["1/2: FAILURE (shard 1/2 lost: its pod p was deleted)", "2/2: FAILURE"],

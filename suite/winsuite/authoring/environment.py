@@ -1,13 +1,18 @@
 """The environment a build ran in, as flat finished.json metadata (TestGrid can use each key as a column header):
-Windows builds with their update revision, container runtime and kubelet versions per OS, Windows isolation."""
+Windows builds with their update revision, container runtime and kubelet versions per OS, Windows isolation; what only
+simulated nodes report kept apart from what real ones do."""
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Protocol
 
 HYPERV_RUNTIME_CLASSES = frozenset({"runhcs-wcow-hypervisor"})  # what upstream's Hyper-V jobs name theirs
 NODE_OSES = ("linux", "windows")
+# The metadata key of a fact only simulated nodes report: `simulated-windows-builds`, never `windows-builds`.
+SIMULATED_PREFIX = "simulated-"
 
 
 class Node(Protocol):
@@ -38,17 +43,26 @@ def windows_revision(node: Node) -> str:
 
 
 def environment_metadata(nodes: Sequence[Node], runtime_class: str | None, target_os: str) -> dict[str, str]:
-    """The environment keys of finished.json's metadata (a key is left out when nothing is known of it)."""
+    """The environment keys of finished.json's metadata (a key is left out when nothing is known of it).
+
+    A plain key holds what real nodes report, never a simulated node's: kwok's nodes report the facts of their
+    template (a kernel, runtime and kubelet nothing ran on). A fact that only simulated nodes report is published
+    under its key prefixed SIMULATED_PREFIX; where real nodes report it too, the simulated nodes' values are left
+    out."""
     metadata: dict[str, str] = {}
-    revisions = sorted({windows_revision(n) for n in nodes if n.os == "windows"} - {""})
-    if revisions:
-        metadata["windows-builds"] = ",".join(revisions)
-    for os_name in NODE_OSES:
+    runtime, kubelet = operator.attrgetter("container_runtime"), operator.attrgetter("kubelet_version")
+    facts: list[tuple[str, str, Callable[[Node], str]]] = [
+        ("windows-builds", "windows", windows_revision),
+        ("container-runtime", target_os, runtime),  # the target OS's, beside the per-OS keys
+        *((f"{key}-{os_name}", os_name, fact) for os_name in NODE_OSES
+          for key, fact in (("container-runtime", runtime), ("kubelet-version", kubelet))),
+    ]
+    for key, os_name, fact in facts:
         of_os = [n for n in nodes if n.os == os_name]
-        for key, values in (("container-runtime", {n.container_runtime for n in of_os}),
-                            ("kubelet-version", {n.kubelet_version for n in of_os})):
-            if values - {""}:
-                metadata[f"{key}-{os_name}"] = ",".join(sorted(values - {""}))
+        real = {fact(n) for n in of_os if not n.simulated} - {""}
+        simulated = {fact(n) for n in of_os if n.simulated} - {""}
+        if real or simulated:
+            metadata[key if real else SIMULATED_PREFIX + key] = ",".join(sorted(real or simulated))
     isolation = windows_isolation(nodes, runtime_class) if target_os == "windows" else ""
     if isolation:
         metadata["windows-isolation"] = isolation

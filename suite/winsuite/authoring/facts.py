@@ -140,11 +140,8 @@ class ClusterFacts:
 
     def metadata(self, target_os: str, runtime_class: str | None = None) -> dict[str, Any]:
         """finished.json metadata: TestGrid column headers read the flat keys."""
-        targets = [n for n in self.nodes if n.os == target_os]
         return {
             "kubernetes-version": self.server_version,
-            "windows-builds": ",".join(self.windows_builds()),
-            "container-runtime": ",".join(sorted({n.container_runtime for n in targets})),
             **environment_metadata(self.nodes, runtime_class, target_os),
             "node-os": target_os,
             "discovery": dataclasses.asdict(self),

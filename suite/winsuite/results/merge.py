@@ -12,11 +12,9 @@ from winsuite.results.events import Event
 from winsuite.results.events import EventKind
 from winsuite.results.model import Attempt
 from winsuite.results.model import Outcome
+from winsuite_reports.conventions import CROSS_CHECK_ENGINE
+from winsuite_reports.conventions import CROSS_CHECK_PREFIX as CROSS_CHECK_PREFIX  # noqa: PLC0414  # re-exported
 from winsuite_reports.conventions import RowProperties
-
-# The row that compares two engines' verdicts of one test (--engine both).
-CROSS_CHECK_ENGINE = "both"  # the engine property of a row that cross-checks the two engines
-CROSS_CHECK_PREFIX = "[winsuite] engines agree: "
 
 
 @dataclasses.dataclass

@@ -11,14 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from winsuite.results.merge import CROSS_CHECK_ENGINE
-from winsuite.results.merge import engine_of
 from winsuite.results.merge import final_attempts
 from winsuite.results.merge import verdict
 from winsuite.results.model import Attempt
 from winsuite.run.evidence import os_keys
 from winsuite.run.evidence import placement_unknown
 from winsuite_reports.conventions import FailureClass
+from winsuite_reports.conventions import cross_check_rows
 
 # finished.json's metadata that decides a result beyond the rows: the run's error, the flake policy, each shard build
 # that did not pass (a run can fail with every row passed: a shard lost, a flake under --fail-on-flaky).
@@ -39,7 +38,7 @@ def summarize(attempts: Iterable[Attempt], *, build_dir: Path, result: str, inte
     by_test = final_attempts(list(attempts))
     verdicts = {name: verdict(rows) for name, rows in by_test.items()}
     # The engines' cross-checks are self-checks of winsuite, not tests of the product: counted apart.
-    checks = {name for name, rows in by_test.items() if engine_of(rows[-1]) == CROSS_CHECK_ENGINE}
+    checks = set(cross_check_rows(by_test))
     counts = collections.Counter(v for name, v in verdicts.items() if name not in checks)
     checked = collections.Counter(verdicts[name] for name in checks)
     lines = [
@@ -101,6 +100,9 @@ class EvidenceCounts:
 
 
 def evidence_counts(by_test: dict[str, list[Attempt]]) -> EvidenceCounts:
+    """Of the product's tests: the engines' cross-checks are counted apart (see summarize)."""
+    checks = set(cross_check_rows(by_test))
+    by_test = {name: rows for name, rows in by_test.items() if name not in checks}
     verdicts = {name: verdict(rows) for name, rows in by_test.items()}
     classes = collections.Counter(rows[-1].properties.failure_class or FailureClass.TEST
                                   for name, rows in by_test.items() if verdicts[name] in ("failed", "interrupted"))
