@@ -1,4 +1,5 @@
-"""Running `winsuite run` in a subprocess against the session's embedded cluster, and reading what it wrote."""
+"""Running `winsuite run` in a subprocess against the session's embedded cluster (or a user's), and reading what it
+wrote."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from typing import Protocol
 from typing import TypeVar
 
+import pytest
 import yaml
 from kubernetes import client
 
@@ -35,12 +38,42 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
 
-def run_args(cluster: EmbeddedCluster, root: Path, *extra: str, cases: str | None = RUNNER_CASES) -> list[str]:
-    return [*WINSUITE, "run", "--job", "embedded", "--kubeconfig", str(cluster.kubeconfig), "--results-root",
-            str(root), *(("--cases", cases) if cases else ()), "-n", "2", *extra]
+class ReachedCluster(Protocol):
+    """What the helpers need of a cluster: the kubeconfig a run is given, and an API client for the test's checks."""
+
+    @property
+    def api(self) -> client.ApiClient: ...
+
+    @property
+    def kubeconfig(self) -> Path: ...
 
 
-def start(cluster: EmbeddedCluster, root: Path, *extra: str, cases: str | None = RUNNER_CASES
+# The session fixtures of the two kinds of cluster a behaviour is shown on: the embedded cluster, and one winsuite
+# did not make (kwokctl's), reached only through its kubeconfig.
+CLUSTERS = (pytest.param("cluster", id="embedded"), pytest.param("foreign_cluster", id="foreign"))
+
+
+def asked_cluster(request: pytest.FixtureRequest) -> ReachedCluster:
+    """The cluster of a fixture parametrized with CLUSTERS."""
+    cluster: ReachedCluster = request.getfixturevalue(request.param)
+    return cluster
+
+
+def target_os(cluster: ReachedCluster) -> str:
+    """The OS a run targets: the embedded cluster's real node's; on a user's cluster, Windows (its default job's,
+    and the foreign cluster's kwok nodes')."""
+    return "linux" if isinstance(cluster, EmbeddedCluster) else "windows"
+
+
+def run_args(cluster: ReachedCluster, root: Path, *extra: str, cases: str | None = RUNNER_CASES) -> list[str]:
+    """The embedded cluster's job there; elsewhere, as a user runs it: the default job of a cluster given by
+    --kubeconfig."""
+    job = ("--job", "embedded") if isinstance(cluster, EmbeddedCluster) else ()
+    return [*WINSUITE, "run", *job, "--kubeconfig", str(cluster.kubeconfig), "--results-root", str(root),
+            *(("--cases", cases) if cases else ()), "-n", "2", *extra]
+
+
+def start(cluster: ReachedCluster, root: Path, *extra: str, cases: str | None = RUNNER_CASES
           ) -> subprocess.Popen[str]:
     """`winsuite run` in the background, on the test cases `cases` (None: the catalog's, and upstream's)."""
     return subprocess.Popen(run_args(cluster, root, *extra, cases=cases), cwd=PROJECT_ROOT, stdout=subprocess.PIPE,
@@ -115,7 +148,7 @@ def only_build(root: Path) -> Build:
     return Build(build)
 
 
-def run_namespaces(cluster: EmbeddedCluster, run_id: str, gone_within: float = 120.0) -> list[str]:
+def run_namespaces(cluster: ReachedCluster, run_id: str, gone_within: float = 120.0) -> list[str]:
     """The run's namespaces it left behind: any it did not delete (seen at once, as the run ends without waiting
     for the namespace controller), else any still there after `gone_within` seconds."""
     listed = client.CoreV1Api(cluster.api).list_namespace(label_selector=f"{RUN_ID_LABEL}={run_id}")
@@ -165,7 +198,7 @@ def wait_for_namespaces_gone(api: client.ApiClient, run_id: str, timeout: float)
 
 
 @contextlib.contextmanager
-def service_account_kubeconfig(cluster: EmbeddedCluster, directory: Path, namespace: str, account: str,
+def service_account_kubeconfig(cluster: ReachedCluster, directory: Path, namespace: str, account: str,
                                cluster_roles: Sequence[str] = ()) -> Iterator[Path]:
     """The cluster's kubeconfig with its user replaced by a token (TokenRequest) of service account `account`, made
     in a namespace of its own and bound to `cluster_roles`; the account, its namespace and its bindings go after."""

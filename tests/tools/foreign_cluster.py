@@ -114,6 +114,11 @@ class ForeignCluster:
         return self.workdir / "kubeconfig.yaml"
 
     @property
+    def api(self) -> client.ApiClient:
+        api: client.ApiClient = kube.api(self.kubeconfig).api_client
+        return api
+
+    @property
     def node_names(self) -> list[str]:
         return [node.name for node in self.nodes]
 
