@@ -79,9 +79,11 @@ check: lint
 unit: setup
 	$(VPY) -m pytest -q tests/unit
 
-# Integration tests start one embedded cluster for the session and always stop it.
+# Integration tests share one embedded cluster between three pytest-xdist workers (the tests that disrupt it run
+# alone, last: tests/integration/conftest.py); the session starts it and always stops it.
+XDIST := -n 3 --dist loadgroup --no-loadscope-reorder
 integration: build
-	$(VPY) -m pytest -q tests/integration
+	$(VPY) -m pytest -q $(XDIST) tests/integration
 
 # The upstream engine's tests run e2e.test, and the tests of a cluster winsuite did not make run kwokctl: both are
 # built once per pinned version, like the cluster. The kind node
@@ -89,7 +91,7 @@ integration: build
 # The 25 slowest tests and the time per test file are listed at the end: where the time goes.
 test: build lint
 	$(WINSUITE) cluster build --e2e-test --test-tools
-	$(VPY) -m pytest -q --durations=25 tests
+	$(VPY) -m pytest -q $(XDIST) --durations=25 tests
 
 # The kind target's tests alone (as root, with podman and debootstrap).
 test-kind: build

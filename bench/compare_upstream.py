@@ -30,6 +30,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from bench.measure import user_env
 from bench.upstream_e2e import NON_BLOCKING_TAINTS
 from bench.upstream_e2e import e2e_binary
 from winsuite.cluster.embedded import LocalCluster
@@ -71,13 +72,6 @@ def junit_verdicts(root: Path, names: list[str]) -> dict[str, str]:
 def focus_of(names: list[str]) -> str:
     """Unanchored alternatives of the exact names: ginkgo matches "Kubernetes e2e suite <name>"."""
     return "|".join(re.escape(n).replace("\\ ", " ") for n in names)
-
-
-def user_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment a user's run has: Python caches bytecode (a sandbox's PYTHONDONTWRITEBYTECODE=1 would make
-    every process of the run compile winsuite from source)."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    return {**env, **(extra or {})}
 
 
 def run_winsuite(

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from bench.compare_upstream import focus_of
 from bench.compare_upstream import twins
-from bench.compare_upstream import user_env
+from bench.measure import user_env
 from winsuite.cluster.embedded import LocalCluster
 from winsuite.timeline import ENV
 

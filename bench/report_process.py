@@ -1,12 +1,18 @@
-"""One report measured in a process of its own, as `winsuite report` makes one: a report's time depends on the
-process it runs in (a fork copies the process's page tables, and a process that made a cold report of half a
-million testcases before holds hundreds of megabytes), so each report a bench times starts from a fresh interpreter.
-Its start and imports are not counted: the timer starts where `winsuite report` starts reading the results.
+"""Reports measured in processes of their own, as `winsuite report` makes them.
+
+Whole: `winsuite report` itself (`python -m winsuite.cli report --results R --output O`) timed from its launch to its
+exit, interpreter start and imports included; this is the figure goals are set for. A report's time also depends on
+the process it runs in (a fork copies the process's page tables, and a process that made a cold report of half a
+million testcases before holds hundreds of megabytes), so every report starts from a fresh interpreter.
+
+Split: the same work (load, analysis, render) done by a fresh interpreter with a fixed clock and the cache on or off,
+each part timed from where `winsuite report` starts reading the results; information on where the whole goes, and
+dashboards that can be compared byte for byte.
 
 A report that a goal is set for is made several times, each from the same state of the results root and its cache,
 and its median run is the figure: on a shared machine one run can take half as long again as the next one, CPU time
 included (what runs beside it on the same cores), and a single run says more of the neighbours than of the report.
-Every run's total is printed beside the median."""
+Every run is printed beside the median."""
 
 from __future__ import annotations
 
@@ -14,9 +20,14 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from bench.measure import median
+from bench.measure import spread
+from bench.measure import user_env
 
 _REPORT = """
 import json, os, sys, time
@@ -55,9 +66,9 @@ class ReportTiming:
 
 
 def measured(results: Path, output: Path, *, cache: bool, now: float) -> ReportTiming:
-    """The report of `results` into `output`, made and timed by a fresh process."""
+    """The report of `results` into `output`, made and timed (split) by a fresh process."""
     done = subprocess.run([sys.executable, "-c", _REPORT, str(results), str(output), "cache" if cache else "-",
-                           repr(now)], capture_output=True, text=True, check=True)
+                           repr(now)], env=user_env(), capture_output=True, text=True, check=True)
     load, analysis, render, cpu = json.loads(done.stdout.splitlines()[-1])
     return ReportTiming(load, analysis, render, cpu)
 
@@ -71,16 +82,12 @@ class RepeatedTiming:
     @property
     def median(self) -> ReportTiming:
         """The run of the median total (of an even number of runs, the slower of the middle two)."""
-        ordered = sorted(self.runs, key=lambda run: run.total)
-        return ordered[len(ordered) // 2]
+        middle = median([run.total for run in self.runs])
+        return next(run for run in self.runs if run.total == middle)
 
     @property
     def spread(self) -> str:
-        """Every run's total, fastest first, the median's in brackets: "median of 3 runs: 0.22 [0.25] 0.31 s"."""
-        totals = sorted(run.total for run in self.runs)
-        middle = len(totals) // 2  # as `median` picks it
-        shown = " ".join(f"[{total:.2f}]" if i == middle else f"{total:.2f}" for i, total in enumerate(totals))
-        return f"median of {len(totals)} runs: {shown} s"
+        return spread([run.total for run in self.runs])
 
 
 def measured_runs(results: Path, output: Path, *, cache: bool, now: float, runs: int,
@@ -92,6 +99,27 @@ def measured_runs(results: Path, output: Path, *, cache: bool, now: float, runs:
         reset()
         timings.append(measured(results, output, cache=cache, now=now))
     return RepeatedTiming(timings)
+
+
+def whole(results: Path, output: Path) -> float:
+    """Seconds `winsuite report --results RESULTS --output OUTPUT` takes from its launch to its exit."""
+    argv = [sys.executable, "-m", "winsuite.cli", "report", "--results", str(results), "--output", str(output)]
+    began = time.perf_counter()
+    done = subprocess.run(argv, env=user_env(), capture_output=True, text=True, check=False)
+    took = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"winsuite report exited {done.returncode}:\n{done.stderr[-2000:]}")
+    return took
+
+
+def whole_runs(results: Path, output: Path, *, runs: int, reset: Callable[[], None]) -> list[float]:
+    """`winsuite report` of `results` into `output`, timed whole `runs` times, `reset` before each run bringing the
+    root (and the output) back to the state the first run met."""
+    took = []
+    for _ in range(runs):
+        reset()
+        took.append(whole(results, output))
+    return took
 
 
 def run_count(text: str) -> int:

@@ -1,23 +1,26 @@
-"""Benchmark: the dashboard of a 500-build x 1,000-test history; prints load, analysis and render times, output size.
+"""Benchmark: the dashboard of a 500-build x 1,000-test history, `winsuite report` timed whole; output size.
 
-Four reports of the same results root, each timed as load (reading the builds), analysis and render:
-- no cache: every JUnit file parsed (what a report did before the cache, and still does with `cache=False`);
-- first report: the same, filling the root's cache file;
-- cached: a report of the cached root, nothing changed (the state of every report after the first);
-- one new build: a build added to the cached root, then a report (the report at the end of a run).
-Each report is made by a process of its own, as `winsuite report` makes one (bench.report_process). The dashboard
-must be byte-identical with and without the cache, before and after the new build.
-A tab's figures are computed as its pages first ask for them, so most of the analysis shows under render.
+Goals (exit code 1 when one is missed), each figure the median of `--runs` runs (5 by default, every run printed
+beside), each run `winsuite report --results ROOT --output DIR` timed whole, from launching a fresh interpreter to its
+exit, start-up and imports included (bench.report_process):
+- the cold report, no cache file (what the first report of a root does; each run from no cache file), <= 1.5 s;
+- the report after one new build added to a cached root (the report at the end of a run; each run from the cache as
+  the new build found it), <= 0.3 s;
+- the pages within 5 MB;
+- the dashboard byte-identical with and without the cache, before and after the new build.
+The Failures pages are included. Each goal figure is made by the real command with its defaults, so the KEP plan's
+items and the clock are its own.
 
-Goals (exit code 1 when one is missed), the Failures pages included: a report after one new build added to a cached
-root, whole (load + analysis + render), <= 0.3 s (the median of `--runs` runs, each from the cache as the new build
-found it); the cold report's pages (no cache) rendered in <= 3 s; the pages
-within 5 MB. The cold report's whole time is printed beside: it is the parse of half a million testcases, each with
-its properties and where it ran, which is what the cache is for. The history is made up but shaped like a real one:
-mostly green, some tests always skipped, a few flaky, a few hard breaks, a few excluded tests that pass when run;
-every row that ran says where (`ran-on`: a CI job makes a cluster per run, so its nodes are named anew in every
-build, the worst case for the grid), every failure has a class, and failure messages differ from build to build in
-pod names, IP addresses and durations, as real ones do. The new build has failures of its own to cluster.
+Printed as information, not goals: the same reports split into load (reading the builds), analysis and render, each
+made by a process of its own with a fixed clock (no cache; first report, filling the cache; cached; one new build),
+which are also the dashboards compared byte for byte. A tab's figures are computed as its pages first ask for them, so
+most of the analysis shows under render. The whole time beyond the split is the interpreter's start and the imports.
+
+The history is made up but shaped like a real one: mostly green, some tests always skipped, a few flaky, a few hard
+breaks, a few excluded tests that pass when run; every row that ran says where (`ran-on`: a CI job makes a cluster per
+run, so its nodes are named anew in every build, the worst case for the grid), every failure has a class, and failure
+messages differ from build to build in pod names, IP addresses and durations, as real ones do. The new build has
+failures of its own to cluster.
 """
 
 from __future__ import annotations
@@ -31,16 +34,20 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.measure import goal_line
+from bench.measure import median
+from bench.measure import spread
 from bench.report_process import ReportTiming
 from bench.report_process import measured
-from bench.report_process import measured_runs
 from bench.report_process import run_count
+from bench.report_process import whole
+from bench.report_process import whole_runs
 from winsuite_reports.cache import CACHE_FILE
 from winsuite_reports.synthetic import write_build
 from winsuite_reports.synthetic import write_job
 
 MB = 1024 * 1024
-GOAL_COLD_RENDER_SECONDS = 3.0
+GOAL_COLD_SECONDS = 1.5
 GOAL_NEW_BUILD_SECONDS = 0.3
 GOAL_BYTES = 5 * MB
 TIERS = ("adapted", "substitute", "windows-specific", "api-compatibility")
@@ -146,9 +153,33 @@ def cell_properties(row: int, build: int, code: str) -> dict[str, str]:
     return found
 
 
-def line(label: str, timing: ReportTiming, spread: str = "") -> str:
+def line(label: str, timing: ReportTiming) -> str:
     return (f"{label:<16} load {timing.load:5.2f} s   analysis {timing.analysis:5.2f} s   render {timing.render:5.2f} s"
-            f"   total {timing.total:5.2f} s   (CPU {timing.cpu:5.2f} s{'; ' + spread if spread else ''})")
+            f"   total {timing.total:5.2f} s   (CPU {timing.cpu:5.2f} s)")
+
+
+def write_new_build(results: Path, properties: dict[str, dict[str, str]], builds: int) -> None:
+    """The build after the newest, with ten new failures of its own."""
+    newest = max(int(p.name) for p in (results / JOB).iterdir() if p.is_dir())
+    started = int(time.mktime(time.strptime(str(newest), "%Y%m%d%H%M%S"))) - time.timezone + EVERY
+    cells = {name: "F" if i % 100 == 7 else "P" for i, name in enumerate(properties)}
+    write_build(results / JOB, started, cells, metadata=METADATA,
+                properties={name: {**props, **cell_properties(i, builds, cells[name])}
+                            for i, (name, props) in enumerate(properties.items())},
+                messages={name: failure(i, builds)[1] for i, name in enumerate(properties)})
+
+
+def goals_met(cold: list[float], added: list[float], size: int, same: bool) -> bool:
+    """Prints a line per goal; all met?"""
+    checks = [
+        (f"cold report whole <= {GOAL_COLD_SECONDS} s", median(cold) <= GOAL_COLD_SECONDS),
+        (f"one new build whole <= {GOAL_NEW_BUILD_SECONDS} s", median(added) <= GOAL_NEW_BUILD_SECONDS),
+        (f"output <= {GOAL_BYTES // MB} MB", size <= GOAL_BYTES),
+        ("identical with and without the cache", same),
+    ]
+    for goal, met in checks:
+        print(goal_line(goal, met))
+    return all(met for _, met in checks)
 
 
 def identical(left: Path, right: Path) -> bool:
@@ -172,7 +203,7 @@ def main() -> int:
     parser.add_argument("--tests", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=116)
     parser.add_argument("--runs", type=run_count, default=5,
-                        help="runs of the one-new-build report (its figure: the median)")
+                        help="runs of each report a goal is set for (its figure: the median)")
     parser.add_argument(
         "--keep", type=Path, help="write the history and the pages here (default: a temp dir)"
     )
@@ -186,46 +217,47 @@ def main() -> int:
         print(f"history: {args.builds} builds x {args.tests} tests, written in {written:.1f} s")
         now = time.time()
         uncached = measured(results, base / "report-no-cache", cache=False, now=now)
+        (results / CACHE_FILE).unlink(missing_ok=True)
         first = measured(results, base / "report-first", cache=True, now=now)
         cached = measured(results, base / "report-cached", cache=True, now=now)
         same = identical(base / "report-no-cache", base / "report-cached")
-        newest = max(int(p.name) for p in (results / JOB).iterdir() if p.is_dir())
-        started = int(time.mktime(time.strptime(str(newest), "%Y%m%d%H%M%S"))) - time.timezone + EVERY
-        cells = {name: "F" if i % 100 == 7 else "P" for i, name in enumerate(properties)}  # ten new failures
-        write_build(results / JOB, started, cells, metadata=METADATA,
-                    properties={name: {**props, **cell_properties(i, args.builds, cells[name])}
-                                for i, (name, props) in enumerate(properties.items())},
-                    messages={name: failure(i, args.builds)[1] for i, name in enumerate(properties)})
+        whole(results, base / "report-warm-up")  # unmeasured: bytecode written, the interpreter paged in
+
+        def cold_state() -> None:
+            (results / CACHE_FILE).unlink(missing_ok=True)
+            shutil.rmtree(base / "report-cold", ignore_errors=True)
+
+        cold = whole_runs(results, base / "report-cold", runs=args.runs, reset=cold_state)
+        write_new_build(results, properties, args.builds)
         found = base / "cache-the-new-build-found"  # each run finds the cache as the first one did
         shutil.copyfile(results / CACHE_FILE, found)
 
         def as_found() -> None:
             shutil.copyfile(found, results / CACHE_FILE)
+            shutil.rmtree(base / "report-new-build", ignore_errors=True)
 
-        added_runs = measured_runs(results, base / "report-new-build", cache=True, now=now, runs=args.runs,
-                                   reset=as_found)
-        added = added_runs.median
+        added = whole_runs(results, base / "report-new-build", runs=args.runs, reset=as_found)
+        shutil.copyfile(found, results / CACHE_FILE)  # the split report of the new build meets it as found too
+        added_split = measured(results, base / "report-new-build-split", cache=True, now=now)
         measured(results, base / "report-new-build-no-cache", cache=False, now=now)
-        same = same and identical(base / "report-new-build-no-cache", base / "report-new-build")
+        same = same and identical(base / "report-new-build-no-cache", base / "report-new-build-split")
 
+        print("in-process split (information; a fresh process each, start-up and imports not counted):")
         print(line("no cache", uncached))
         print(line("first report", first))
         print(line("cached", cached))
-        print(line("one new build", added, added_runs.spread))
-        files = [path for path in (base / "report-cached").rglob("*") if path.is_file()]
+        print(line("one new build", added_split))
+        print("winsuite report, whole (launch to exit, start-up and imports included):")
+        print(f"{'cold, no cache':<16} {median(cold):5.2f} s   ({spread(cold)})")
+        print(f"{'one new build':<16} {median(added):5.2f} s   ({spread(added)})")
+        files = [path for path in (base / "report-new-build").rglob("*") if path.is_file()]
         size = sum(path.stat().st_size for path in files)
         largest = max(files, key=lambda path: path.stat().st_size)
         largest_mb = largest.stat().st_size / MB
         print(f"output: {len(files)} files, {size / MB:.2f} MB (largest {largest.name}: {largest_mb:.2f} MB)")
         print(f"dashboard with and without the cache (before and after the new build): "
               f"{'byte-identical' if same else 'DIFFERENT'}")
-        met = (added.total <= GOAL_NEW_BUILD_SECONDS and uncached.render <= GOAL_COLD_RENDER_SECONDS
-               and size <= GOAL_BYTES and same)
-        goal = (f"a report after one new build (load + analysis + render) <= {GOAL_NEW_BUILD_SECONDS} s, the cold "
-                f"report's render <= {GOAL_COLD_RENDER_SECONDS} s, output <= {GOAL_BYTES // MB} MB, identical with and "
-                f"without the cache")
-        print(f"goal ({goal}): {'met' if met else 'MISSED'}")
-        return 0 if met else 1
+        return 0 if goals_met(cold, added, size, same) else 1
 
 
 if __name__ == "__main__":

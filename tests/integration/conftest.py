@@ -1,15 +1,15 @@
-"""Integration fixtures: one embedded cluster and one kind cluster per test session (the kind one's node image built
-in the background from the session's start; WINSUITE_KIND_TESTS=0 leaves the kind tests out), a fresh namespace per
-test."""
+"""Integration fixtures: one embedded cluster per test session, shared by its pytest-xdist workers, and one kind
+cluster (its node image built in the background from the session's start; WINSUITE_KIND_TESTS=0 leaves the kind
+tests out), a fresh namespace per test; the groups and order that let the workers share the cluster."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import signal
-import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kubernetes import client
@@ -17,6 +17,7 @@ from kubernetes import client
 from tests.integration.kind_image import BackgroundBuild
 from tests.integration.kind_support import KindCluster
 from tests.integration.kind_support import embedded_running
+from tests.tools import shared_session
 from tests.tools.embedded_cluster import EmbeddedCluster
 from tests.tools.foreign_cluster import ForeignCluster
 from tests.tools.foreign_cluster import binaries
@@ -28,7 +29,6 @@ from winsuite.cluster.embedded.state import load
 from winsuite.cluster.kind import KindTarget
 from winsuite.cluster.kind import engine as engines
 from winsuite.cluster.kind.nodeimage.build import image_labels
-from winsuite.cluster.kind.paths import kind_dir
 from winsuite.cluster.kind.state import load as load_kind
 from winsuite.components import kube
 from winsuite.components.artifacts import BIN_DIR_ENV
@@ -43,19 +43,21 @@ from winsuite.errors import UsageError
 from winsuite.inputs.pins import load_pins
 from winsuite.k8s import namespaces
 
-CLUSTER_ENV = "WINSUITE_TEST_CLUSTER"
-DEFAULT_CLUSTER = "winsuite-test"
 READY_TIMEOUT = 180.0
-DISRUPTION_FIXTURE = "disrupted_cluster"  # stops parts of the cluster and starts it again
+DISRUPTION_FIXTURES = ("disrupted_cluster", "stopped_cluster")  # stop parts of the cluster, or all of it
+ALONE_MARK = "runs_alone"
 TEARDOWN_FIXTURE = "stopped_cluster"
-KIND_TEARDOWN_FIXTURE = "deleted_kind_cluster"
+KIND_FIXTURE = "kind_cluster"
+KIND_GROUP = "kind"
 KIND_CLUSTER_ENV = "WINSUITE_TEST_KIND_CLUSTER"
 DEFAULT_KIND_CLUSTER = "winsuite-kind-test"
-KIND_TESTS_ENV = "WINSUITE_KIND_TESTS"
-KIND_FIXTURE = "kind_cluster"
 KIND_BUILD_TIMEOUT = 3600.0
-KIND_BUILD = pytest.StashKey[BackgroundBuild]()
-KIND_BUILD_OUTCOME = pytest.StashKey[str]()
+# The groups that take longest, longest first (`make test`'s time per test file): handed out first.
+LONGEST_FIRST = ("test_in_cluster_run", "test_evidence_run", "test_upstream_engine", KIND_GROUP,
+                 "test_report_from_run", "test_failing_run_credentials", "test_run_interrupts", "test_concurrent_runs",
+                 "test_installed_wheel", "test_evidence_upstream")
+OTHERS_TIMEOUT = 3600.0  # how long the disruption tests wait for every other test (a whole session's worth)
+NODE_BACK_TIMEOUT = 180.0  # the real node's kubelet going on after a stop: its next Lease renewal makes it Ready
 
 
 def _missing_prerequisite() -> str | None:
@@ -81,77 +83,88 @@ def _kind_prerequisite_missing() -> str | None:
     return None
 
 
-def kind_tests_off() -> bool:
-    return os.environ.get(KIND_TESTS_ENV) == "0"
+def _disrupts(item: pytest.Item) -> bool:
+    names = getattr(item, "fixturenames", ())
+    return any(name in names for name in DISRUPTION_FIXTURES) or item.get_closest_marker(ALONE_MARK) is not None
+
+
+def _handed_out(item: pytest.Item) -> int:
+    """The longest groups first, so that the workers end together (the rest keep their order)."""
+    group = KIND_GROUP if KIND_FIXTURE in getattr(item, "fixturenames", ()) else item.path.stem
+    return LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The kind tests run after the others, so that their node image has the longest time to build in the
-    background, and the kind cluster is deleted right after them: a kind node's network namespaces and CNI state
-    share host directories with the embedded cluster's, which its disruption and teardown tests then check alone.
-    Then the tests that disrupt the session cluster; the ones that take it down run last (a stable sort keeps the
-    rest in order)."""
-    order = {KIND_FIXTURE: 1, KIND_TEARDOWN_FIXTURE: 2, DISRUPTION_FIXTURE: 3, TEARDOWN_FIXTURE: 4}
-    items.sort(key=lambda item: max((order.get(name, 0) for name in getattr(item, "fixturenames", ())), default=0))
+    """Order and groups for one cluster shared by pytest-xdist workers (`--dist loadgroup --no-loadscope-reorder`:
+    groups handed out in this order; see shared_session.GroupScheduling). An integration test file is a group (its
+    module fixtures serve it on one worker); the kind tests are one group (one kind cluster, deleted by its teardown
+    test after them); the tests that disrupt the shared cluster are one group, last, which waits for every other test
+    and then runs them one after another: those that change its nodes first, then those that stop its parts, those
+    that take it down last (a stable sort keeps the rest in order)."""
+    items.sort(key=lambda item: (_disrupts(item), TEARDOWN_FIXTURE in getattr(item, "fixturenames", ()),
+                                 DISRUPTION_FIXTURES[0] in getattr(item, "fixturenames", ()), _handed_out(item)))
+    groups: dict[str, str] = {}
+    for item in items:
+        if _disrupts(item):
+            group = shared_session.DISRUPTION_GROUP
+        elif KIND_FIXTURE in getattr(item, "fixturenames", ()):
+            group = KIND_GROUP
+        elif item.path.parent == Path(__file__).parent:
+            group = item.path.stem
+        else:
+            continue
+        groups[item.nodeid] = group
+    shared_session.write_groups(groups)
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """A session with kind tests starts their node image's build now, in the background."""
-    if kind_tests_off() or session.config.option.collectonly:
-        return
-    if any(KIND_FIXTURE in getattr(item, "fixturenames", ()) for item in session.items):
-        log = kind_dir() / "logs" / f"test-session-build-{os.getpid()}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        session.config.stash[KIND_BUILD] = BackgroundBuild(log)
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    build = session.config.stash.get(KIND_BUILD, None)
-    if build is not None:
-        build.stop()
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    """The kind node image's cost, for the session's record (CI's cold and warm figures)."""
-    outcome = config.stash.get(KIND_BUILD_OUTCOME, None)
-    if outcome is not None:
-        terminalreporter.write_line(outcome)
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A disruption test starts once every other test of the session has finished, in whichever worker ran it."""
+    if _disrupts(item):
+        others = [other.nodeid for other in item.session.items if not _disrupts(other)]
+        try:
+            shared_session.wait_until_finished(others, OTHERS_TIMEOUT)
+        except TimeoutError as err:
+            raise AssertionError(f"{err}: this test disrupts the cluster they share") from None
 
 
 @pytest.fixture(scope="session")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
-    """The embedded cluster, started once per session (or reused when running) and stopped if started here."""
+def cluster() -> EmbeddedCluster:
+    """The embedded cluster, shared by the session's workers: the first to get here starts it (or reuses one that
+    runs), the others reuse it; the session's main process stops it at the end if the session started it."""
     missing = _missing_prerequisite()
     if missing:
         pytest.skip(missing)
-    target = LocalCluster(name=os.environ.get(CLUSTER_ENV, DEFAULT_CLUSTER))
-    try:
-        target.connect()
-    except (BuildFailed, ComponentFailed):
-        raise
-    except UsageError as err:  # a missing toolchain, proxy or package: a prerequisite, not a failure
-        pytest.skip(str(err))
-    try:
-        target.wait_ready(READY_TIMEOUT)
-        yield EmbeddedCluster(target, target.started)
-    finally:
-        if load(target.layout) is not None:  # logs first: teardown removes them
-            target.collect_logs(tmp_path_factory.getbasetemp() / "embedded-cluster-logs")
-        target.close()
+    target = LocalCluster(name=shared_session.cluster_name())
+    with shared_session.cluster_start_lock() as started_mark:
+        try:
+            target.connect()
+        except (BuildFailed, ComponentFailed):
+            raise
+        except UsageError as err:  # a missing toolchain, proxy or package: a prerequisite, not a failure
+            pytest.skip(str(err))
+        if target.started and started_mark is not None:
+            started_mark.touch()
+    target.wait_ready(READY_TIMEOUT)
+    return EmbeddedCluster(target, target.started or (started_mark is not None and started_mark.exists()))
 
 
 @pytest.fixture(scope="session")
-def kind_cluster(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[KindCluster]:
+def kind_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KindCluster]:
     """A kind cluster on winsuite's node image, created once per session (or reused) and deleted if created here;
-    the host's state before it was created is kept for the teardown test."""
-    if kind_tests_off():
-        pytest.skip(f"the kind tests are off ({KIND_TESTS_ENV}=0)")
+    the host's state before it was created is kept for the teardown test. The wait, once per session, is the node
+    image's background build if it is still going, the cluster's creation, and its readiness (every node Ready and
+    cluster DNS with an endpoint)."""
+    if shared_session.kind_tests_off():
+        pytest.skip(f"the kind tests are off ({shared_session.KIND_TESTS_ENV}=0)")
     missing = _missing_prerequisite() or _kind_prerequisite_missing()
     if missing:
         pytest.skip(missing)
-    build = pytestconfig.stash.get(KIND_BUILD, None)
-    if build is not None:
-        outcome = pytestconfig.stash[KIND_BUILD_OUTCOME] = build.wait(KIND_BUILD_TIMEOUT)
+    session_dir = shared_session.directory()
+    build = BackgroundBuild.of_session(session_dir)
+    if build is not None and session_dir is not None:
+        outcome = build.wait(KIND_BUILD_TIMEOUT)
+        (session_dir / shared_session.KIND_OUTCOME_FILE).write_text(outcome)
         if build.failed:  # its error, once: making the cluster would only build it again
             raise AssertionError(f"{outcome}\n{build.last_lines()}")
     before, embedded_before = HostState.now(), embedded_running()
@@ -226,16 +239,10 @@ def namespace(cluster: EmbeddedCluster, run_id: str, request: pytest.FixtureRequ
 
 @pytest.fixture
 def stoppable_kubelet(disrupted_cluster: EmbeddedCluster) -> Iterator[int]:
-    """The real node's kubelet pid; whatever happens, it runs again and the node is Ready before the next test."""
+    """The real node's kubelet pid; whatever happens, it runs again and the node is Ready before the next test
+    (watched: usually seconds)."""
     process = disrupted_cluster.target.state().process("kubelet")
     assert process is not None
     yield process.pid
     os.kill(process.pid, signal.SIGCONT)
-    core = client.CoreV1Api(disrupted_cluster.api)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        conditions = core.read_node(REAL_NODE_NAME).status.conditions or []
-        if any(c.type == "Ready" and c.status == "True" for c in conditions):
-            return
-        time.sleep(2)
-    raise AssertionError(f"{REAL_NODE_NAME} did not become Ready again after its kubelet went on")
+    kube.wait_nodes_ready(client.CoreV1Api(disrupted_cluster.api), [REAL_NODE_NAME], NODE_BACK_TIMEOUT)

@@ -1,6 +1,9 @@
 """The kind node image, built in the background from the start of a session that will use it: the build (12-18 min
 cold) overlaps the embedded cluster's tests, which spend most of their time waiting on the cluster, and runs niced
-so they keep the CPU when they need it. Warm, the build only finds the image up to date."""
+so they keep the CPU when they need it. Warm, the build only finds the image up to date.
+
+The session's main process starts it; the worker that runs the kind tests waits for it through its files (the exit
+code is written beside the log when the build ends)."""
 
 from __future__ import annotations
 
@@ -14,44 +17,68 @@ from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
 
 NICENESS = "15"
+LOG_NAME = "kind-node-image-build.log"
 
 
 class BackgroundBuild:
-    """`winsuite cluster build --kind` started now, its output in `log`; `wait()` before the kind cluster is made."""
+    """`winsuite cluster build --kind` whose output goes to `log` and whose exit code goes to `log`.exit; `process`
+    is set in the process that started it (the only one that stops it)."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, process: subprocess.Popen[bytes] | None = None) -> None:
         self.log = log
-        self.started = time.monotonic()
+        self.process = process
+        self.exit_file = log.with_suffix(".exit")
+        self.started_file = log.with_suffix(".started")
+
+    @classmethod
+    def start(cls, session_dir: Path) -> BackgroundBuild:
+        log = session_dir / LOG_NAME
+        (session_dir / LOG_NAME).with_suffix(".started").write_text(str(time.time()))
         with log.open("wb") as out:
-            self.process = subprocess.Popen(["nice", "-n", NICENESS, *WINSUITE, "cluster", "build", "--kind"],
-                                            cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL, stdout=out,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+            process = subprocess.Popen(
+                ["sh", "-c", 'nice -n "$0" "$@"; echo $? > "$EXIT_FILE"', NICENESS, *WINSUITE, "cluster", "build",
+                 "--kind"],
+                cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True, env={**os.environ, "EXIT_FILE": str(log.with_suffix(".exit"))})
+        return cls(log, process)
+
+    @classmethod
+    def of_session(cls, session_dir: Path | None) -> BackgroundBuild | None:
+        """The session's build, when its main process started one."""
+        if session_dir is None or not (session_dir / LOG_NAME).exists():
+            return None
+        return cls(session_dir / LOG_NAME)
+
+    @property
+    def exit_code(self) -> int | None:
+        text = self.exit_file.read_text().strip() if self.exit_file.exists() else ""
+        return int(text) if text else None
 
     @property
     def failed(self) -> bool:
-        return self.process.returncode not in (None, 0)
+        return self.exit_code not in (None, 0)
 
     def last_lines(self, count: int = 15) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-count:])
 
     def wait(self, timeout: float) -> str:
         """Wait for the build; one line on how it went (`failed` then says whether the image is missing)."""
-        waited = time.monotonic()
-        try:
-            code = self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.stop()
-            return f"the background kind node image build did not end within {timeout:.0f}s (log: {self.log})"
-        ahead, blocked = waited - self.started, time.monotonic() - waited
-        return (f"background kind node image build: exit {code}; started {ahead:.0f}s before the kind tests, which "
-                f"waited {blocked:.0f}s for it (its time: the log, {self.log})")
+        waited = time.time()
+        while self.exit_code is None:
+            if time.time() - waited > timeout:
+                return f"the background kind node image build did not end within {timeout:.0f}s (log: {self.log})"
+            time.sleep(1)
+        ahead, blocked = waited - float(self.started_file.read_text()), time.time() - waited
+        return (f"background kind node image build: exit {self.exit_code}; started {ahead:.0f}s before the kind tests, "
+                f"which waited {blocked:.0f}s for it (its time: the log, {self.log})")
 
     def stop(self) -> None:
         """Stop the build and what it started (its Go builds, debootstrap, the engine's import): its process group."""
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()

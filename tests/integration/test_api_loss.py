@@ -1,7 +1,7 @@
-"""The API server going away: a run that ends on its own with its results, a cluster that `down` stops whatever
-its API server's state (also under a running run), `up` that never reuses a cluster that does not serve, and two
-`up` at once that start one cluster. These take the session's cluster down and up again, so they run after every
-other test but the teardown one (see conftest.py)."""
+"""The API server going away: runs (native and upstream) that end on their own with their results, a cluster that
+`down` stops whatever its API server's state (also under a running run), `up` that never reuses a cluster that does
+not serve, and two `up` at once that start one cluster. These take the session's cluster down and up again, so they
+run alone after every other test (see conftest.py); the waits are the runs' own run timeout, short here."""
 
 from __future__ import annotations
 
@@ -20,6 +20,11 @@ from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_namespaces
 from tests.integration.runner_support import start
 from tests.integration.runner_support import wait_for_event
+from tests.integration.test_evidence_run import rows_by_name
+from tests.integration.test_evidence_upstream import PROBE
+from tests.integration.test_evidence_upstream import probe_namespaces
+from tests.integration.test_evidence_upstream import upstream
+from tests.integration.test_evidence_upstream import wait_for_probe_pod
 from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.embedded import leftovers
 from winsuite.cluster.embedded.state import ClusterState
@@ -28,7 +33,7 @@ from winsuite.errors import ExitCode
 
 pytestmark = pytest.mark.cluster
 
-RUN_TIMEOUT = 150.0
+RUN_TIMEOUT = 100.0  # the upstream run's spec has its pod running well within it (e2e.test starts in ~30 s)
 FOCUS = ("--focus", "passes when|waits for a pod that never")
 WAITING = "[It] [sig-testing] winsuite runner waits for a pod that never gets Ready [Slow]"
 
@@ -51,26 +56,35 @@ def _up_again(cluster: EmbeddedCluster) -> None:
     cluster.__dict__.pop("api", None)  # a new cluster: new certificates and ports
 
 
-def test_a_hung_api_server_ends_the_run_and_down_stops_the_killed_one(disrupted_cluster: EmbeddedCluster,
-                                                                      tmp_path: Path) -> None:
+def test_a_hung_api_server_ends_the_runs_and_down_stops_the_killed_one(disrupted_cluster: EmbeddedCluster,
+                                                                       tmp_path: Path) -> None:
+    """One stop of the API server under a native run and an upstream one at once: each ends on its own (by its run
+    timeout at the latest, its clean-up not waiting on the dead server), its waiting test classed infrastructure by
+    the run's own /readyz probes."""
     cluster = disrupted_cluster
     pid = apiserver_pid(cluster)
-    process = start(cluster, tmp_path / "hung", *FOCUS, "--run-timeout", f"{RUN_TIMEOUT:.0f}s")
+    earlier = probe_namespaces(cluster)
+    native = start(cluster, tmp_path / "hung", *FOCUS, "--run-timeout", f"{RUN_TIMEOUT:.0f}s")
+    upstream_run = start(cluster, tmp_path / "upstream", *upstream(PROBE), "--run-timeout", f"{RUN_TIMEOUT:.0f}s",
+                         cases=None)
+    runs = (native, upstream_run)
     try:
         wait_for_event(tmp_path / "hung", "junit_01.xml", "start", timeout=300,
                        predicate=lambda event: "test_waits" in event["nodeid"])
         _wait_for_pod(cluster, "waits")  # the test is past its setup (its worker connected), in its wait
+        wait_for_probe_pod(cluster, upstream_run, earlier)
         os.kill(pid, signal.SIGSTOP)
         stopped_at = time.monotonic()
-        output, _ = process.communicate(timeout=RUN_TIMEOUT + 240)
+        output, upstream_output = (run.communicate(timeout=RUN_TIMEOUT + 240)[0] for run in runs)
         took = time.monotonic() - stopped_at
     finally:
-        if process.poll() is None:
-            process.kill()
-    # The run ends on its own (by its run timeout at the latest, and cleanup does not wait on the dead server).
-    assert took < RUN_TIMEOUT + 60, f"the run took {took:.0f}s after the API server stopped\n{output}"
-    assert process.returncode in (ExitCode.TESTS_FAILED, ExitCode.TIMED_OUT), output
-    assert "Traceback" not in output, output
+        for run in runs:
+            if run.poll() is None:
+                run.kill()
+    assert took < RUN_TIMEOUT + 60, f"the runs took {took:.0f}s after the API server stopped\n{output}"
+    assert native.returncode in (ExitCode.TESTS_FAILED, ExitCode.TIMED_OUT), output
+    assert upstream_run.returncode in (ExitCode.TESTS_FAILED, ExitCode.TIMED_OUT), upstream_output
+    assert "Traceback" not in output + upstream_output, output + upstream_output
     build = only_build(tmp_path / "hung")
     assert build.finished["passed"] is False
     waiting = [row for row in build.rows() if row.name == WAITING]
@@ -81,6 +95,9 @@ def test_a_hung_api_server_ends_the_run_and_down_stops_the_killed_one(disrupted_
     assert waiting[-1].properties["failure-class"] == "infrastructure", waiting[-1].properties
     assert waiting[-1].properties["failure-evidence"].startswith("the API server did not answer from"), output
     assert "cluster.local" not in cause and "winsuite cleanup --run-id" in output, output
+    spec = rows_by_name(only_build(tmp_path / "upstream"))[PROBE][-1]
+    assert spec["status"] == "failed" and spec["failure-class"] == "infrastructure", spec
+    assert spec["failure-evidence"].startswith("the API server did not answer from"), spec
 
     # Alive but not serving: status says so, and exits as for an unreachable cluster.
     status = _cli("cluster", "status", "--name", cluster.name, timeout=60)
@@ -104,6 +121,9 @@ def test_a_hung_api_server_ends_the_run_and_down_stops_the_killed_one(disrupted_
 
 
 def test_up_replaces_a_cluster_whose_api_server_does_not_serve(disrupted_cluster: EmbeddedCluster) -> None:
+    """`cluster up` on a cluster whose API server is alive but answers nothing replaces it, none of the old processes
+    left. The wait is `up`'s 10 s of /readyz before it calls the API server not serving, the old cluster's stop, and
+    a new cluster's start."""
     cluster = disrupted_cluster
     before = cluster.target.state()
     pid = apiserver_pid(cluster)
@@ -124,6 +144,9 @@ def test_up_replaces_a_cluster_whose_api_server_does_not_serve(disrupted_cluster
 
 def test_down_during_a_run_fails_it_cleanly_and_two_ups_start_one_cluster(disrupted_cluster: EmbeddedCluster,
                                                                            tmp_path: Path) -> None:
+    """`cluster down` under a running test fails the run with its results, well within its run timeout; then two
+    `cluster up` at once start one cluster, the other reusing it. The wait is the run up to its waiting test, and the
+    cluster's start after the down (the second `up` waits for it on the lock)."""
     cluster = disrupted_cluster
     process = start(cluster, tmp_path / "downed", *FOCUS, "--run-timeout", f"{RUN_TIMEOUT:.0f}s")
     try:

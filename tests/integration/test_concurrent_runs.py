@@ -13,9 +13,11 @@ from kubernetes import client
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import run_namespaces
 from tests.integration.runner_support import start
+from tests.integration.runner_support import wait_for_file
 from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.errors import ExitCode
 from winsuite.k8s import run_leases
+from winsuite.policy.run_config import RunConfig
 
 pytestmark = pytest.mark.cluster
 
@@ -27,7 +29,9 @@ HAND_OFF = "e2e.test namespaces left for the last of the active runs to delete:"
 def test_two_concurrent_runs_pass_alike_and_leave_nothing(real_node: EmbeddedCluster, tmp_path: Path) -> None:
     runs = [start(real_node, tmp_path / name, "--cases", "winsuite.cases", "--node-os", "linux", "--focus", FOCUS)
             for name in ("first", "second")]
-    held = wait_for_leases(real_node, 2)
+    run_ids = [RunConfig.load(wait_for_file(tmp_path / name, "run.json", timeout=120)).run_id
+               for name in ("first", "second")]
+    held = wait_for_leases(real_node, run_ids)
     assert len(held) == 2 and {lease.spec.lease_duration_seconds for lease in held} == {run_leases.KEPT_SECONDS}, held
     outputs = []
     for process in runs:
@@ -42,12 +46,12 @@ def test_two_concurrent_runs_pass_alike_and_leave_nothing(real_node: EmbeddedClu
     verdicts = [sorted((row.name, row.status) for row in build.rows()) for build in builds]
     assert len(verdicts[0]) == 3 and all(status == "passed" for _, status in verdicts[0]), verdicts[0]
     assert verdicts[0] == verdicts[1]
-    run_ids = [build.finished["metadata"]["run-id"] for build in builds]
-    assert run_ids[0] != run_ids[1]
+    assert [build.finished["metadata"]["run-id"] for build in builds] == run_ids and run_ids[0] != run_ids[1]
     for run_id in run_ids:
         assert run_namespaces(real_node, run_id) == []
     leases = client.CoordinationV1Api(real_node.api).list_namespaced_lease(run_leases.NAMESPACE)
-    assert not [lease.metadata.name for lease in leases.items if lease.metadata.name.startswith(run_leases.PREFIX)]
+    assert not [lease.metadata.name for lease in leases.items
+                if lease.metadata.name in {run_leases.PREFIX + run_id for run_id in run_ids}]
     # Each run's namespaces were its own: nothing of one run shows up in the other's diagnostics or log, except the
     # line that hands e2e.test's namespace cleanup to the other, still active, run.
     for output, other in zip(outputs, reversed(run_ids), strict=True):
@@ -55,12 +59,14 @@ def test_two_concurrent_runs_pass_alike_and_leave_nothing(real_node: EmbeddedClu
         assert all(HAND_OFF in line for line in mentions), mentions
 
 
-def wait_for_leases(cluster: EmbeddedCluster, count: int, timeout: float = 300) -> list[client.V1Lease]:
+def wait_for_leases(cluster: EmbeddedCluster, run_ids: list[str], timeout: float = 300) -> list[client.V1Lease]:
+    """The runs' Leases, once each has one (other tests' runs may hold theirs meanwhile)."""
+    names = {run_leases.PREFIX + run_id for run_id in run_ids}
     deadline = time.monotonic() + timeout
     while True:
         leases = [lease for lease in client.CoordinationV1Api(cluster.api).list_namespaced_lease(
-            run_leases.NAMESPACE).items if lease.metadata.name.startswith(run_leases.PREFIX)]
-        if len(leases) >= count or time.monotonic() > deadline:
+            run_leases.NAMESPACE).items if lease.metadata.name in names]
+        if len(leases) >= len(names) or time.monotonic() > deadline:
             return leases
         time.sleep(0.5)
 

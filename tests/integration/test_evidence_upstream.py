@@ -1,10 +1,12 @@
 """Each failure class of upstream specs decided by what the run observed, on the embedded cluster with its real node:
-an assertion that fails, a spec the per-test timeout cuts off, the real node's kubelet stopped under a running spec,
-the API server stopped under one (the last two disrupt the cluster, so they run after the other tests)."""
+an assertion that fails, a spec the per-test timeout cuts off, and the real node's kubelet stopped under a running
+spec and a native test at once (it disrupts the cluster, so it runs alone after the other tests). The API server
+stopped under a spec: test_api_loss.py, one stop for both engines."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -17,9 +19,10 @@ import pytest
 import yaml
 from kubernetes import client
 
-from tests.integration.runner_support import apiserver_pid
 from tests.integration.runner_support import only_build
 from tests.integration.runner_support import start
+from tests.integration.runner_support import wait_for_event
+from tests.integration.test_evidence_run import EVIDENCE_CASES
 from tests.integration.test_evidence_run import rows_by_name
 from tests.integration.test_evidence_run import run
 from tests.integration.test_real_node_stats import node_of
@@ -99,6 +102,9 @@ def wait_for_build_log(root: Path, text: str, process: subprocess.Popen[str], ti
 
 def test_an_upstream_assertion_is_test_and_a_cut_off_spec_is_timeout(real_node: EmbeddedCluster,
                                                                      tmp_path: Path) -> None:
+    """An upstream spec whose pod cannot start fails its assertion and is classed test; a spec that watches its pod
+    for four minutes is cut off and classed timeout. The wait is e2e.test's start and the per-test timeout of 30 s
+    the watching spec must reach."""
     with pause_as_busybox(real_node, tmp_path) as repo_list:
         code, output, build = run(real_node, tmp_path / "results", *upstream(ENV_FROM, AGNHOST_PROBE,
                                                                              repo_list=repo_list),
@@ -115,45 +121,41 @@ def test_an_upstream_assertion_is_test_and_a_cut_off_spec_is_timeout(real_node: 
     assert "Failures by class: 1 timeout, 1 test" in output, output
 
 
-def test_an_upstream_spec_on_a_node_lost_mid_test_is_infrastructure(disrupted_cluster: EmbeddedCluster,
-                                                                    stoppable_kubelet: int, tmp_path: Path) -> None:
-    # Without its kubelet the pod's restart count stays 0: the spec would watch it its four minutes, and then wait
-    # for the pod's deletion; the per-test timeout cuts it once the node is NotReady (its grace period is 40-50 s).
+def test_a_node_lost_mid_test_is_infrastructure_for_a_native_test_and_an_upstream_spec(
+        disrupted_cluster: EmbeddedCluster, stoppable_kubelet: int, tmp_path: Path) -> None:
+    """One stop of the real node's kubelet under both engines' runs at once (the node's NotReady grace, 40-50 s, is
+    the wait): the native test fails when its pod is no longer Ready, the upstream spec (which would watch its pod for
+    four minutes) is cut off by its per-test timeout once the node is NotReady; both are classed infrastructure by
+    the node's loss. The kubelet goes on as soon as both rows are written, so their clean-ups need not wait."""
     earlier = probe_namespaces(disrupted_cluster)
-    process = start(disrupted_cluster, tmp_path, *upstream(PROBE), "--test-timeout", "80s", cases=None)
+    native = start(disrupted_cluster, tmp_path / "native", "--cases", EVIDENCE_CASES, "--node-os", "linux",
+                   "--focus", "keeps its pod Ready", "--test-timeout", "5m")
+    upstream_run = start(disrupted_cluster, tmp_path / "upstream", *upstream(PROBE), "--test-timeout", "80s",
+                         cases=None)
+    runs = (native, upstream_run)
     try:
-        wait_for_probe_pod(disrupted_cluster, process, earlier)
-        os.kill(stoppable_kubelet, signal.SIGSTOP)
-        wait_for_build_log(tmp_path, "ran past the per-test timeout", process, timeout=300)
-        os.kill(stoppable_kubelet, signal.SIGCONT)  # the spec is over: its cleanup and the run's need not wait
-        output, _ = process.communicate(timeout=600)
+        core = client.CoreV1Api(disrupted_cluster.api)
+        deadline = time.monotonic() + 300
+        while not any(p.status.phase == "Running" for p in core.list_pod_for_all_namespaces(
+                field_selector="metadata.name=ready").items):
+            assert time.monotonic() < deadline and native.poll() is None, "the native test's pod never ran"
+            time.sleep(1)
+        wait_for_probe_pod(disrupted_cluster, upstream_run, earlier)
+        os.kill(stoppable_kubelet, signal.SIGSTOP)  # the node goes NotReady once its grace period is over
+        wait_for_event(tmp_path / "native", "junit_01.xml", "attempt", timeout=300,
+                       predicate=lambda event: "test_keeps_ready" in json.dumps(event))
+        wait_for_build_log(tmp_path / "upstream", "ran past the per-test timeout", upstream_run, timeout=300)
+        os.kill(stoppable_kubelet, signal.SIGCONT)
+        outputs = [run.communicate(timeout=600)[0] for run in runs]
     finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == ExitCode.TESTS_FAILED, output
-    row = rows_by_name(only_build(tmp_path))[PROBE][-1]
-    assert row["status"] == "failed" and row["failure-class"] == "infrastructure", row
-    assert row["failure-evidence"].startswith(f"node {REAL_NODE_NAME} went "), row
-    assert row["message"].startswith("infrastructure: "), row
-
-
-def test_an_upstream_spec_under_a_hung_api_server_is_infrastructure(disrupted_cluster: EmbeddedCluster,
-                                                                    tmp_path: Path) -> None:
-    pid = apiserver_pid(disrupted_cluster)
-    earlier = probe_namespaces(disrupted_cluster)
-    process = start(disrupted_cluster, tmp_path, *upstream(PROBE), "--run-timeout", f"{RUN_TIMEOUT}s",
-                    cases=None)
-    try:
-        wait_for_probe_pod(disrupted_cluster, process, earlier)
-        os.kill(pid, signal.SIGSTOP)
-        output, _ = process.communicate(timeout=RUN_TIMEOUT + 300)
-    finally:
-        os.kill(pid, signal.SIGCONT)
-        if process.poll() is None:
-            process.kill()
-        disrupted_cluster.target.wait_ready(180)  # it serves again, every node Ready
-    assert process.returncode in (ExitCode.TESTS_FAILED, ExitCode.TIMED_OUT), output
-    assert "Traceback" not in output, output
-    row = rows_by_name(only_build(tmp_path))[PROBE][-1]
-    assert row["status"] == "failed" and row["failure-class"] == "infrastructure", row
-    assert row["failure-evidence"].startswith("the API server did not answer from"), row
+        for run in runs:
+            if run.poll() is None:
+                run.kill()
+    assert [run.returncode for run in runs] == [ExitCode.TESTS_FAILED] * 2, outputs
+    (native_row,) = [rows[-1] for name, rows in rows_by_name(only_build(tmp_path / "native")).items()
+                     if "keeps its pod Ready" in name]
+    upstream_row = rows_by_name(only_build(tmp_path / "upstream"))[PROBE][-1]
+    for row in (native_row, upstream_row):
+        assert row["status"] == "failed" and row["failure-class"] == "infrastructure", row
+        assert row["failure-evidence"].startswith(f"node {REAL_NODE_NAME} went "), row
+        assert row["message"].startswith("infrastructure: "), row

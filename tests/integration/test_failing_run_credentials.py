@@ -31,6 +31,9 @@ PLANTED = "planted-cluster-secret-7f3a9c"
 def test_a_run_whose_images_do_not_exist_keeps_diagnostics_and_leaks_no_credential(
     real_node: EmbeddedCluster, tmp_path: Path
 ) -> None:
+    """Two tests whose images point where nothing listens fail with their diagnostics kept, and the scan finds neither
+    the planted Secret nor the kubeconfig's client key. The wait is the per-test timeout of 90 s both tests reach at
+    once: their pods never start, and the ports would wait 3 min for them."""
     core = client.CoreV1Api(real_node.api)
     secret = client.V1Secret(metadata=client.V1ObjectMeta(name="winsuite-planted", namespace="default"),
                              string_data={"password": PLANTED})

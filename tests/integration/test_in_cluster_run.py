@@ -71,6 +71,9 @@ def left_in_cluster(cluster: EmbeddedCluster, build: Build, within: float = 120.
 
 @pytest.fixture(scope="module")
 def local_and_in_cluster(cluster: EmbeddedCluster, tmp_path_factory: pytest.TempPathFactory) -> tuple[Build, Build]:
+    """The focus's 46 native tests run here and inside the cluster in two shards, at once. The wait, once per module,
+    is the two whole runs: the in-cluster one makes winsuite's image (cached by its inputs), imports it into the real
+    node's containerd when it is not there yet, and follows its shards' pods through the tests."""
     if not cluster.has_real_node:
         pytest.skip(f"needs the embedded cluster's real Linux node ({cluster.real_node_reason})")
     real_node = cluster
@@ -98,6 +101,8 @@ def test_the_shards_give_the_rows_and_verdicts_of_the_local_run(local_and_in_clu
 
 def test_nothing_of_the_in_cluster_run_is_left(real_node: EmbeddedCluster,
                                                local_and_in_cluster: tuple[Build, Build]) -> None:
+    """The fixture's in-cluster run leaves neither its namespace, nor its shards' namespaces, nor its binding. The wait
+    is the namespace controller deleting those namespaces and the pods in them, polled for up to 120 s."""
     assert left_in_cluster(real_node, local_and_in_cluster[1]) == []
 
 
@@ -161,6 +166,9 @@ def test_a_shard_whose_container_cannot_start_says_why(real_node: EmbeddedCluste
 
 def test_detach_then_attach_yields_the_build(real_node: EmbeddedCluster,
                                              local_and_in_cluster: tuple[Build, Build], tmp_path: Path) -> None:
+    """A run of the 11 Downward API tests in two shards, detached and then attached, gives a build with the local
+    run's verdicts. The wait is that whole in-cluster run, which `attach` follows to its end, and the deletion of its
+    namespaces after it."""
     detached = subprocess.run(winsuite(real_node, tmp_path, "--focus", SMALL_FOCUS, "--in-cluster", "--shards", "2",
                                        "--detach"), cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600,
                               check=False)
@@ -204,6 +212,9 @@ def test_sigint_stops_the_job_keeps_what_finished_and_deletes_everything(real_no
 
 def test_a_signal_while_the_job_is_made_still_ends_the_run_with_its_results(real_node: EmbeddedCluster,
                                                                             tmp_path: Path) -> None:
+    """SIGINT as soon as started.json is written, while the run's namespace, binding, ConfigMap and Job are being made:
+    the run ends ABORTED with a row for each of its 11 tests and leaves nothing. The wait is the run's start up to
+    started.json, its clean-up after the signal, and the namespace controller deleting its namespaces."""
     process = subprocess.Popen(winsuite(real_node, tmp_path, "--focus", SMALL_FOCUS, "--in-cluster", "--shards", "2"),
                                cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -280,6 +291,9 @@ def test_a_run_whose_job_the_cluster_refuses_ends_saying_so_and_leaves_nothing(
 
 def test_the_run_timeout_stops_a_run_inside_the_cluster_and_exits_as_a_run_here_does(real_node: EmbeddedCluster,
                                                                                       tmp_path: Path) -> None:
+    """`--run-timeout 30s` ends an in-cluster run as it ends a run here: exit code TIMED_OUT, ABORTED, the cut-off rows
+    classed timeout. The wait is the run timeout of 30 s, which must come while the shards are still testing, and the
+    clean-up of the run's namespaces after it."""
     # One worker a shard: its 23 tests take a minute or more (two minutes of test time in all; at two workers a
     # shard, a quiet machine ran all 46 within 45 s), so the timeout cuts the shards off while they test.
     done = subprocess.run(winsuite(real_node, tmp_path, "--focus", FOCUS, "--in-cluster", "--shards", "2", "-n", "1",

@@ -29,7 +29,8 @@ def clean_env() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Built from a copy of the checkout: setuptools' build/ directory must not outlive the test in the checkout
-    (a stale one would put deleted modules into later wheels)."""
+    (a stale one would put deleted modules into later wheels). The wait, once per module, is the copy and pip's build
+    of the wheel in an isolated environment, with setuptools and wheel installed into it."""
     source = tmp_path_factory.mktemp("source") / "winsuite"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".git", ".venv", "build", "_artifacts", "_dashboard", "*.egg-info", "__pycache__", ".*_cache"))
@@ -42,7 +43,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
-    """A fresh venv with the wheel (and its dependencies) installed; its bin/ directory."""
+    """A fresh venv with the wheel (and its dependencies) installed; its bin/ directory. The wait, once per module,
+    is the venv's creation and pip installing the wheel's dependencies, from PyPI or pip's cache."""
     env_dir = tmp_path_factory.mktemp("venv")
     venv.EnvBuilder(with_pip=True).create(env_dir)
     subprocess.run([str(env_dir / "bin/python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",

@@ -22,6 +22,8 @@ FLAKY = "[It] [sig-testing] winsuite runner flakes: fails on the first attempt a
 
 
 def test_three_shards_merge_into_one_build_with_every_test_once(cluster: EmbeddedCluster, tmp_path: Path) -> None:
+    """Three shards of the runner cases merge into one build with each test once (both attempts of the flaky one),
+    and a shard given twice is refused. The wait is the three whole `winsuite run`s, one after another."""
     shards = []
     for number in (1, 2, 3):
         build_id = f"10{number}"

@@ -65,6 +65,9 @@ def test_a_real_run_published_to_both_stores_reports_the_same_rows_and_compares_
     real_node: EmbeddedCluster, stores: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A native run published to S3 and GCS reports the rows it reports from disk, and compares with an upstream run
+    of the same specs. The wait is the two whole runs of the focus on the real node, one after the other: the native
+    one, then the upstream one with e2e.test's start."""
     env = {**os.environ, **stores}  # the runs use winsuite's cache (e2e.test), the reports a mirror of their own
     # Both paths live in winsuite's cache: resolved before the reports' cache replaces it in this process.
     cluster = {"kubeconfig": real_node.kubeconfig, "repo-list": images.repo_list_file()}

@@ -21,7 +21,8 @@ BUILD = "20260101000000"
 
 @pytest.fixture
 def results(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """One build of the default (embedded) job, written by `winsuite run` on the session's cluster."""
+    """One build of the default (embedded) job, written by `winsuite run` on the session's cluster. The wait is that
+    whole run: winsuite's catalog targeting Windows, each test run or skipped with its reason."""
     try:
         cluster = request.getfixturevalue("cluster")
     except pytest.FixtureLookupError:

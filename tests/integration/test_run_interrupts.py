@@ -68,6 +68,9 @@ def test_an_interrupted_run_writes_aborted_results(cluster: EmbeddedCluster, tmp
 
 
 def test_the_run_timeout_aborts_the_run(cluster: EmbeddedCluster, tmp_path: Path) -> None:
+    """`--run-timeout 30s` ends the run ABORTED with exit code TIMED_OUT, its waiting test's row marked interrupted.
+    The wait is the run timeout of 30 s, which the test waiting for a pod that never gets Ready must reach, and the
+    deletion of the run's namespaces after it."""
     process = start(cluster, tmp_path, "--focus", "waits for a pod|passes when", "--run-timeout", "30s")
     output, _ = process.communicate(timeout=300)
     assert process.returncode == ExitCode.TIMED_OUT, output

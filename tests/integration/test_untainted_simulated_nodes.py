@@ -42,7 +42,8 @@ from winsuite.run.observations import NODES
 from winsuite.run.observations import PODS
 from winsuite.run.observations import Observer
 
-pytestmark = pytest.mark.cluster
+# It adds nodes without kwok's taint and cordons the real node: other tests' pods would land elsewhere meanwhile.
+pytestmark = [pytest.mark.cluster, pytest.mark.runs_alone]
 
 UNTAINTED = ("untainted-linux-0", "untainted-linux-1")
 UNTAINTED_SELECTOR = f"kubernetes.io/hostname in ({','.join(UNTAINTED)})"

@@ -76,7 +76,8 @@ def winsuite(cluster: EmbeddedCluster, root: Path, *extra: str) -> list[str]:
 @pytest.fixture(scope="module")
 def ginkgo_verdicts(node_cluster: EmbeddedCluster, toolchain: Toolchain, tmp_path_factory: pytest.TempPathFactory
                     ) -> tuple[dict[str, str], Path]:
-    """ginkgo --procs=2 e2e.test, directly: each selected spec's state, and e2e.test's own JUnit (--report-dir)."""
+    """ginkgo --procs=2 e2e.test, directly: each selected spec's state, and e2e.test's own JUnit (--report-dir).
+    The wait, once per module, is e2e.test's start and its run of the focus's specs on the real node."""
     work = tmp_path_factory.mktemp("ginkgo")
     argv = [str(toolchain.ginkgo), "--procs=2", "--no-color", "--silence-skips", "--json-report=report.json",
             f"--output-dir={work}", f"--focus={FOCUS}", f"--skip={SKIP}",
@@ -107,6 +108,9 @@ def final_rows(build: Build) -> dict[str, tuple[str, dict[str, str]]]:
 
 def test_upstream_engine_gives_ginkgos_verdict_for_every_spec(
         real_node: EmbeddedCluster, ginkgo_verdicts: tuple[dict[str, str], Path], tmp_path: Path) -> None:
+    """`--engine upstream` gives each spec ginkgo's verdict, in rows TestGrid reads as it reads e2e.test's own JUnit,
+    and leaves no placement policy. The wait is a whole upstream run of the focus on the real node: e2e.test's start,
+    its parallel specs, then its serial ones in a phase of their own."""
     verdicts, ginkgo_junit = ginkgo_verdicts
     build = run_winsuite(real_node, tmp_path, "--engine", "upstream")
     rows = final_rows(build)
@@ -120,11 +124,14 @@ def test_upstream_engine_gives_ginkgos_verdict_for_every_spec(
             for a in read_attempts(build.path / "artifacts" / f)}
     theirs = {a.key: a.cell.status for a in read_attempts(ginkgo_junit) if a.key in verdicts}
     assert ours == theirs
-    assert placement_policies(real_node) == []
+    assert build.finished["metadata"]["run-id"] not in placement_policy.placed_runs(real_node.api)
 
 
 def test_auto_runs_ports_natively_and_the_rest_upstream_in_one_build(
         real_node: EmbeddedCluster, ginkgo_verdicts: tuple[dict[str, str], Path], tmp_path: Path) -> None:
+    """`--engine auto` runs the focus's ports natively and every other spec upstream, with ginkgo's verdict, in one
+    build. The wait is a whole run of the focus on the real node, on both engines: the ports, and e2e.test's start and
+    the rest of the specs."""
     verdicts, _ = ginkgo_verdicts
     rows = final_rows(run_winsuite(real_node, tmp_path, "--engine", "auto"))
     assert set(rows) == set(verdicts)
@@ -136,6 +143,8 @@ def test_auto_runs_ports_natively_and_the_rest_upstream_in_one_build(
             assert status == ("passed" if verdicts[name] == "passed" else "failed"), name
 
 
+# Alone: with another run active, a run hands the deletion of e2e.test's namespaces to it (checked here: none left).
+@pytest.mark.runs_alone
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_the_upstream_phase_keeps_finished_rows_and_leaves_nothing(
         real_node: EmbeddedCluster, toolchain: Toolchain, tmp_path: Path, signum: int) -> None:
@@ -176,6 +185,8 @@ def placement_policies(cluster: EmbeddedCluster) -> list[str]:
             if o["metadata"]["name"].startswith("winsuite-placement-")]
 
 
+# Alone: it removes every placement policy there is, and any active run's would place its pod too.
+@pytest.mark.runs_alone
 def test_the_placement_policy_places_e2e_pods_only_and_goes_away(cluster: EmbeddedCluster) -> None:
     api = cluster.api
     core = client.CoreV1Api(api)
@@ -217,6 +228,9 @@ def wait_until_the_policy_applies(core: client.CoreV1Api, namespace: str, pod: d
 
 
 def test_both_engines_cross_check_the_ports(real_node: EmbeddedCluster, tmp_path: Path) -> None:
+    """`--engine both` runs each port and its upstream twin, and each twin's cross-check row fails exactly where the
+    two verdicts differ. The wait is a whole run of the focus on the real node: every spec upstream (e2e.test's start
+    included), and the ports natively."""
     build = run_winsuite(real_node, tmp_path, "--engine", "both")
     rows = [r for junit in ("junit_01.xml", "junit_02.xml") if (build.path / "artifacts" / junit).exists()
             for r in build.rows(junit)]
