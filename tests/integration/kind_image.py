@@ -15,39 +15,42 @@ from pathlib import Path
 
 from tests.integration.runner_support import PROJECT_ROOT
 from tests.integration.runner_support import WINSUITE
+from winsuite.cluster.kind.paths import kind_dir
 
 NICENESS = "15"
-LOG_NAME = "kind-node-image-build.log"
+STATUS_NAME = "kind-node-image-build"  # in the session's directory: .exit (its code, when it ended) and .started
 
 
 class BackgroundBuild:
-    """`winsuite cluster build --kind` whose output goes to `log` and whose exit code goes to `log`.exit; `process`
-    is set in the process that started it (the only one that stops it)."""
+    """The session's `winsuite cluster build --kind`: its output in kind's log directory (kept after the session),
+    its start and exit code in the session's directory; `process` is set in the process that started it (the only one
+    that stops it)."""
 
-    def __init__(self, log: Path, process: subprocess.Popen[bytes] | None = None) -> None:
-        self.log = log
+    def __init__(self, session_dir: Path, process: subprocess.Popen[bytes] | None = None) -> None:
+        self.log = kind_dir() / "logs" / f"test-session-build-{session_dir.name}.log"
         self.process = process
-        self.exit_file = log.with_suffix(".exit")
-        self.started_file = log.with_suffix(".started")
+        self.exit_file = session_dir / f"{STATUS_NAME}.exit"
+        self.started_file = session_dir / f"{STATUS_NAME}.started"
 
     @classmethod
     def start(cls, session_dir: Path) -> BackgroundBuild:
-        log = session_dir / LOG_NAME
-        (session_dir / LOG_NAME).with_suffix(".started").write_text(str(time.time()))
-        with log.open("wb") as out:
-            process = subprocess.Popen(
+        build = cls(session_dir)
+        build.log.parent.mkdir(parents=True, exist_ok=True)
+        build.started_file.write_text(str(time.time()))
+        with build.log.open("wb") as out:
+            build.process = subprocess.Popen(
                 ["sh", "-c", 'nice -n "$0" "$@"; echo $? > "$EXIT_FILE"', NICENESS, *WINSUITE, "cluster", "build",
                  "--kind"],
                 cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, env={**os.environ, "EXIT_FILE": str(log.with_suffix(".exit"))})
-        return cls(log, process)
+                start_new_session=True, env={**os.environ, "EXIT_FILE": str(build.exit_file)})
+        return build
 
     @classmethod
     def of_session(cls, session_dir: Path | None) -> BackgroundBuild | None:
         """The session's build, when its main process started one."""
-        if session_dir is None or not (session_dir / LOG_NAME).exists():
+        if session_dir is None or not (session_dir / f"{STATUS_NAME}.started").exists():
             return None
-        return cls(session_dir / LOG_NAME)
+        return cls(session_dir)
 
     @property
     def exit_code(self) -> int | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kubernetes import client
@@ -23,7 +22,7 @@ from tests.integration.test_your_cluster import FOCUS as YOUR_CLUSTER_FOCUS
 from tests.integration.test_your_cluster import HEADER
 from tests.integration.test_your_cluster import OWN_REGISTRY
 from tests.integration.test_your_cluster import context_of
-from tests.integration.test_your_cluster import images_of
+from tests.integration.test_your_cluster import own_images_of_new_pods
 from tests.integration.test_your_cluster import winsuite
 from tests.tools.embedded_cluster import EmbeddedCluster
 from winsuite.cluster.kind import engine as engines
@@ -123,16 +122,9 @@ def test_through_its_kubeconfig_the_kind_cluster_is_a_users_cluster(kind_cluster
     assert "requires a node that runs Windows containers (found: 2 simulated Windows nodes)" in listed.stdout, \
         listed.stdout[-3000:]
     seen: set[str] = set()
-
-    def own_image(pod: Any) -> str | None:
-        images = images_of(pod)
-        seen.update(images)
-        own = [image for image in images if image.startswith(OWN_REGISTRY)]
-        return f"{pod.metadata.namespace}/{pod.metadata.name}: {', '.join(own)}" if own else None
-
     core = client.CoreV1Api(api_client(kind_cluster.kubeconfig))
     version = core.list_pod_for_all_namespaces(limit=1).metadata.resource_version
-    with BackgroundWatch(core.list_pod_for_all_namespaces, version, violates=own_image) as pods:
+    with BackgroundWatch(core.list_pod_for_all_namespaces, version, violates=own_images_of_new_pods(seen)) as pods:
         done = winsuite("run", "--kubeconfig", kubeconfig, "--node-os", "windows", "--focus", YOUR_CLUSTER_FOCUS,
                         "--results-root", str(tmp_path), "--run-timeout", "10m", "-n", "2", timeout=900)
     output = done.stdout + done.stderr

@@ -4,9 +4,11 @@ kwokctl wrote, as a SIG member runs the README's line against their cluster."""
 
 from __future__ import annotations
 
+import datetime
 import re
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,22 @@ def images_of(pod: Any) -> list[str]:
     return [str(container.image) for container in containers]
 
 
+def own_images_of_new_pods(seen: set[str]) -> Callable[[Any], str | None]:
+    """A BackgroundWatch check from now on: a pod made from now on that asks for one of winsuite's own images (a pod of
+    an earlier run, still being deleted, is not the run's); every image seen is added to `seen`."""
+    since = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+
+    def own_image(pod: Any) -> str | None:
+        if pod.metadata.creation_timestamp < since:
+            return None
+        images = images_of(pod)
+        seen.update(images)
+        own = [image for image in images if image.startswith(OWN_REGISTRY)]
+        return f"{pod.metadata.namespace}/{pod.metadata.name}: {', '.join(own)}" if own else None
+
+    return own_image
+
+
 def test_list_names_the_clusters_nodes_and_the_skips_they_make(foreign_cluster: ForeignCluster) -> None:
     done = winsuite("list", "--kubeconfig", str(foreign_cluster.kubeconfig), "--node-os", "windows")
     assert done.returncode == ExitCode.OK, done.stdout[-2000:] + done.stderr[-2000:]
@@ -63,15 +81,8 @@ def test_run_on_the_cluster_uses_its_own_job_and_upstream_images(foreign_cluster
                                                                  tmp_path: Path) -> None:
     core = kube.api(foreign_cluster.kubeconfig)
     seen: set[str] = set()
-
-    def own_image(pod: Any) -> str | None:
-        images = images_of(pod)
-        seen.update(images)
-        own = [image for image in images if image.startswith(OWN_REGISTRY)]
-        return f"{pod.metadata.namespace}/{pod.metadata.name}: {', '.join(own)}" if own else None
-
     version = core.list_pod_for_all_namespaces(limit=1).metadata.resource_version
-    with BackgroundWatch(core.list_pod_for_all_namespaces, version, violates=own_image) as pods:
+    with BackgroundWatch(core.list_pod_for_all_namespaces, version, violates=own_images_of_new_pods(seen)) as pods:
         done = winsuite("run", "--kubeconfig", str(foreign_cluster.kubeconfig), "--node-os", "windows",
                         "--focus", FOCUS, "--results-root", str(tmp_path), "--run-timeout", "10m", "-n", "2",
                         timeout=900)
