@@ -14,6 +14,7 @@ from pathlib import Path
 from winsuite.components.artifacts import Group
 from winsuite.components.artifacts import select
 from winsuite.components.build import Builder
+from winsuite.components.locks import file_lock
 from winsuite.components.toolchain import download_module
 from winsuite.components.toolchain import find_go
 from winsuite.errors import UsageError
@@ -62,21 +63,27 @@ def ginkgo_version_for(kubernetes_version: str) -> str:
 
 
 def ginkgo_binary(version: str, report: Callable[[str], None]) -> Path:
-    """The ginkgo CLI of `version`, installed from the Go module proxy into the cache once."""
+    """The ginkgo CLI of `version`, installed from the Go module proxy into the cache once. Under a lock: two runs at
+    once (an upstream run and an in-cluster run's image) would otherwise install it both, the second replacing the
+    first one's entry while the first reads it."""
     target = cache_dir() / "bin" / f"ginkgo-{version}" / "ginkgo"
     if target.is_file():
         return target
-    go = find_go(load_pins().go)
-    report(f"installing the ginkgo CLI {version} into {target.parent}")
-    staging = target.parent.with_name(target.parent.name + ".partial")
-    staging.mkdir(parents=True, exist_ok=True)
-    env = dict(go.env(module_mode=False), GOBIN=str(staging))
-    done = subprocess.run([go.executable, "install", f"{GINKGO_MODULE}/ginkgo@{version}"], env=env,
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise UsageError(f"cannot install the ginkgo CLI {version}: {done.stderr.strip().splitlines()[-1:]}")
-    shutil.rmtree(target.parent, ignore_errors=True)  # an incomplete entry left by a killed install
-    os.replace(staging, target.parent)  # atomic: a cache entry is whole or absent
+    with file_lock(target.parent.with_name(f".ginkgo-{version}.lock")):
+        if target.is_file():  # installed by the run that held the lock
+            return target
+        go = find_go(load_pins().go)
+        report(f"installing the ginkgo CLI {version} into {target.parent}")
+        staging = target.parent.with_name(target.parent.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)  # left by a killed install
+        staging.mkdir(parents=True)
+        env = dict(go.env(module_mode=False), GOBIN=str(staging))
+        done = subprocess.run([go.executable, "install", f"{GINKGO_MODULE}/ginkgo@{version}"], env=env,
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise UsageError(f"cannot install the ginkgo CLI {version}: {done.stderr.strip().splitlines()[-1:]}")
+        shutil.rmtree(target.parent, ignore_errors=True)  # an incomplete entry left by a killed install
+        os.replace(staging, target.parent)  # atomic: a cache entry is whole or absent
     return target
 
 

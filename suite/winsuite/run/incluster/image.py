@@ -25,6 +25,7 @@ from packaging.requirements import Requirement
 
 from winsuite import paths
 from winsuite.components.images import shared_libraries
+from winsuite.components.locks import file_lock
 from winsuite.components.ociimage import Entry
 from winsuite.components.ociimage import ImageSpec
 from winsuite.components.ociimage import Layer
@@ -193,29 +194,32 @@ def build(binaries: dict[str, Path], report: Callable[[str], None]) -> tuple[str
     key = input_key(files)
     ref = image_ref(key)
     archive = paths.cache_dir() / "images" / f"winsuite-{key}.tar"
-    if archive.is_file():
-        report(f"image {ref}: {archive} (cached)")
+    # Two runs at once (in-cluster runs on two clusters) would share the staging directory: one builds, the other
+    # waits and finds the archive.
+    with file_lock(archive.parent / ".winsuite-image.lock"):
+        if archive.is_file():
+            report(f"image {ref}: {archive} (cached)")
+            return ref, archive
+        staging = paths.cache_dir() / "images" / "winsuite-staging"
+        report(f"image {ref}: staging {len(files)} files and compiling their bytecode")
+        _stage(files, staging)
+        system = system_layer()
+        in_system = {entry.path for entry in system.entries}
+        libraries = Layer("libraries", tuple(e for e in _extension_libraries(staging) if e.path not in in_system))
+        spec = ImageSpec(
+            names=(ref,),
+            layers=(system, libraries, _staged_layer("stdlib", staging, STDLIB),
+                    _staged_layer("binaries", staging, BIN), _staged_layer("site-packages", staging, SITE)),
+            entrypoint=(PYTHON, "-m", "winsuite.cli"),
+            user=f"{USER_ID}:{USER_ID}",
+            labels={"org.opencontainers.image.description": "winsuite, its dependencies, e2e.test, ginkgo and kubectl",
+                    "org.opencontainers.image.version": metadata.version("winsuite")},
+            env=tuple(f"{k}={v}" for k, v in ENV.items()),
+        )
+        report(f"image {ref}: writing {archive}")
+        write_archive(spec, archive)
+        shutil.rmtree(staging, ignore_errors=True)
+        for older in archive.parent.glob("winsuite-*.tar"):  # each is hundreds of MB; only the newest is of use
+            if older != archive:
+                older.unlink(missing_ok=True)
         return ref, archive
-    staging = paths.cache_dir() / "images" / "winsuite-staging"
-    report(f"image {ref}: staging {len(files)} files and compiling their bytecode")
-    _stage(files, staging)
-    system = system_layer()
-    in_system = {entry.path for entry in system.entries}
-    libraries = Layer("libraries", tuple(e for e in _extension_libraries(staging) if e.path not in in_system))
-    spec = ImageSpec(
-        names=(ref,),
-        layers=(system, libraries, _staged_layer("stdlib", staging, STDLIB),
-                _staged_layer("binaries", staging, BIN), _staged_layer("site-packages", staging, SITE)),
-        entrypoint=(PYTHON, "-m", "winsuite.cli"),
-        user=f"{USER_ID}:{USER_ID}",
-        labels={"org.opencontainers.image.description": "winsuite, its dependencies, e2e.test, ginkgo and kubectl",
-                "org.opencontainers.image.version": metadata.version("winsuite")},
-        env=tuple(f"{k}={v}" for k, v in ENV.items()),
-    )
-    report(f"image {ref}: writing {archive}")
-    write_archive(spec, archive)
-    shutil.rmtree(staging, ignore_errors=True)
-    for older in archive.parent.glob("winsuite-*.tar"):  # each is hundreds of MB; only the newest is of use
-        if older != archive:
-            older.unlink(missing_ok=True)
-    return ref, archive
